@@ -1,0 +1,31 @@
+"""Task registry, data loading into a canonical schema, and id-keyed probability columns."""
+
+from .columns import (
+    BIAS_COLUMN,
+    PROBABILITY_COLUMNS,
+    TEACHER_COLUMN,
+    add_probability_column,
+    read_predictions,
+    write_predictions,
+)
+from .loading import canonicalize, load_file, load_source, read_rows
+from .tasks import TASKS, EvalSet, SplitSource, TaskSpec, custom_task, get_task
+
+__all__ = [
+    "BIAS_COLUMN",
+    "PROBABILITY_COLUMNS",
+    "TASKS",
+    "TEACHER_COLUMN",
+    "EvalSet",
+    "SplitSource",
+    "TaskSpec",
+    "add_probability_column",
+    "canonicalize",
+    "custom_task",
+    "get_task",
+    "load_file",
+    "load_source",
+    "read_predictions",
+    "read_rows",
+    "write_predictions",
+]

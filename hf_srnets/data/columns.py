@@ -1,0 +1,104 @@
+"""Per-example probability columns (bias model p_b, teacher p_t) keyed by example id.
+
+File format, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K]}` with the
+probabilities in the task's label order. Rows are joined to the dataset by `id`, never by position.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from datasets import Dataset
+
+BIAS_COLUMN = "bias_probs"
+TEACHER_COLUMN = "teacher_probs"
+PROBABILITY_COLUMNS = (BIAS_COLUMN, TEACHER_COLUMN)
+SUM_TOLERANCE = 1e-3
+
+
+def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list[float]]:
+    """Read and validate a predictions file; return id -> probabilities.
+
+    Errors name the file and the first bad id: duplicate ids, wrong number of classes, NaN or negative
+    values, rows that do not sum to 1 (±1e-3).
+    """
+    path = str(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Predictions file not found: {path}")
+    out: dict[str, list[float]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{line_no}: not valid JSON ({err})") from None
+            if not isinstance(row, dict) or "id" not in row or "probs" not in row:
+                raise ValueError(f'{path}:{line_no}: expected {{"id": ..., "probs": [...]}}, got {line.strip()[:80]}')
+            ex_id, probs = str(row["id"]), row["probs"]
+            where = f"{path}: id {ex_id!r} (line {line_no})"
+            if ex_id in out:
+                raise ValueError(f"{where}: duplicate id")
+            if not isinstance(probs, list) or len(probs) != num_labels:
+                got = len(probs) if isinstance(probs, list) else type(probs).__name__
+                raise ValueError(
+                    f"{where}: {got} probabilities, but the task has {num_labels} labels. "
+                    "Were these predictions made for another task?"
+                )
+            try:
+                values = [float(p) for p in probs]
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}: probabilities must be numbers, got {probs}") from None
+            if any(math.isnan(p) for p in values):
+                raise ValueError(f"{where}: NaN probability")
+            if any(p < 0 for p in values):
+                raise ValueError(f"{where}: negative probability in {values}")
+            if abs(sum(values) - 1.0) > SUM_TOLERANCE:
+                raise ValueError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
+            out[ex_id] = values
+    if not out:
+        raise ValueError(f"{path} contains no predictions")
+    return out
+
+
+def add_probability_column(
+    dataset: Dataset, predictions: dict[str, list[float]], column: str, *, source: str, allow_extra: bool = False
+) -> Dataset:
+    """Attach `predictions` to `dataset` as `column`, joined on the `id` column.
+
+    Missing ids are always an error. Predictions for ids not in the dataset are an error unless
+    `allow_extra` (e.g. a file covering the full training set used with a subset of it).
+    """
+    if "id" not in dataset.column_names:
+        raise ValueError("The dataset has no 'id' column to join predictions on")
+    ids = dataset["id"]
+    missing = [i for i in ids if i not in predictions]
+    if missing:
+        raise ValueError(
+            f"{source}: no prediction for {len(missing)} of {len(ids)} examples, first missing id {missing[0]!r}. "
+            "Were the predictions made for this split and data?"
+        )
+    if not allow_extra and len(predictions) != len(ids):
+        id_set = set(ids)
+        extra = next(k for k in predictions if k not in id_set)
+        raise ValueError(
+            f"{source}: {len(predictions) - len(id_set)} predictions have ids not in the dataset, first extra id "
+            f"{extra!r}. Were they made for another split?"
+        )
+    values = [predictions[i] for i in ids]
+    if column in dataset.column_names:
+        dataset = dataset.remove_columns(column)
+    return dataset.add_column(column, values)
+
+
+def write_predictions(path: str | os.PathLike, ids: Iterable[str], probs: np.ndarray | Sequence[Sequence[float]]) -> None:
+    """Write `{"id", "probs"}` JSON lines, the format `read_predictions` reads."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for ex_id, row in zip(ids, probs):
+            f.write(json.dumps({"id": str(ex_id), "probs": [float(p) for p in row]}) + "\n")

@@ -1,0 +1,27 @@
+"""Product-of-experts (Win-win §3.3; Clark et al. 2019, He et al. 2019, Mahabadi et al. 2020)."""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+
+from .base import DebiasingLoss, register_loss, safe_log
+
+
+@register_loss
+class ProductOfExpertsLoss(DebiasingLoss):
+    """L_poe = −y·log softmax(log p_m + log p_b).
+
+    p_m is the main model's softmax, p_b the bias model's probabilities (a dataset column). A uniform
+    p_b leaves the loss equal to cross-entropy; a confident, correct p_b makes the example contribute
+    little. Only p_m receives gradients.
+    """
+
+    name = "poe"
+    requires = ("bias_probs",)
+
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):  # noqa: D102
+        self._check(logits, bias_probs=bias_probs)
+        log_pm = F.log_softmax(logits.float(), dim=-1)
+        combined = log_pm + safe_log(bias_probs.float())
+        loss = F.cross_entropy(combined, labels)
+        return loss, {"poe": loss.detach(), "ce": F.nll_loss(log_pm, labels).detach()}

@@ -1,0 +1,164 @@
+"""The masked linear layer: binarised scores in the forward pass, straight-through gradients backward.
+
+Win-win §3.2.2, Eq. 1: m = 1[m̂ ≥ φ]; the frozen weight W is replaced by m ⊙ W, and ∂L/∂m̂ := ∂L/∂m.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class _MaskedWeight(torch.autograd.Function):
+    """W_eff = m ⊙ W with the straight-through estimator ∂L/∂m̂ := ∂L/∂m = (∂L/∂W_eff) ⊙ W.
+
+    Only the bool mask and the (already stored) weight are kept for backward.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, weight: torch.Tensor, scores: torch.Tensor, binary: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(weight, binary)
+        return weight * binary.to(weight.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
+        weight, binary = ctx.saved_tensors
+        grad_weight = grad_output * binary.to(grad_output.dtype) if ctx.needs_input_grad[0] else None
+        grad_scores = (grad_output * weight).to(torch.float32) if ctx.needs_input_grad[1] else None
+        return grad_weight, grad_scores, None
+
+
+def binarize(scores: torch.Tensor, threshold: torch.Tensor, tie_index: torch.Tensor, has_tie: bool) -> torch.Tensor:
+    """m = 1[m̂ ≥ φ], except that among scores exactly equal to φ only flat positions ≥ `tie_index` are kept.
+
+    The tie rule makes "exactly ⌊s·n⌋ zeros" hold even when many scores are equal (e.g. right after the
+    hard init, where all kept scores equal α·φ).
+    """
+    if not has_tie:
+        return scores >= threshold
+    flat = scores.reshape(-1)
+    positions = torch.arange(flat.numel(), device=flat.device)
+    keep = (flat > threshold) | ((flat == threshold) & (positions >= tie_index))
+    return keep.view_as(scores)
+
+
+def exact_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
+    """Per-tensor `(φ, tie_index, has_tie)` so that exactly `num_zeros` of all entries are pruned.
+
+    The pruned entries are the first `num_zeros` in the order (score, position), position being the
+    index in the concatenation of the flattened tensors: ties are broken deterministically by position.
+    Call it with one tensor for local sparsity, with all of them for global sparsity.
+    """
+    flat = torch.cat([s.detach().reshape(-1).float() for s in score_list])
+    total = flat.numel()
+    if not 0 <= num_zeros <= total:
+        raise ValueError(f"num_zeros={num_zeros} out of range for {total} entries")
+    results: list[tuple[float, int, bool]] = []
+    if num_zeros == 0:
+        return [(-math.inf, 0, False)] * len(score_list)
+    if num_zeros == total:
+        return [(math.inf, 0, False)] * len(score_list)
+    order = torch.sort(flat, stable=True).indices
+    first_kept = int(order[num_zeros])
+    phi = float(flat[first_kept])
+    straddles = bool(flat[order[num_zeros - 1]] == phi)
+    offset = 0
+    for s in score_list:
+        n = s.numel()
+        tie_index = min(max(first_kept - offset, 0), n)
+        has_tie = straddles and bool(((s.detach().reshape(-1).float() == phi)).any())
+        results.append((phi, tie_index if has_tie else 0, has_tie))
+        offset += n
+    return results
+
+
+class MaskedLinear(nn.Module):
+    """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
+
+    `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
+    made trainable, as for a classifier trained from scratch).
+    """
+
+    def __init__(self, base_layer: nn.Linear) -> None:
+        super().__init__()
+        if not isinstance(base_layer, nn.Linear):
+            raise TypeError(f"MaskedLinear wraps nn.Linear, got {type(base_layer).__name__}")
+        self.base_layer = base_layer
+        weight = base_layer.weight
+        self.mask_scores = nn.Parameter(torch.ones_like(weight, dtype=torch.float32))
+        self.register_buffer("threshold", torch.tensor(0.0, device=weight.device))
+        self.register_buffer("tie_index", torch.tensor(0, dtype=torch.long, device=weight.device))
+        self.register_buffer("has_tie", torch.tensor(False, device=weight.device))
+        self._has_tie = False
+        self._register_load_state_dict_pre_hook(self._sync_after_load_hook, with_module=True)
+
+    @property
+    def in_features(self) -> int:
+        return self.base_layer.in_features
+
+    @property
+    def out_features(self) -> int:
+        return self.base_layer.out_features
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.base_layer.weight
+
+    @property
+    def bias(self) -> torch.Tensor | None:
+        return self.base_layer.bias
+
+    @staticmethod
+    def _sync_after_load_hook(module: MaskedLinear, state_dict: dict, prefix: str, *args: Any) -> None:
+        key = prefix + "has_tie"
+        if key in state_dict:
+            module._has_tie = bool(state_dict[key])
+
+    # -- initialisation (appendix Eq. 1 and 2) -------------------------------------------------------
+    @torch.no_grad()
+    def init_scores(self, mask_init: str, sparsity: float, alpha: float, init_threshold: float) -> None:
+        """Hard init (Eq. 1): 0 for the ⌊s·n⌋ smallest |W|, α·φ elsewhere, φ = init_threshold.
+
+        Soft init (Eq. 2): m̂ = |W|, with φ chosen so that exactly ⌊s·n⌋ entries are pruned.
+        """
+        magnitude = self.base_layer.weight.detach().abs().float()
+        num_zeros = math.floor(sparsity * magnitude.numel())
+        ((phi, tie_index, has_tie),) = exact_thresholds([magnitude], num_zeros)
+        pruned = ~binarize(magnitude, torch.tensor(phi), torch.tensor(tie_index), has_tie)
+        if mask_init == "hard":
+            self.mask_scores.copy_(torch.where(pruned, 0.0, alpha * init_threshold))
+            self.set_threshold(init_threshold, 0, False)
+        elif mask_init == "soft":
+            self.mask_scores.copy_(magnitude)
+            self.set_threshold(phi, tie_index, has_tie)
+        else:
+            raise ValueError(f"mask_init must be 'hard' or 'soft', got {mask_init!r}")
+
+    @torch.no_grad()
+    def set_threshold(self, phi: float, tie_index: int, has_tie: bool) -> None:
+        self.threshold.fill_(phi)
+        self.tie_index.fill_(tie_index)
+        self.has_tie.fill_(has_tie)
+        self._has_tie = has_tie
+
+    # -- forward ----------------------------------------------------------------------------------------
+    def binary_mask(self) -> torch.Tensor:
+        """The current binary mask m as a bool tensor (no gradient)."""
+        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        binary = binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+        weight = _MaskedWeight.apply(self.base_layer.weight, self.mask_scores, binary)
+        return F.linear(x, weight, self.base_layer.bias)
+
+    @torch.no_grad()
+    def merged_weight(self) -> torch.Tensor:
+        """m ⊙ W, the weight a plain `nn.Linear` needs to reproduce this layer."""
+        return self.base_layer.weight * self.binary_mask().to(self.base_layer.weight.dtype)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"

@@ -1,0 +1,322 @@
+"""`SRNetModel`: a transformers model with learnable binary masks on θ_pr, laid out like a PEFT model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+from .config import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig
+from .layer import MaskedLinear, exact_thresholds
+from .targets import resolve_target_modules
+
+TRAINING_STATE_NAME = "srnet_training_state.safetensors"
+_CLASSIFIER_PREFIX = "trainable."
+
+
+def _get_submodule_parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
+    parent_name, _, child = name.rpartition(".")
+    return (model.get_submodule(parent_name) if parent_name else model), child
+
+
+def pack_mask(mask: torch.Tensor) -> torch.Tensor:
+    """Bit-pack a bool mask into uint8 (8 weights per byte)."""
+    return torch.from_numpy(np.packbits(mask.detach().cpu().reshape(-1).numpy().astype(np.bool_)))
+
+
+def unpack_mask(packed: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    n = math.prod(shape)
+    bits = np.unpackbits(packed.numpy(), count=n).astype(np.bool_)
+    return torch.from_numpy(bits).reshape(shape)
+
+
+def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
+    """sha256 over the named linear layers' weights (float32, C order): identifies the base weights."""
+    digest = hashlib.sha256()
+    for name in names:
+        module = model.get_submodule(name)
+        weight = module.base_layer.weight if isinstance(module, MaskedLinear) else module.weight
+        digest.update(name.encode())
+        digest.update(weight.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+class SRNetModel(nn.Module):
+    """A sequence-classification model whose θ_pr linear layers are wrapped in `MaskedLinear`.
+
+    All base weights are frozen; only the mask scores train (plus the classifier when
+    `config.trainable_classifier`). Attribute access falls through to the wrapped model, as in PEFT.
+
+    Example:
+        >>> model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
+        >>> srnet = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
+        >>> srnet.save_pretrained("masks/")          # config + bit-packed masks only
+        >>> plain = srnet.merge_and_unload()          # pruned weights set to exactly 0
+    """
+
+    def __init__(self, model: nn.Module, config: SRNetMaskConfig, *, initialize: bool = True) -> None:
+        super().__init__()
+        self.base_model = model
+        self.srnet_config = config
+        model_type = getattr(getattr(model, "config", None), "model_type", None)
+        config.model_type = config.model_type or model_type
+        if config.base_model_name_or_path is None:
+            config.base_model_name_or_path = getattr(getattr(model, "config", None), "_name_or_path", None) or None
+        layer_targets, cls_targets = resolve_target_modules(
+            model, model_type, config.target_modules, config.mask_classifier, config.classifier_modules
+        )
+        self.layer_targets = layer_targets
+        self.classifier_targets = cls_targets
+        targets = layer_targets + (cls_targets if config.mask_classifier else [])
+        for param in model.parameters():
+            param.requires_grad_(False)
+        for name in targets:
+            parent, child = _get_submodule_parent(model, name)
+            setattr(parent, child, MaskedLinear(getattr(parent, child)))
+        if config.trainable_classifier:
+            for name in cls_targets:
+                for param in model.get_submodule(name).parameters():
+                    param.requires_grad_(True)
+        config.module_shapes = {n: list(model.get_submodule(n).weight.shape) for n in targets}
+        if initialize:
+            self.initialize_masks()
+
+    # -- structure -------------------------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "base_model":
+                raise
+            return getattr(self.base_model, name)
+
+    def get_base_model(self) -> nn.Module:
+        return self.base_model
+
+    def masked_layers(self) -> dict[str, MaskedLinear]:
+        """Module name (relative to the base model) -> `MaskedLinear`, in model order."""
+        return {n: m for n, m in self.base_model.named_modules() if isinstance(m, MaskedLinear)}
+
+    def masked_layers_params(self) -> list[nn.Parameter]:
+        return [m.mask_scores for m in self.masked_layers().values()]
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.base_model(*args, **kwargs)
+
+    # -- mask search -------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def initialize_masks(self) -> None:
+        """Appendix Eq. 1 (hard) or Eq. 2 (soft) at the schedule's starting sparsity."""
+        cfg = self.srnet_config
+        for layer in self.masked_layers().values():
+            layer.init_scores(cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
+        if cfg.mask_init == "soft" and cfg.sparsity_scope == "global":
+            self.update_thresholds(cfg.start_sparsity)
+        self.srnet_config.base_fingerprint = weights_fingerprint(self.base_model, list(self.masked_layers()))
+
+    @torch.no_grad()
+    def update_thresholds(self, sparsity: float) -> None:
+        """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global)."""
+        if not 0.0 <= sparsity < 1.0:
+            raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
+        layers = list(self.masked_layers().values())
+        if self.srnet_config.sparsity_scope == "global":
+            total = sum(layer.mask_scores.numel() for layer in layers)
+            results = exact_thresholds([layer.mask_scores for layer in layers], math.floor(sparsity * total))
+        else:
+            results = [
+                exact_thresholds([layer.mask_scores], math.floor(sparsity * layer.mask_scores.numel()))[0]
+                for layer in layers
+            ]
+        for layer, (phi, tie_index, has_tie) in zip(layers, results):
+            layer.set_threshold(phi, tie_index, has_tie)
+
+    @torch.no_grad()
+    def binary_masks(self) -> dict[str, torch.Tensor]:
+        return {name: layer.binary_mask() for name, layer in self.masked_layers().items()}
+
+    @torch.no_grad()
+    def sparsity_report(self) -> dict[str, Any]:
+        """Sparsity over all masked weights (the paper's reference count, §4.1.4) and per matrix."""
+        per_module: dict[str, float] = {}
+        zeros = total = 0
+        for name, mask in self.binary_masks().items():
+            n, z = mask.numel(), int((~mask).sum())
+            per_module[name] = z / n
+            zeros += z
+            total += n
+        return {
+            "sparsity": zeros / total if total else 0.0,
+            "num_prunable": total,
+            "num_pruned": zeros,
+            "per_module": per_module,
+        }
+
+    # -- export ----------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def merge_and_unload(self) -> nn.Module:
+        """Return the wrapped model with plain `nn.Linear` layers whose weights are m ⊙ W (pruned = 0).
+
+        One-way: the returned model no longer knows its scores. The SRNetModel must not be used after.
+        """
+        for name, layer in self.masked_layers().items():
+            parent, child = _get_submodule_parent(self.base_model, name)
+            plain = layer.base_layer
+            plain.weight = nn.Parameter(layer.merged_weight(), requires_grad=False)
+            setattr(parent, child, plain)
+        for param in self.base_model.parameters():
+            param.requires_grad_(True)
+        return self.base_model
+
+    def _trainable_base_tensors(self) -> dict[str, torch.Tensor]:
+        """Weights outside the masks that train (the classifier, when `trainable_classifier`)."""
+        out: dict[str, torch.Tensor] = {}
+        for name, param in self.base_model.named_parameters():
+            if param.requires_grad and not name.endswith("mask_scores"):
+                out[_CLASSIFIER_PREFIX + name] = param.detach().cpu().contiguous()
+        return out
+
+    def save_pretrained(self, save_directory: str | os.PathLike, **_: Any) -> None:
+        """Write `srnet_config.json` and `srnet_masks.safetensors` (bit-packed masks), never base weights.
+
+        When the classifier trained (`trainable_classifier`), its weights are saved too, since the masks
+        alone would not reproduce the model.
+        """
+        os.makedirs(save_directory, exist_ok=True)
+        self.srnet_config.save_pretrained(save_directory)
+        tensors = {name: pack_mask(mask) for name, mask in self.binary_masks().items()}
+        tensors.update(self._trainable_base_tensors())
+        metadata = {"format": "pt", "shapes": json.dumps(self.srnet_config.module_shapes)}
+        save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata=metadata)
+
+    def trainable_state_dict(self) -> dict[str, torch.Tensor]:
+        """Scores, thresholds and trainable classifier weights: what a checkpoint needs to resume."""
+        state = {}
+        for name, tensor in self.base_model.state_dict(keep_vars=True).items():
+            if any(name.endswith(s) for s in ("mask_scores", "threshold", "tie_index", "has_tie")) or (
+                isinstance(tensor, nn.Parameter) and tensor.requires_grad
+            ):
+                state[name] = tensor.detach().cpu().contiguous()
+        return state
+
+    def save_training_state(self, directory: str | os.PathLike) -> None:
+        save_file(self.trainable_state_dict(), os.path.join(directory, TRAINING_STATE_NAME))
+
+    def load_training_state(self, directory: str | os.PathLike) -> None:
+        state = load_file(os.path.join(directory, TRAINING_STATE_NAME))
+        missing = set(self.trainable_state_dict()) - set(state)
+        if missing:
+            raise ValueError(f"{directory} lacks {len(missing)} SRNet tensors, e.g. {sorted(missing)[0]}")
+        self.base_model.load_state_dict(state, strict=False)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        model: nn.Module,
+        model_id: str | os.PathLike,
+        *,
+        is_trainable: bool = False,
+        check_fingerprint: bool = True,
+        revision: str | None = None,
+        token: str | None = None,
+    ) -> SRNetModel:
+        """Apply masks saved by `save_pretrained` (a local dir or a Hub repo id) to `model`.
+
+        Refuses masks saved for another architecture or other shapes. With `check_fingerprint`, also
+        refuses base weights that differ from those the masks were searched on; pass
+        `check_fingerprint=False` to apply a mask to other weights on purpose (e.g. a mask from a fine-tuned
+        model applied to the pre-trained weights, paradigm (b)).
+        """
+        directory = _resolve_directory(model_id, revision=revision, token=token)
+        config = SRNetMaskConfig.from_pretrained(directory)
+        model_type = getattr(getattr(model, "config", None), "model_type", None)
+        if config.model_type and model_type and config.model_type != model_type:
+            raise ValueError(
+                f"The masks in {model_id} were saved for a {config.model_type!r} model, "
+                f"but the base model is {model_type!r}. Load the base model they were searched on "
+                f"({config.base_model_name_or_path})."
+            )
+        for name, shape in config.module_shapes.items():
+            try:
+                module = model.get_submodule(name)
+            except AttributeError:
+                raise ValueError(
+                    f"The masks in {model_id} need a module {name!r} that the base model does not have; "
+                    f"they were saved for {config.base_model_name_or_path}."
+                ) from None
+            if list(module.weight.shape) != list(shape):
+                raise ValueError(
+                    f"Shape mismatch for {name}: masks in {model_id} are {tuple(shape)}, the base model's weight "
+                    f"is {tuple(module.weight.shape)}. They were saved for {config.base_model_name_or_path}."
+                )
+        saved_shapes = dict(config.module_shapes)
+        srnet = cls(model, config, initialize=False)
+        if set(srnet.config_shapes()) != set(saved_shapes):
+            raise ValueError(
+                f"The masks in {model_id} cover {len(saved_shapes)} layers, but this model resolves "
+                f"{len(srnet.config_shapes())} targets: was it saved with other target_modules?"
+            )
+        if check_fingerprint and config.base_fingerprint:
+            found = weights_fingerprint(srnet.base_model, list(saved_shapes))
+            if found != config.base_fingerprint:
+                raise ValueError(
+                    f"The base weights differ from those the masks in {model_id} were searched on "
+                    f"(fingerprint {found} != {config.base_fingerprint}; base {config.base_model_name_or_path}). "
+                    "Pass check_fingerprint=False to apply the masks to these weights anyway."
+                )
+        tensors = load_file(os.path.join(directory, MASKS_NAME))
+        with torch.no_grad():
+            for name, layer in srnet.masked_layers().items():
+                mask = unpack_mask(tensors[name], tuple(saved_shapes[name]))
+                layer.mask_scores.copy_(mask.to(layer.mask_scores.dtype))
+                layer.set_threshold(0.5, 0, False)
+            trainable = {k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)}
+            if trainable:
+                srnet.base_model.load_state_dict(trainable, strict=False)
+        srnet.srnet_config.base_fingerprint = config.base_fingerprint
+        if not is_trainable:
+            for param in srnet.parameters():
+                param.requires_grad_(False)
+        return srnet
+
+    def config_shapes(self) -> dict[str, list[int]]:
+        return self.srnet_config.module_shapes
+
+    def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None, **kwargs: Any) -> str:
+        """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo."""
+        import tempfile
+
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+        api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        with tempfile.TemporaryDirectory() as tmp:
+            self.save_pretrained(tmp)
+            info = api.upload_folder(repo_id=repo_id, folder_path=tmp, **kwargs)
+        return str(info)
+
+    def print_trainable_parameters(self) -> str:
+        trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        total = sum(p.numel() for p in self.parameters())
+        return f"trainable params: {trainable:,} || all params: {total:,} || trainable%: {100 * trainable / total:.4f}"
+
+
+def _resolve_directory(model_id: str | os.PathLike, revision: str | None, token: str | None) -> str:
+    if os.path.isdir(model_id):
+        return str(model_id)
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(str(model_id), revision=revision, token=token, allow_patterns=["*.json", "*.safetensors", "*.md"])
+    except Exception as err:  # the Hub raises many error types; they all mean "could not fetch"
+        raise OSError(
+            f"{model_id!r} is not a local directory and could not be downloaded from the Hub ({err}). "
+            f"Check the path, or the repo id and your connection/token."
+        ) from err
