@@ -106,7 +106,7 @@ TASKS: dict[str, TaskSpec] = {
 def get_task(name: str) -> TaskSpec:
     if name not in TASKS:
         raise ValueError(f"Unknown task {name!r}; known tasks: {sorted(TASKS)}. Use --train_file/--validation_file "
-                         "with --label_names for other data.")
+                         "with --task custom --task_labels for other data.")
     return TASKS[name]
 
 

@@ -1,0 +1,33 @@
+"""`TrainerCallback`s that drive the mask search: threshold updates on the sparsity schedule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from .masking import SRNetModel, sparsity_at
+
+
+class MaskThresholdCallback(TrainerCallback):
+    """Every Δt_φ steps, recompute φ so each matrix has exactly ⌊s_t·n⌋ zeros (Algorithm 2, lines 14-16).
+
+    s_t follows the model's sparsity schedule (constant, or cubic from s_i to s). At the end of training
+    the thresholds are set once more for the final target sparsity, so the saved masks are exact. The
+    schedule depends only on `state.global_step`, so a resumed run continues where it stopped.
+    """
+
+    def __init__(self, model: SRNetModel) -> None:
+        self.model = model
+
+    def target_sparsity(self, state: TrainerState) -> float:
+        return sparsity_at(state.global_step, state.max_steps, self.model.srnet_config)
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        if state.global_step % self.model.srnet_config.threshold_update_interval == 0:
+            self.model.update_thresholds(self.target_sparsity(state))
+        return control
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        self.model.update_thresholds(self.model.srnet_config.sparsity)
+        return control

@@ -1,0 +1,118 @@
+"""Model cards for SRNet runs: Hub metadata YAML plus a markdown summary, filled from a template."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from .evaluation import results_table
+from .metrics import HANS_HEURISTICS, HANS_LABELS
+
+CITATIONS = {
+    "winwin": """@inproceedings{liu2022winwin,
+  title     = {A Win-win Deal: Towards Sparse and Robust Pre-trained Language Models},
+  author    = {Liu, Yuanxin and Meng, Fandong and Lin, Zheng and Li, Jiangnan and Fu, Peng and Cao, Yanan and
+               Wang, Weiping and Zhou, Jie},
+  booktitle = {Advances in Neural Information Processing Systems},
+  year      = {2022}
+}""",
+    "clark": """@inproceedings{clark2019dont,
+  title     = {Don't Take the Easy Way Out: Ensemble Based Methods for Avoiding Known Dataset Biases},
+  author    = {Clark, Christopher and Yatskar, Mark and Zettlemoyer, Luke},
+  booktitle = {EMNLP-IJCNLP},
+  year      = {2019}
+}""",
+    "utama": """@inproceedings{utama2020mind,
+  title     = {Mind the Trade-off: Debiasing NLU Models without Degrading the In-distribution Performance},
+  author    = {Utama, Prasetya Ajie and Moosavi, Nafise Sadat and Gurevych, Iryna},
+  booktitle = {ACL},
+  year      = {2020}
+}""",
+}
+
+LOSS_CITATIONS = {"poe": ["clark"], "reweight": ["clark"], "confreg": ["utama"]}
+
+
+def _versions() -> str:
+    import accelerate
+    import datasets
+    import torch
+    import transformers
+
+    from . import __version__
+
+    return (f"hf_srnets {__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
+            f"datasets {datasets.__version__}, accelerate {accelerate.__version__}")
+
+
+def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
+    """Hub model-card metadata (the YAML header)."""
+    results = info.get("results", {})
+    model_index_results = []
+    for name, key, dataset_name in info.get("metric_rows", []):
+        if key in results:
+            model_index_results.append({
+                "task": {"type": "text-classification", "name": "Text Classification"},
+                "dataset": {"name": dataset_name, "type": dataset_name},
+                "metrics": [{"type": key.rsplit("_", 1)[-1], "value": round(100 * float(results[key]), 2),
+                             "name": f"{name} {key.rsplit('_', 1)[-1]}"}],
+            })
+    meta: dict[str, Any] = {
+        "library_name": "hf_srnets" if info.get("pruning", "none") != "none" else "transformers",
+        "pipeline_tag": "text-classification",
+        "tags": ["hf_srnets", "srnet", "pruning", "debiasing", info.get("task", "custom")],
+        "license": "apache-2.0",
+    }
+    if info.get("base_model") and not os.path.isdir(str(info["base_model"])):
+        meta["base_model"] = info["base_model"]
+    if info.get("datasets"):
+        meta["datasets"] = info["datasets"]
+    if model_index_results:
+        meta["model-index"] = [{"name": info.get("title", "srnet"), "results": model_index_results}]
+    return meta
+
+
+def render_model_card(info: dict[str, Any]) -> str:
+    """Fill the template from a run's info: title, task, base_model, pruning, loss, sparsity, results, args."""
+    template = resources.files("hf_srnets").joinpath("templates/model_card.md").read_text(encoding="utf-8")
+    results = info.get("results", {})
+    pruning, loss = info.get("pruning", "none"), info.get("loss", "ce")
+    sparsity = info.get("sparsity_report")
+    summary = (
+        f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
+        f"`{info.get('base_model')}` for **{info.get('task')}**, trained with the **{loss}** loss"
+        + (f" and **{pruning}** pruning" if pruning != "none" else "")
+        + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
+        + (f" Bias model: {info['bias_model']}." if info.get("bias_model") else "")
+    )
+    rows = [(name, key) for name, key, _ in info.get("metric_rows", [])]
+    hans_rows = [("hans", f"eval_hans_{h}_{lab}_accuracy") for h in HANS_HEURISTICS for lab in HANS_LABELS]
+    hans = results_table(results, hans_rows) if any(k in results for _, k in hans_rows) else ""
+    if sparsity:
+        per_module = sparsity["per_module"]
+        bars = "\n".join(f"| `{name}` | {100 * s:.1f}% | {'█' * round(20 * s)} |" for name, s in per_module.items())
+        sparsity_section = (
+            f"Overall: {100 * sparsity['sparsity']:.2f}% of {sparsity['num_prunable']:,} prunable weights "
+            f"({sparsity['num_pruned']:,} pruned).\n\n| matrix | sparsity | |\n|---|---|---|\n{bars}"
+        )
+    else:
+        sparsity_section = "Not pruned."
+    usage = info.get("usage", "")
+    training = info.get("training_args", {})
+    training_table = "| argument | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in training.items())
+    cites = ["winwin", *LOSS_CITATIONS.get(loss, [])]
+    return template.format(
+        metadata=yaml.safe_dump(card_metadata(info), sort_keys=False).strip(),
+        title=info.get("title", "SRNet"),
+        summary=summary,
+        results_table=results_table(results, rows),
+        hans_table=("HANS by heuristic and gold label:\n\n" + hans) if hans else "",
+        sparsity_section=sparsity_section,
+        usage=usage,
+        training_table=training_table,
+        versions=_versions(),
+        citations="\n\n".join(CITATIONS[c] for c in cites),
+    )

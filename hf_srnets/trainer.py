@@ -1,0 +1,184 @@
+"""`SRNetTrainer`: a `Trainer` that trains with a debiasing loss and, for an `SRNetModel`, searches its masks."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+from collections import defaultdict
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import Trainer
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from transformers.utils import logging
+
+from .callbacks import MaskThresholdCallback
+from .data.columns import PROBABILITY_COLUMNS
+from .losses import DebiasingLoss, get_loss
+from .masking import TRAINING_STATE_NAME, SRNetModel, schedule_end_step, sparsity_at
+from .training_args import SRNetTrainingArguments
+
+logger = logging.get_logger(__name__)
+
+TRAINING_ARGS_NAME = "training_args.bin"
+
+
+class SRNetTrainer(Trainer):
+    """Trainer for debiased fine-tuning and SRNet mask search.
+
+    - The loss comes from `args.loss` (or a `DebiasingLoss` passed as `loss`); the `bias_probs` and
+      `teacher_probs` dataset columns reach it through `compute_loss` and survive column pruning.
+    - When `model` is an `SRNetModel`, a `MaskThresholdCallback` keeps the sparsity on its schedule,
+      checkpoints hold the scores and thresholds (so `resume_from_checkpoint` continues exactly), and
+      `save_model` writes the config and bit-packed masks only.
+    - Loss components and the current sparsity are logged with the training loss.
+    - `args.select_best_after` restricts best-checkpoint selection to the end of training (appendix B.3.3).
+    """
+
+    loss_is_scaled_for_ga = False  # compute_loss returns a per-batch mean
+
+    def __init__(self, model: nn.Module, args: SRNetTrainingArguments, *, loss: DebiasingLoss | None = None,
+                 **kwargs: Any) -> None:
+        self.loss_fn = loss if loss is not None else get_loss(args.loss)
+        self._loss_metrics: dict[str, list[float]] = defaultdict(list)
+        self._saving_checkpoint = False
+        super().__init__(model=model, args=args, **kwargs)
+        if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
+            self.label_names = ["labels"]
+        if isinstance(model, SRNetModel):
+            self.add_callback(MaskThresholdCallback(model))
+
+    # -- columns and loss -------------------------------------------------------------------------------
+    @property
+    def srnet_model(self) -> SRNetModel | None:
+        model = self.accelerator.unwrap_model(self.model) if hasattr(self, "accelerator") else self.model
+        return model if isinstance(model, SRNetModel) else None
+
+    def _set_signature_columns_if_needed(self) -> None:
+        if self._signature_columns is None:
+            model = self.model.get_base_model() if isinstance(self.model, SRNetModel) else self.model
+            columns = list(inspect.signature(model.forward).parameters)
+            self._signature_columns = columns + ["label", "label_ids", *self.label_names, *PROBABILITY_COLUMNS]
+
+    def compute_loss(self, model: nn.Module, inputs: dict[str, Any], return_outputs: bool = False,
+                     num_items_in_batch: torch.Tensor | int | None = None) -> Any:
+        labels = inputs.pop("labels", None)
+        probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
+        outputs = model(**inputs)
+        logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+        if labels is None:
+            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
+        has_columns = all(probs[c] is not None for c in self.loss_fn.requires)
+        if model.training or has_columns:
+            loss, components = self.loss_fn(logits, labels, **probs)
+        else:  # evaluation sets carry no bias predictions: report cross-entropy there
+            loss, components = F.cross_entropy(logits.float(), labels), {}
+        if model.training:
+            for key, value in components.items():
+                self._loss_metrics[f"loss_{key}"].append(float(value))
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        if "loss" in logs and self._loss_metrics:  # a training log: add the averaged loss components
+            for key, values in self._loss_metrics.items():
+                logs[key] = sum(values) / len(values)
+            self._loss_metrics.clear()
+        srnet = self.srnet_model
+        if srnet is not None and ("loss" in logs or "train_runtime" in logs):
+            logs["sparsity"] = srnet.sparsity_report()["sparsity"]
+            logs["target_sparsity"] = sparsity_at(self.state.global_step, self.state.max_steps, srnet.srnet_config)
+        super().log(logs, start_time)
+
+    # -- optimiser -------------------------------------------------------------------------------------------
+    def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
+        """Mask scores get `mask_learning_rate` and no weight decay; other trainable weights the usual groups."""
+        opt_model = self.model if model is None else model
+        if self.optimizer is not None or not isinstance(opt_model, SRNetModel):
+            return super().create_optimizer(model)
+        decay = set(self.get_decay_parameter_names(opt_model))
+        scores, decayed, other = [], [], []
+        for name, param in opt_model.named_parameters():
+            if not param.requires_grad:
+                continue
+            if name.endswith("mask_scores"):
+                scores.append(param)
+            elif name in decay:
+                decayed.append(param)
+            else:
+                other.append(param)
+        groups = [
+            {"params": scores, "weight_decay": 0.0, "lr": self.args.mask_learning_rate or self.args.learning_rate},
+            {"params": decayed, "weight_decay": self.args.weight_decay},
+            {"params": other, "weight_decay": 0.0},
+        ]
+        optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
+        self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)
+        return self.optimizer
+
+    # -- best-checkpoint selection (appendix B.3.3) ------------------------------------------------------
+    def best_selection_start_step(self) -> int:
+        start = math.ceil(self.args.select_best_after * self.state.max_steps)
+        srnet = self.srnet_model
+        if srnet is not None:
+            start = max(start, schedule_end_step(self.state.max_steps, srnet.srnet_config))
+        return start
+
+    def _determine_best_metric(self, metrics: dict[str, float], trial: Any) -> bool:
+        if self.state.global_step < self.best_selection_start_step():
+            return False
+        return super()._determine_best_metric(metrics, trial)
+
+    # -- saving and loading ----------------------------------------------------------------------------------
+    def _save_checkpoint(self, model: nn.Module, trial: Any) -> None:
+        self._saving_checkpoint = True
+        try:
+            super()._save_checkpoint(model, trial)
+        finally:
+            self._saving_checkpoint = False
+
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        srnet = self.srnet_model
+        if srnet is None:
+            return super()._save(output_dir, state_dict)
+        output_dir = output_dir if output_dir is not None else self.args.output_dir
+        if not self.args.should_save:
+            return None
+        os.makedirs(output_dir, exist_ok=True)
+        logger.info(f"Saving SRNet masks to {output_dir}")
+        if self._saving_checkpoint:
+            # exact masks for a checkpoint that may become the final model, then the full search state
+            srnet.save_training_state(output_dir)
+        srnet.save_pretrained(output_dir)
+        if self.processing_class is not None:
+            self.processing_class.save_pretrained(output_dir)
+        torch.save(self.args, os.path.join(output_dir, TRAINING_ARGS_NAME))
+        return None
+
+    def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
+        srnet = self.srnet_model
+        if srnet is None:
+            return super()._load_from_checkpoint(resume_from_checkpoint, model)
+        if not os.path.isfile(os.path.join(resume_from_checkpoint, TRAINING_STATE_NAME)):
+            raise ValueError(f"{resume_from_checkpoint} has no {TRAINING_STATE_NAME}: not an SRNet checkpoint")
+        logger.info(f"Loading SRNet scores and thresholds from {resume_from_checkpoint}")
+        srnet.load_training_state(resume_from_checkpoint)
+        return None
+
+    def _load_best_model(self) -> None:
+        srnet = self.srnet_model
+        if srnet is None:
+            return super()._load_best_model()
+        logger.info(f"Loading best SRNet from {self.state.best_model_checkpoint} (score: {self.state.best_metric}).")
+        srnet.load_training_state(self.state.best_model_checkpoint)
+        return None
+
+
+def checkpoint_dirs(output_dir: str) -> list[str]:
+    """The `checkpoint-N` directories of a run, oldest first."""
+    if not os.path.isdir(output_dir):
+        return []
+    found = [d for d in os.listdir(output_dir) if d.startswith(PREFIX_CHECKPOINT_DIR + "-")]
+    return [os.path.join(output_dir, d) for d in sorted(found, key=lambda d: int(d.rsplit("-", 1)[1]))]

@@ -1,0 +1,381 @@
+#!/usr/bin/env python
+"""Fine-tune or search a sparse and robust subnetwork (SRNet) of a BERT-family model, then evaluate ID and OOD.
+
+    accelerate launch run_glue_sparse.py --model_name_or_path bert-base-uncased --task mnli \\
+        --pruning mask --loss poe --sparsity 0.5 --bias_predictions bias/bias_train.jsonl --output_dir out
+
+A single `.json` or `.yaml` argument is read as the whole configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import transformers
+from datasets import Dataset
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser, set_seed
+
+from hf_srnets.data import (
+    BIAS_COLUMN,
+    TEACHER_COLUMN,
+    EvalSet,
+    SplitSource,
+    TaskSpec,
+    add_probability_column,
+    custom_task,
+    get_task,
+    load_file,
+    load_source,
+    read_predictions,
+    write_predictions,
+)
+from hf_srnets.evaluation import primary_metric, results_table, score_predictions, softmax
+from hf_srnets.losses import LOSSES
+from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.model_card import render_model_card
+from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training_args import SRNetTrainingArguments
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(metadata={"help": "Hub id or local dir of the model to fine-tune or prune."})
+    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's."})
+    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
+    pruning: str = field(default="none", metadata={"help": "none (full fine-tuning) or mask (mask training)."})
+    sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
+    initial_sparsity: float | None = field(
+        default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
+    )
+    schedule_end: float = field(default=0.8, metadata={"help": "Fraction of training where the cubic ramp ends."})
+    mask_init: str = field(default="hard", metadata={"help": "hard (appendix Eq. 1) or soft (Eq. 2)."})
+    mask_alpha: float = field(default=2.0, metadata={"help": "α of the hard init (Table 4: 2)."})
+    mask_threshold: float = field(default=0.01, metadata={"help": "φ of the hard init (Table 4: 0.01)."})
+    threshold_update_interval: int | None = field(
+        default=None, metadata={"help": "Δt_φ in steps; default: --eval_steps (Table 4), else 1000."}
+    )
+    sparsity_scope: str = field(default="local", metadata={"help": "local (per matrix, the paper) or global."})
+    mask_classifier: bool = field(default=True, metadata={"help": "Mask the classifier weight W_cls too."})
+    trainable_classifier: bool | None = field(
+        default=None,
+        metadata={"help": "Train the classifier with the masks; default: only if it is newly initialised."},
+    )
+    target_modules: str | None = field(
+        default=None, metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."}
+    )
+
+
+@dataclass
+class DataArguments:
+    task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --label_names)."})
+    data_dir: str | None = field(default=None, metadata={"help": "Local data dir (layout in README)."})
+    train_file: str | None = field(default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl)."})
+    validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
+    ood_file: list[str] = field(default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets."})
+    no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
+    task_labels: str | None = field(default=None, metadata={"help": "Comma-separated label names for --task custom."})
+    max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N ID dev rows."})
+    max_ood_samples: int | None = field(
+        default=None, metadata={"help": "Use N rows of each OOD set, drawn evenly across it (keeps HANS cells)."}
+    )
+    bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
+    teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
+    bias_model: str | None = field(
+        default=None, metadata={"help": "overlap|claim: compute p_b with run_bias_model's model when no file is given."}
+    )
+    bias_vectors: str | None = field(default=None, metadata={"help": "Word vectors for --bias_model."})
+    write_train_predictions: str | None = field(
+        default=None, metadata={"help": "After training, write the model's softmax on the train set here "
+                                        "(teacher predictions for --loss confreg)."}
+    )
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[ModelArguments, DataArguments, SRNetTrainingArguments]:
+    parser = HfArgumentParser((ModelArguments, DataArguments, SRNetTrainingArguments))
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 1 and argv[0].endswith(".json"):
+        return parser.parse_json_file(os.path.abspath(argv[0]))
+    if len(argv) == 1 and argv[0].endswith((".yaml", ".yml")):
+        return parser.parse_yaml_file(os.path.abspath(argv[0]))
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments) -> None:
+    if model_args.pruning not in ("none", "mask"):
+        raise ValueError(f"--pruning must be 'none' or 'mask', got {model_args.pruning!r}")
+    if not 0.0 <= model_args.sparsity < 1.0:
+        raise ValueError(f"--sparsity must be in [0, 1), got {model_args.sparsity}")
+    needs = LOSSES[args.loss].requires
+    if "bias_probs" in needs and not (data_args.bias_predictions or data_args.bias_model):
+        raise ValueError(f"--loss {args.loss} needs bias predictions: pass --bias_predictions FILE "
+                         "(from run_bias_model.py) or --bias_model overlap|claim.")
+    if "teacher_probs" in needs and not data_args.teacher_predictions:
+        raise ValueError(f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
+                         "--write_train_predictions from a CE fine-tuned model.")
+    for spec in data_args.ood_file:
+        if "=" not in spec:
+            raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
+
+
+def resolve_task(data_args: DataArguments) -> TaskSpec:
+    if data_args.task == "custom":
+        if not data_args.task_labels:
+            raise ValueError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
+        return custom_task([n.strip() for n in data_args.task_labels.split(",")])
+    return get_task(data_args.task)
+
+
+def load_splits(task: TaskSpec, data_args: DataArguments, cache_dir: str | None) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
+    def load(source: SplitSource, file: str | None, labels: tuple[str, ...], name: str) -> Dataset:
+        if file:
+            return load_file(file, labels, name=f"{name} ({file})", aliases=task.label_aliases)
+        return load_source(source, labels, name=name, data_dir=data_args.data_dir, aliases=task.label_aliases,
+                           cache_dir=cache_dir)
+
+    train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train")
+    validation = load(task.validation, data_args.validation_file, task.label_names, f"{task.name} validation")
+    ood: list[tuple[EvalSet, Dataset]] = []
+    if not data_args.no_default_ood:
+        for eval_set in task.ood:
+            ood.append((eval_set, load(eval_set.source, None, eval_set.label_names, eval_set.name)))
+    for spec in data_args.ood_file:
+        name, path = spec.split("=", 1)
+        labels = ("entailment", "non-entailment") if name.startswith("hans") else task.label_names
+        eval_set = EvalSet(name, SplitSource(local_paths=(path,)), labels, kind="hans" if name.startswith("hans") else "same")
+        ood.append((eval_set, load_file(path, labels, name=f"{name} ({path})", aliases=task.label_aliases)))
+    return train, validation, ood
+
+
+def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
+    if n is None or n >= len(dataset):
+        return dataset
+    return dataset.select(np.linspace(0, len(dataset) - 1, n).round().astype(int).tolist())
+
+
+def attach_probabilities(train: Dataset, task: TaskSpec, data_args: DataArguments, args: SRNetTrainingArguments,
+                         ood: list[tuple[EvalSet, Dataset]], validation: Dataset) -> tuple[Dataset, str | None]:
+    """Join p_b and p_t to the training set by id. Returns the dataset and a description of the bias model."""
+    needs = LOSSES[args.loss].requires
+    bias_desc = None
+    if "bias_probs" in needs:
+        if data_args.bias_predictions:
+            predictions = read_predictions(data_args.bias_predictions, task.num_labels)
+            train = add_probability_column(train, predictions, BIAS_COLUMN, source=data_args.bias_predictions)
+            bias_desc = f"predictions from `{os.path.basename(data_args.bias_predictions)}`"
+        else:
+            cache = os.path.join(args.output_dir, "bias_model")
+            path = os.path.join(cache, "bias_train.jsonl")
+            if not os.path.isfile(path):
+                from hf_srnets.bias import compute_bias_predictions
+
+                with args.main_process_first(desc="bias model"):
+                    if not os.path.isfile(path):
+                        splits = {"validation": validation, **{s.name: d for s, d in ood}}
+                        predictions, report = compute_bias_predictions(
+                            task, train, splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
+                        )
+                        for split, probs in predictions.items():
+                            write_predictions(os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values()))
+                        with open(os.path.join(cache, "bias_report.json"), "w") as f:
+                            json.dump(report, f, indent=2)
+            train = add_probability_column(train, read_predictions(path, task.num_labels), BIAS_COLUMN, source=path)
+            bias_desc = f"{data_args.bias_model or task.bias_model} features + logistic regression (run_bias_model.py)"
+    if "teacher_probs" in needs:
+        predictions = read_predictions(data_args.teacher_predictions, task.num_labels)
+        train = add_probability_column(train, predictions, TEACHER_COLUMN, source=data_args.teacher_predictions)
+    return train, bias_desc
+
+
+def load_model(model_args: ModelArguments, task: TaskSpec) -> tuple[Any, bool]:
+    """Load the classifier; return it and whether its classification head was newly initialised."""
+    config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
+    saved_labels = getattr(config, "num_labels", None)
+    finetuned = bool(getattr(config, "architectures", None)) and any(
+        a.endswith("ForSequenceClassification") for a in config.architectures
+    )
+    if finetuned and saved_labels != task.num_labels:
+        raise ValueError(
+            f"{model_args.model_name_or_path} is a classifier with {saved_labels} labels, but task {task.name!r} "
+            f"has {task.num_labels} ({list(task.label_names)}). Use a checkpoint fine-tuned on this task, or the "
+            "pre-trained model."
+        )
+    id2label = dict(enumerate(task.label_names))
+    model, info = AutoModelForSequenceClassification.from_pretrained(
+        model_args.model_name_or_path,
+        num_labels=task.num_labels,
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+        cache_dir=model_args.cache_dir,
+        output_loading_info=True,
+    )
+    fresh_head = any(("classifier" in k or "pooler" in k) for k in info.get("missing_keys", []))
+    return model, fresh_head
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    model_args, data_args, args = parse_args(argv)
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO,
+                        handlers=[logging.StreamHandler(sys.stdout)])
+    transformers.utils.logging.set_verbosity(args.get_process_log_level())
+    validate_args(model_args, data_args, args)
+    set_seed(args.seed)
+    task = resolve_task(data_args)
+
+    with args.main_process_first(desc="loading data"):
+        train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
+        train, bias_desc = attach_probabilities(train, task, data_args, args, ood, validation)
+    if data_args.max_train_samples is not None:
+        train = train.select(range(min(data_args.max_train_samples, len(train))))
+    if data_args.max_eval_samples is not None:
+        validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
+    ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
+
+    tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path,
+                                              cache_dir=model_args.cache_dir)
+    model, fresh_head = load_model(model_args, task)
+    if model_args.pruning == "mask":
+        interval = model_args.threshold_update_interval or (args.eval_steps if args.eval_strategy == "steps" and args.eval_steps else 1000)
+        trainable_classifier = fresh_head if model_args.trainable_classifier is None else model_args.trainable_classifier
+        if fresh_head and not trainable_classifier:
+            logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
+        mask_config = SRNetMaskConfig(
+            target_modules=model_args.target_modules,
+            mask_classifier=model_args.mask_classifier,
+            trainable_classifier=trainable_classifier,
+            sparsity=model_args.sparsity,
+            initial_sparsity=model_args.initial_sparsity,
+            sparsity_schedule="cubic" if model_args.initial_sparsity is not None else "constant",
+            schedule_end=model_args.schedule_end,
+            mask_init=model_args.mask_init,
+            alpha=model_args.mask_alpha,
+            init_threshold=model_args.mask_threshold,
+            threshold_update_interval=int(interval),
+            sparsity_scope=model_args.sparsity_scope,
+            base_model_name_or_path=model_args.model_name_or_path,
+        )
+        model = SRNetModel(model, mask_config)
+        logger.info(model.print_trainable_parameters())
+
+    def tokenize(batch: dict[str, list]) -> dict[str, list]:
+        texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())
+        return tokenizer(*texts, truncation=True, max_length=data_args.max_seq_length)
+
+    with args.main_process_first(desc="tokenizing"):
+        train_tok = train.map(tokenize, batched=True, desc="tokenizing train")
+        validation_tok = validation.map(tokenize, batched=True, desc="tokenizing validation")
+        ood_tok = [(s, d.map(tokenize, batched=True, desc=f"tokenizing {s.name}")) for s, d in ood]
+
+    def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        return score_predictions(task, eval_pred.predictions, eval_pred.label_ids)
+
+    from hf_srnets.collator import SRNetDataCollator
+
+    trainer = SRNetTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_tok if args.do_train else None,
+        eval_dataset=validation_tok,
+        processing_class=tokenizer,
+        data_collator=SRNetDataCollator(tokenizer),
+        compute_metrics=compute_metrics,
+    )
+
+    results: dict[str, Any] = {}
+    if args.do_train:
+        train_result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+        trainer.save_model()
+        results.update({f"train_{k}" if not k.startswith("train") else k: v for k, v in train_result.metrics.items()})
+        trainer.save_state()
+
+    metric_rows: list[tuple[str, str, str]] = []
+    id_name = task.name if task.name != "custom" else "validation"
+    id_metrics = trainer.evaluate(validation_tok, metric_key_prefix=f"eval_{id_name}")
+    results.update(id_metrics)
+    metric_rows.append((id_name, f"eval_{id_name}_{task.metric}", task.name))
+    for eval_set, dataset in ood_tok:
+        output = trainer.predict(dataset, metric_key_prefix=f"eval_{eval_set.name}")
+        heuristics = dataset["heuristic"] if "heuristic" in dataset.column_names else None
+        scores = score_predictions(task, output.predictions, np.asarray(dataset["label"]), eval_set, heuristics)
+        results.update({f"eval_{eval_set.name}_{k}": v for k, v in scores.items()})
+        metric_rows.append((eval_set.name, f"eval_{eval_set.name}_{primary_metric(task, eval_set)}", eval_set.name))
+
+    srnet = trainer.srnet_model
+    sparsity = srnet.sparsity_report() if srnet is not None else None
+    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
+    if args.should_save:
+        os.makedirs(args.output_dir, exist_ok=True)
+        trainer.save_metrics("all", results, combined=False)
+        if sparsity is not None:
+            with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
+                json.dump(sparsity, f, indent=2)
+        card = render_model_card({
+            "title": os.path.basename(os.path.normpath(args.output_dir)),
+            "task": task.name,
+            "base_model": model_args.model_name_or_path,
+            "pruning": model_args.pruning,
+            "loss": args.loss,
+            "bias_model": bias_desc,
+            "sparsity_report": sparsity,
+            "results": results,
+            "metric_rows": metric_rows,
+            "datasets": [],
+            "usage": usage_snippet(model_args, args.output_dir),
+            "training_args": card_training_args(model_args, data_args, args, len(train)),
+        })
+        with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
+            f.write(card)
+
+    if data_args.write_train_predictions:
+        output = trainer.predict(train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names]))
+        if args.should_save:
+            write_predictions(data_args.write_train_predictions, train["id"], softmax(output.predictions))
+            logger.info(f"Wrote train-set predictions to {data_args.write_train_predictions}")
+
+    if trainer.is_world_process_zero():
+        rows = [(name, key) for name, key, _ in metric_rows]
+        print(f"\nResults ({model_args.pruning}, loss={args.loss}, sparsity={100 * results['sparsity']:.1f}%):")
+        print(results_table(results, rows))
+    return results
+
+
+def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
+    if model_args.pruning == "none":
+        return (f'from transformers import AutoModelForSequenceClassification\n'
+                f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")')
+    return (
+        "from transformers import AutoModelForSequenceClassification\n"
+        "from hf_srnets.masking import SRNetModel\n\n"
+        f'base = AutoModelForSequenceClassification.from_pretrained("{model_args.model_name_or_path}")\n'
+        f'srnet = SRNetModel.from_pretrained(base, "{output_dir}")\n'
+        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0"
+    )
+
+
+def card_training_args(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments,
+                       num_train: int) -> dict[str, Any]:
+    out = {
+        "pruning": model_args.pruning, "loss": args.loss, "training examples": num_train,
+        "learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
+        "num_train_epochs": args.num_train_epochs, "max_steps": args.max_steps, "seed": args.seed,
+        "max_seq_length": data_args.max_seq_length,
+    }
+    if model_args.pruning == "mask":
+        out.update({"sparsity": model_args.sparsity, "initial_sparsity": model_args.initial_sparsity,
+                    "mask_init": model_args.mask_init, "mask_learning_rate": args.mask_learning_rate,
+                    "threshold_update_interval": model_args.threshold_update_interval,
+                    "select_best_after": args.select_best_after})
+    return out
+
+
+if __name__ == "__main__":
+    main()
