@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import Trainer
+from transformers.trainer_pt_utils import nested_gather
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
@@ -82,9 +83,10 @@ class SRNetTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
-        if "loss" in logs and self._loss_metrics:  # a training log: add the averaged loss components
-            for key, values in self._loss_metrics.items():
-                logs[key] = sum(values) / len(values)
+        if "loss" in logs and self._loss_metrics:  # a training log: add the loss components, averaged
+            for key, values in sorted(self._loss_metrics.items()):  # same order on every process
+                local = torch.tensor(sum(values) / len(values), device=self.args.device)
+                logs[key] = nested_gather(local, self.args.parallel_mode).mean().item()  # over processes, like `loss`
             self._loss_metrics.clear()
         srnet = self.srnet_model
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):

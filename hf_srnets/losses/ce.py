@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 
 from .base import DebiasingLoss, register_loss
@@ -14,6 +13,6 @@ class CrossEntropyLoss(DebiasingLoss):
 
     name = "ce"
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):  # noqa: D102
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         loss = F.cross_entropy(logits.float(), labels)
         return loss, {"ce": loss.detach()}

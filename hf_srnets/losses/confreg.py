@@ -25,7 +25,7 @@ class ConfidenceRegularizationLoss(DebiasingLoss):
     name = "confreg"
     requires = ("bias_probs", "teacher_probs")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):  # noqa: D102
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs, teacher_probs=teacher_probs)
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
         target = scaled_teacher(teacher_probs.float(), beta)

@@ -19,7 +19,7 @@ class ProductOfExpertsLoss(DebiasingLoss):
     name = "poe"
     requires = ("bias_probs",)
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):  # noqa: D102
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs)
         log_pm = F.log_softmax(logits.float(), dim=-1)
         combined = log_pm + safe_log(bias_probs.float())

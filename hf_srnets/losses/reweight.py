@@ -17,7 +17,7 @@ class ReweightLoss(DebiasingLoss):
     name = "reweight"
     requires = ("bias_probs",)
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):  # noqa: D102
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs)
         per_example = F.cross_entropy(logits.float(), labels, reduction="none")
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)

@@ -87,7 +87,7 @@ class MaskedLinear(nn.Module):
         super().__init__()
         if not isinstance(base_layer, nn.Linear):
             raise TypeError(f"MaskedLinear wraps nn.Linear, got {type(base_layer).__name__}")
-        self.base_layer = base_layer
+        self.base_layer = base_layer.requires_grad_(False)
         weight = base_layer.weight
         self.mask_scores = nn.Parameter(torch.ones_like(weight, dtype=torch.float32))
         self.register_buffer("threshold", torch.tensor(0.0, device=weight.device))

