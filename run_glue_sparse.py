@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import transformers
+import yaml
 from datasets import Dataset
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser, set_seed
 
@@ -95,18 +96,37 @@ class DataArguments:
     )
     bias_vectors: str | None = field(default=None, metadata={"help": "Word vectors for --bias_model."})
     write_train_predictions: str | None = field(
-        default=None, metadata={"help": "After training, write the model's softmax on the train set here "
-                                        "(teacher predictions for --loss confreg)."}
+        default=None,
+        metadata={
+            "help": "After training, write the model's softmax on the train set here "
+            "(teacher predictions for --loss confreg)."
+        },
     )
 
 
+def config_to_argv(path: str) -> list[str]:
+    """Turn a JSON or YAML config file into command-line arguments."""
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f) if path.endswith(".json") else yaml.safe_load(f)
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} must hold a mapping of argument names to values")
+    argv: list[str] = []
+    for key, value in config.items():
+        if isinstance(value, list):
+            argv += [f"--{key}", *map(str, value)]
+        elif isinstance(value, bool):
+            argv += [f"--{key}", str(value).lower()]
+        elif value is not None:
+            argv += [f"--{key}", str(value)]
+    return argv
+
+
 def parse_args(argv: list[str] | None = None) -> tuple[ModelArguments, DataArguments, SRNetTrainingArguments]:
+    """Parse flags; a leading `.json`/`.yaml` file gives the configuration and later flags override it."""
     parser = HfArgumentParser((ModelArguments, DataArguments, SRNetTrainingArguments))
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) == 1 and argv[0].endswith(".json"):
-        return parser.parse_json_file(os.path.abspath(argv[0]))
-    if len(argv) == 1 and argv[0].endswith((".yaml", ".yml")):
-        return parser.parse_yaml_file(os.path.abspath(argv[0]))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].endswith((".json", ".yaml", ".yml")):
+        argv = config_to_argv(argv[0]) + argv[1:]
     return parser.parse_args_into_dataclasses(args=argv)
 
 
@@ -117,11 +137,15 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
         raise ValueError(f"--sparsity must be in [0, 1), got {model_args.sparsity}")
     needs = LOSSES[args.loss].requires
     if "bias_probs" in needs and not (data_args.bias_predictions or data_args.bias_model):
-        raise ValueError(f"--loss {args.loss} needs bias predictions: pass --bias_predictions FILE "
-                         "(from run_bias_model.py) or --bias_model overlap|claim.")
+        raise ValueError(
+            f"--loss {args.loss} needs bias predictions: pass --bias_predictions FILE "
+            "(from run_bias_model.py) or --bias_model overlap|claim."
+        )
     if "teacher_probs" in needs and not data_args.teacher_predictions:
-        raise ValueError(f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
-                         "--write_train_predictions from a CE fine-tuned model.")
+        raise ValueError(
+            f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
+            "--write_train_predictions from a CE fine-tuned model."
+        )
     for spec in data_args.ood_file:
         if "=" not in spec:
             raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
@@ -135,12 +159,15 @@ def resolve_task(data_args: DataArguments) -> TaskSpec:
     return get_task(data_args.task)
 
 
-def load_splits(task: TaskSpec, data_args: DataArguments, cache_dir: str | None) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
+def load_splits(
+    task: TaskSpec, data_args: DataArguments, cache_dir: str | None
+) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
     def load(source: SplitSource, file: str | None, labels: tuple[str, ...], name: str) -> Dataset:
         if file:
             return load_file(file, labels, name=f"{name} ({file})", aliases=task.label_aliases)
-        return load_source(source, labels, name=name, data_dir=data_args.data_dir, aliases=task.label_aliases,
-                           cache_dir=cache_dir)
+        return load_source(
+            source, labels, name=name, data_dir=data_args.data_dir, aliases=task.label_aliases, cache_dir=cache_dir
+        )
 
     train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train")
     validation = load(task.validation, data_args.validation_file, task.label_names, f"{task.name} validation")
@@ -151,7 +178,9 @@ def load_splits(task: TaskSpec, data_args: DataArguments, cache_dir: str | None)
     for spec in data_args.ood_file:
         name, path = spec.split("=", 1)
         labels = ("entailment", "non-entailment") if name.startswith("hans") else task.label_names
-        eval_set = EvalSet(name, SplitSource(local_paths=(path,)), labels, kind="hans" if name.startswith("hans") else "same")
+        eval_set = EvalSet(
+            name, SplitSource(local_paths=(path,)), labels, kind="hans" if name.startswith("hans") else "same"
+        )
         ood.append((eval_set, load_file(path, labels, name=f"{name} ({path})", aliases=task.label_aliases)))
     return train, validation, ood
 
@@ -162,8 +191,14 @@ def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
     return dataset.select(np.linspace(0, len(dataset) - 1, n).round().astype(int).tolist())
 
 
-def attach_probabilities(train: Dataset, task: TaskSpec, data_args: DataArguments, args: SRNetTrainingArguments,
-                         ood: list[tuple[EvalSet, Dataset]], validation: Dataset) -> tuple[Dataset, str | None]:
+def attach_probabilities(
+    train: Dataset,
+    task: TaskSpec,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    ood: list[tuple[EvalSet, Dataset]],
+    validation: Dataset,
+) -> tuple[Dataset, str | None]:
     """Join p_b and p_t to the training set by id. Returns the dataset and a description of the bias model."""
     needs = LOSSES[args.loss].requires
     bias_desc = None
@@ -185,7 +220,9 @@ def attach_probabilities(train: Dataset, task: TaskSpec, data_args: DataArgument
                             task, train, splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
                         )
                         for split, probs in predictions.items():
-                            write_predictions(os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values()))
+                            write_predictions(
+                                os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values())
+                            )
                         with open(os.path.join(cache, "bias_report.json"), "w") as f:
                             json.dump(report, f, indent=2)
             train = add_probability_column(train, read_predictions(path, task.num_labels), BIAS_COLUMN, source=path)
@@ -224,8 +261,11 @@ def load_model(model_args: ModelArguments, task: TaskSpec) -> tuple[Any, bool]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     model_args, data_args, args = parse_args(argv)
-    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO,
-                        handlers=[logging.StreamHandler(sys.stdout)])
+    logging.basicConfig(
+        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+        level=logging.INFO,
+        handlers=[logging.StreamHandler(sys.stdout)],
+    )
     transformers.utils.logging.set_verbosity(args.get_process_log_level())
     validate_args(model_args, data_args, args)
     set_seed(args.seed)
@@ -240,12 +280,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
     ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
 
-    tokenizer = AutoTokenizer.from_pretrained(model_args.tokenizer_name or model_args.model_name_or_path,
-                                              cache_dir=model_args.cache_dir)
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
+    )
     model, fresh_head = load_model(model_args, task)
     if model_args.pruning == "mask":
-        interval = model_args.threshold_update_interval or (args.eval_steps if args.eval_strategy == "steps" and args.eval_steps else 1000)
-        trainable_classifier = fresh_head if model_args.trainable_classifier is None else model_args.trainable_classifier
+        interval = model_args.threshold_update_interval or (
+            args.eval_steps if args.eval_strategy == "steps" and args.eval_steps else 1000
+        )
+        trainable_classifier = (
+            fresh_head if model_args.trainable_classifier is None else model_args.trainable_classifier
+        )
         if fresh_head and not trainable_classifier:
             logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
         mask_config = SRNetMaskConfig(
@@ -318,25 +363,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if sparsity is not None:
             with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
                 json.dump(sparsity, f, indent=2)
-        card = render_model_card({
-            "title": os.path.basename(os.path.normpath(args.output_dir)),
-            "task": task.name,
-            "base_model": model_args.model_name_or_path,
-            "pruning": model_args.pruning,
-            "loss": args.loss,
-            "bias_model": bias_desc,
-            "sparsity_report": sparsity,
-            "results": results,
-            "metric_rows": metric_rows,
-            "datasets": [],
-            "usage": usage_snippet(model_args, args.output_dir),
-            "training_args": card_training_args(model_args, data_args, args, len(train)),
-        })
+        card = render_model_card(
+            {
+                "title": os.path.basename(os.path.normpath(args.output_dir)),
+                "task": task.name,
+                "base_model": model_args.model_name_or_path,
+                "pruning": model_args.pruning,
+                "loss": args.loss,
+                "bias_model": bias_desc,
+                "sparsity_report": sparsity,
+                "results": results,
+                "metric_rows": metric_rows,
+                "datasets": [],
+                "usage": usage_snippet(model_args, args.output_dir),
+                "training_args": card_training_args(model_args, data_args, args, len(train)),
+            }
+        )
         with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
             f.write(card)
 
     if data_args.write_train_predictions:
-        output = trainer.predict(train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names]))
+        output = trainer.predict(
+            train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names])
+        )
         if args.should_save:
             write_predictions(data_args.write_train_predictions, train["id"], softmax(output.predictions))
             logger.info(f"Wrote train-set predictions to {data_args.write_train_predictions}")
@@ -350,8 +399,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
     if model_args.pruning == "none":
-        return (f'from transformers import AutoModelForSequenceClassification\n'
-                f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")')
+        return (
+            f"from transformers import AutoModelForSequenceClassification\n"
+            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")'
+        )
     return (
         "from transformers import AutoModelForSequenceClassification\n"
         "from hf_srnets.masking import SRNetModel\n\n"
@@ -361,19 +412,31 @@ def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
     )
 
 
-def card_training_args(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments,
-                       num_train: int) -> dict[str, Any]:
+def card_training_args(
+    model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments, num_train: int
+) -> dict[str, Any]:
     out = {
-        "pruning": model_args.pruning, "loss": args.loss, "training examples": num_train,
-        "learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
-        "num_train_epochs": args.num_train_epochs, "max_steps": args.max_steps, "seed": args.seed,
+        "pruning": model_args.pruning,
+        "loss": args.loss,
+        "training examples": num_train,
+        "learning_rate": args.learning_rate,
+        "per_device_train_batch_size": args.per_device_train_batch_size,
+        "num_train_epochs": args.num_train_epochs,
+        "max_steps": args.max_steps,
+        "seed": args.seed,
         "max_seq_length": data_args.max_seq_length,
     }
     if model_args.pruning == "mask":
-        out.update({"sparsity": model_args.sparsity, "initial_sparsity": model_args.initial_sparsity,
-                    "mask_init": model_args.mask_init, "mask_learning_rate": args.mask_learning_rate,
-                    "threshold_update_interval": model_args.threshold_update_interval,
-                    "select_best_after": args.select_best_after})
+        out.update(
+            {
+                "sparsity": model_args.sparsity,
+                "initial_sparsity": model_args.initial_sparsity,
+                "mask_init": model_args.mask_init,
+                "mask_learning_rate": args.mask_learning_rate,
+                "threshold_update_interval": model_args.threshold_update_interval,
+                "select_best_after": args.select_best_after,
+            }
+        )
     return out
 
 

@@ -18,7 +18,10 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def score_predictions(
-    task: TaskSpec, logits: np.ndarray, labels: np.ndarray, eval_set: EvalSet | None = None,
+    task: TaskSpec,
+    logits: np.ndarray,
+    labels: np.ndarray,
+    eval_set: EvalSet | None = None,
     heuristics: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """Metrics for one evaluation set.

@@ -44,8 +44,10 @@ def _versions() -> str:
 
     from . import __version__
 
-    return (f"hf_srnets {__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
-            f"datasets {datasets.__version__}, accelerate {accelerate.__version__}")
+    return (
+        f"hf_srnets {__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
+        f"datasets {datasets.__version__}, accelerate {accelerate.__version__}"
+    )
 
 
 def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
@@ -54,12 +56,19 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
     model_index_results = []
     for name, key, dataset_name in info.get("metric_rows", []):
         if key in results:
-            model_index_results.append({
-                "task": {"type": "text-classification", "name": "Text Classification"},
-                "dataset": {"name": dataset_name, "type": dataset_name},
-                "metrics": [{"type": key.rsplit("_", 1)[-1], "value": round(100 * float(results[key]), 2),
-                             "name": f"{name} {key.rsplit('_', 1)[-1]}"}],
-            })
+            model_index_results.append(
+                {
+                    "task": {"type": "text-classification", "name": "Text Classification"},
+                    "dataset": {"name": dataset_name, "type": dataset_name},
+                    "metrics": [
+                        {
+                            "type": key.rsplit("_", 1)[-1],
+                            "value": round(100 * float(results[key]), 2),
+                            "name": f"{name} {key.rsplit('_', 1)[-1]}",
+                        }
+                    ],
+                }
+            )
     meta: dict[str, Any] = {
         "library_name": "hf_srnets" if info.get("pruning", "none") != "none" else "transformers",
         "pipeline_tag": "text-classification",

@@ -41,8 +41,9 @@ class SRNetTrainer(Trainer):
 
     loss_is_scaled_for_ga = False  # compute_loss returns a per-batch mean
 
-    def __init__(self, model: nn.Module, args: SRNetTrainingArguments, *, loss: DebiasingLoss | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, model: nn.Module, args: SRNetTrainingArguments, *, loss: DebiasingLoss | None = None, **kwargs: Any
+    ) -> None:
         self.loss_fn = loss if loss is not None else get_loss(args.loss)
         self._loss_metrics: dict[str, list[float]] = defaultdict(list)
         self._saving_checkpoint = False
@@ -64,8 +65,13 @@ class SRNetTrainer(Trainer):
             columns = list(inspect.signature(model.forward).parameters)
             self._signature_columns = columns + ["label", "label_ids", *self.label_names, *PROBABILITY_COLUMNS]
 
-    def compute_loss(self, model: nn.Module, inputs: dict[str, Any], return_outputs: bool = False,
-                     num_items_in_batch: torch.Tensor | int | None = None) -> Any:
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> Any:
         labels = inputs.pop("labels", None)
         probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
         outputs = model(**inputs)

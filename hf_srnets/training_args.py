@@ -35,8 +35,10 @@ class SRNetTrainingArguments(TrainingArguments):
     )
     select_best_after: float = field(
         default=0.0,
-        metadata={"help": "Fraction of training after which checkpoints may be chosen as best (0.7 in the paper "
-                          "when searching on a fine-tuned model)."},
+        metadata={
+            "help": "Fraction of training after which checkpoints may be chosen as best (0.7 in the paper "
+            "when searching on a fine-tuned model)."
+        },
     )
 
     def __post_init__(self) -> None:

@@ -96,7 +96,9 @@ def add_probability_column(
     return dataset.add_column(column, values)
 
 
-def write_predictions(path: str | os.PathLike, ids: Iterable[str], probs: np.ndarray | Sequence[Sequence[float]]) -> None:
+def write_predictions(
+    path: str | os.PathLike, ids: Iterable[str], probs: np.ndarray | Sequence[Sequence[float]]
+) -> None:
     """Write `{"id", "probs"}` JSON lines, the format `read_predictions` reads."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:

@@ -124,9 +124,7 @@ def canonicalize(
         out["sentence1"].append(str(row[s1]))
         if s2:
             out["sentence2"].append(str(row[s2]))
-        out["label"].append(
-            normalize_label(raw_label, label_names, aliases, f"{name} row {i}") if label_col else -1
-        )
+        out["label"].append(normalize_label(raw_label, label_names, aliases, f"{name} row {i}") if label_col else -1)
         for c in extras:
             out[c].append(row.get(c))
     if not out["id"]:
@@ -156,7 +154,8 @@ def load_source(
             )
     if source.hub_path is None:
         raise FileNotFoundError(
-            f"{name} is not on the Hub; pass --data_dir containing one of {list(source.local_paths)}, or the file itself."
+            f"{name} is not on the Hub; pass --data_dir containing one of {list(source.local_paths)}, "
+            "or the file itself."
         )
     from datasets import load_dataset
 
@@ -175,6 +174,7 @@ def load_source(
     return canonicalize(rows, label_names, name=name, aliases=aliases)
 
 
-def load_file(path: str, label_names: Sequence[str], *, name: str | None = None,
-              aliases: dict[str, str] | None = None) -> Dataset:
+def load_file(
+    path: str, label_names: Sequence[str], *, name: str | None = None, aliases: dict[str, str] | None = None
+) -> Dataset:
     return canonicalize(read_rows(path), label_names, name=name or path, aliases=aliases)

@@ -94,7 +94,9 @@ TASKS: dict[str, TaskSpec] = {
         train=SplitSource(local_paths=("fever/fever.train.jsonl", "fever/train.jsonl")),
         validation=SplitSource(local_paths=("fever/fever.dev.jsonl", "fever/dev.jsonl")),
         ood=(
-            EvalSet("fever_symmetric_v1", SplitSource(local_paths=("fever/fever_symmetric_generated.jsonl",)), FEVER_LABELS),
+            EvalSet(
+                "fever_symmetric_v1", SplitSource(local_paths=("fever/fever_symmetric_generated.jsonl",)), FEVER_LABELS
+            ),
             EvalSet("fever_symmetric_v2", SplitSource(local_paths=("fever/fever_symmetric_test.jsonl",)), FEVER_LABELS),
         ),
         bias_model="claim",
@@ -105,8 +107,10 @@ TASKS: dict[str, TaskSpec] = {
 
 def get_task(name: str) -> TaskSpec:
     if name not in TASKS:
-        raise ValueError(f"Unknown task {name!r}; known tasks: {sorted(TASKS)}. Use --train_file/--validation_file "
-                         "with --task custom --task_labels for other data.")
+        raise ValueError(
+            f"Unknown task {name!r}; known tasks: {sorted(TASKS)}. Use --train_file/--validation_file "
+            "with --task custom --task_labels for other data."
+        )
     return TASKS[name]
 
 

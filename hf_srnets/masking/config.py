@@ -67,9 +67,7 @@ class SRNetMaskConfig:
         if not 0.0 <= self.sparsity < 1.0:
             raise ValueError(f"sparsity must be in [0, 1), got {self.sparsity}: pass e.g. --sparsity 0.5 for 50%.")
         if self.initial_sparsity is not None and not 0.0 <= self.initial_sparsity <= self.sparsity:
-            raise ValueError(
-                f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}."
-            )
+            raise ValueError(f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}.")
         if self.sparsity_schedule not in ("constant", "cubic"):
             raise ValueError(f"sparsity_schedule must be 'constant' or 'cubic', got {self.sparsity_schedule!r}.")
         if self.sparsity_schedule == "cubic" and self.initial_sparsity is None:

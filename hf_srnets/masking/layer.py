@@ -70,7 +70,7 @@ def exact_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tup
     for s in score_list:
         n = s.numel()
         tie_index = min(max(first_kept - offset, 0), n)
-        has_tie = straddles and bool(((s.detach().reshape(-1).float() == phi)).any())
+        has_tie = straddles and bool((s.detach().reshape(-1).float() == phi).any())
         results.append((phi, tie_index if has_tie else 0, has_tie))
         offset += n
     return results

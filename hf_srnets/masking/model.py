@@ -104,8 +104,10 @@ class SRNetModel(nn.Module):
         """Module name (relative to the base model) -> `MaskedLinear`, in model order."""
         return {n: m for n, m in self.base_model.named_modules() if isinstance(m, MaskedLinear)}
 
-    def masked_layers_params(self) -> list[nn.Parameter]:
-        return [m.mask_scores for m in self.masked_layers().values()]
+    def fingerprint_modules(self) -> list[str]:
+        """Masked layers whose base weights identify the base model (a trained classifier is saved instead)."""
+        saved = set(self.classifier_targets) if self.srnet_config.trainable_classifier else set()
+        return [name for name in self.masked_layers() if name not in saved]
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.base_model(*args, **kwargs)
@@ -119,7 +121,7 @@ class SRNetModel(nn.Module):
             layer.init_scores(cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
         if cfg.mask_init == "soft" and cfg.sparsity_scope == "global":
             self.update_thresholds(cfg.start_sparsity)
-        self.srnet_config.base_fingerprint = weights_fingerprint(self.base_model, list(self.masked_layers()))
+        self.srnet_config.base_fingerprint = weights_fingerprint(self.base_model, self.fingerprint_modules())
 
     @torch.no_grad()
     def update_thresholds(self, sparsity: float) -> None:
@@ -264,7 +266,7 @@ class SRNetModel(nn.Module):
                 f"{len(srnet.config_shapes())} targets: was it saved with other target_modules?"
             )
         if check_fingerprint and config.base_fingerprint:
-            found = weights_fingerprint(srnet.base_model, list(saved_shapes))
+            found = weights_fingerprint(srnet.base_model, srnet.fingerprint_modules())
             if found != config.base_fingerprint:
                 raise ValueError(
                     f"The base weights differ from those the masks in {model_id} were searched on "
@@ -277,7 +279,9 @@ class SRNetModel(nn.Module):
                 mask = unpack_mask(tensors[name], tuple(saved_shapes[name]))
                 layer.mask_scores.copy_(mask.to(layer.mask_scores.dtype))
                 layer.set_threshold(0.5, 0, False)
-            trainable = {k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)}
+            trainable = {
+                k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)
+            }
             if trainable:
                 srnet.base_model.load_state_dict(trainable, strict=False)
         srnet.srnet_config.base_fingerprint = config.base_fingerprint
@@ -314,7 +318,9 @@ def _resolve_directory(model_id: str | os.PathLike, revision: str | None, token:
     from huggingface_hub import snapshot_download
 
     try:
-        return snapshot_download(str(model_id), revision=revision, token=token, allow_patterns=["*.json", "*.safetensors", "*.md"])
+        return snapshot_download(
+            str(model_id), revision=revision, token=token, allow_patterns=["*.json", "*.safetensors", "*.md"]
+        )
     except Exception as err:  # the Hub raises many error types; they all mean "could not fetch"
         raise OSError(
             f"{model_id!r} is not a local directory and could not be downloaded from the Hub ({err}). "

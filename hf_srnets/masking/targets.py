@@ -11,7 +11,10 @@ import re
 from torch import nn
 
 # One regular expression per architecture over module names, matched with `re.search`.
-_BERT_LAYER = r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense|intermediate\.dense|output\.dense)$"
+_BERT_LAYER = (
+    r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
+    r"|intermediate\.dense|output\.dense)$"
+)
 _DEBERTA_LAYER = (
     r"encoder\.layer\.\d+\.(attention\.self\.(query_proj|key_proj|value_proj)|attention\.output\.dense"
     r"|intermediate\.dense|output\.dense)$"

@@ -19,11 +19,14 @@ def _write(path, rows):
 
 
 def test_join_is_by_id_not_position(tmp_path, dataset):
-    path = _write(tmp_path / "p.jsonl", [
-        {"id": "c", "probs": [0.1, 0.1, 0.8]},
-        {"id": "a", "probs": [0.8, 0.1, 0.1]},
-        {"id": "b", "probs": [0.1, 0.8, 0.1]},
-    ])
+    path = _write(
+        tmp_path / "p.jsonl",
+        [
+            {"id": "c", "probs": [0.1, 0.1, 0.8]},
+            {"id": "a", "probs": [0.8, 0.1, 0.1]},
+            {"id": "b", "probs": [0.1, 0.8, 0.1]},
+        ],
+    )
     joined = add_probability_column(dataset, read_predictions(path, 3), BIAS_COLUMN, source=path)
     for row in joined:
         assert max(range(3), key=lambda k: row[BIAS_COLUMN][k]) == row["label"]

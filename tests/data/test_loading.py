@@ -9,7 +9,9 @@ NLI = ("entailment", "neutral", "contradiction")
 
 def test_tsv_with_aliases_and_string_labels(tmp_path):
     path = tmp_path / "train.tsv"
-    path.write_text('idx\tpremise\thypothesis\tlabel\n7\tA "quoted" man .\tA man .\tentailment\n9\tx\ty\tcontradiction\n')
+    path.write_text(
+        'idx\tpremise\thypothesis\tlabel\n7\tA "quoted" man .\tA man .\tentailment\n9\tx\ty\tcontradiction\n'
+    )
     ds = load_file(str(path), NLI)
     assert ds.column_names[:4] == ["id", "sentence1", "sentence2", "label"]
     assert ds["id"] == ["7", "9"] and ds["label"] == [0, 2]
@@ -18,10 +20,14 @@ def test_tsv_with_aliases_and_string_labels(tmp_path):
 
 def test_jsonl_without_id_gets_content_ids(tmp_path):
     path = tmp_path / "d.jsonl"
-    path.write_text('{"sentence1": "a", "sentence2": "b", "label": 1}\n{"sentence1": "c", "sentence2": "d", "label": 0}\n')
+    path.write_text(
+        '{"sentence1": "a", "sentence2": "b", "label": 1}\n{"sentence1": "c", "sentence2": "d", "label": 0}\n'
+    )
     ds = load_file(str(path), NLI)
     reordered = tmp_path / "r.jsonl"
-    reordered.write_text('{"sentence1": "c", "sentence2": "d", "label": 0}\n{"sentence1": "a", "sentence2": "b", "label": 1}\n')
+    reordered.write_text(
+        '{"sentence1": "c", "sentence2": "d", "label": 0}\n{"sentence1": "a", "sentence2": "b", "label": 1}\n'
+    )
     assert sorted(ds["id"]) == sorted(load_file(str(reordered), NLI)["id"])  # ids do not depend on row order
 
 
@@ -58,5 +64,7 @@ def test_shared_data_layout_works_as_is(data_dir):
     assert len(hans) == 30000 and sum(hans["label"]) == 15000
     assert set(hans["heuristic"]) == {"lexical_overlap", "subsequence", "constituent"}
     qqp = get_task("qqp")
-    paws = load_source(qqp.ood[0].source, qqp.label_names, name="paws", data_dir=str(data_dir), aliases=qqp.label_aliases)
+    paws = load_source(
+        qqp.ood[0].source, qqp.label_names, name="paws", data_dir=str(data_dir), aliases=qqp.label_aliases
+    )
     assert len(paws) == 677 and sum(paws["label"]) == 191

@@ -62,7 +62,9 @@ def test_global_thresholds_count_over_all_tensors():
     total = sum(t.numel() for t in tensors)
     for k in [0, 1, 13, 30, total - 1, total]:
         results = exact_thresholds(tensors, k)
-        zeros = sum(int((~binarize(t, torch.tensor(p), torch.tensor(i), h)).sum()) for t, (p, i, h) in zip(tensors, results))
+        zeros = sum(
+            int((~binarize(t, torch.tensor(p), torch.tensor(i), h)).sum()) for t, (p, i, h) in zip(tensors, results)
+        )
         assert zeros == k
 
 

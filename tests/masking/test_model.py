@@ -17,7 +17,10 @@ CLASSIFIER_LAYERS = {"bert": 1, "roberta": 2, "distilbert": 2, "electra": 2, "de
 
 def _inputs(batch=3, length=7):
     torch.manual_seed(11)
-    return {"input_ids": torch.randint(5, 100, (batch, length)), "attention_mask": torch.ones(batch, length, dtype=torch.long)}
+    return {
+        "input_ids": torch.randint(5, 100, (batch, length)),
+        "attention_mask": torch.ones(batch, length, dtype=torch.long),
+    }
 
 
 def _shuffle_scores(srnet: SRNetModel, seed=0):
@@ -59,12 +62,14 @@ def test_global_sparsity_counts_all_matrices_together():
 def test_no_classifier_mask_and_explicit_targets():
     srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(mask_classifier=False, target_modules=["query", "value"]))
     assert set(n.rsplit(".", 1)[-1] for n in srnet.masked_layers()) == {"query", "value"}
-    regex = SRNetModel(tiny_model("bert"), SRNetMaskConfig(mask_classifier=False, target_modules=r"intermediate\.dense$"))
+    regex = SRNetModel(
+        tiny_model("bert"), SRNetMaskConfig(mask_classifier=False, target_modules=r"intermediate\.dense$")
+    )
     assert len(regex.masked_layers()) == 2
 
 
 def test_unknown_targets_give_clear_error():
-    with pytest.raises(ValueError, match="matched no nn.Linear"):
+    with pytest.raises(ValueError, match=r"matched no nn\.Linear"):
         SRNetModel(tiny_model("bert"), SRNetMaskConfig(target_modules=["no_such_layer"]))
 
 
@@ -110,8 +115,9 @@ def test_saved_masks_are_bit_packed_and_hold_no_base_weights(tmp_path):
     from transformers import AutoModelForSequenceClassification, BertConfig
 
     torch.manual_seed(0)
-    config = BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512,
-                        vocab_size=200, num_labels=3)
+    config = BertConfig(
+        hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=200, num_labels=3
+    )
     srnet = SRNetModel(AutoModelForSequenceClassification.from_config(config), SRNetMaskConfig(sparsity=0.5))
     srnet.save_pretrained(tmp_path)
     tensors = load_file(os.path.join(tmp_path, MASKS_NAME))
@@ -140,7 +146,7 @@ def test_foreign_masks_are_refused(tmp_path):
         SRNetModel.from_pretrained(tiny_model("bert", seed=1), tmp_path / "bert")
     loaded = SRNetModel.from_pretrained(tiny_model("bert", seed=1), tmp_path / "bert", check_fingerprint=False)
     assert loaded.sparsity_report()["sparsity"] == pytest.approx(0.5, abs=0.01)
-    with pytest.raises(FileNotFoundError, match="srnet_config.json"):
+    with pytest.raises(FileNotFoundError, match=r"srnet_config\.json"):
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
 
 

@@ -13,13 +13,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conftest import tiny_model  # noqa: E402
-from trainer.helpers import synthetic_nli, tiny_tokenizer  # noqa: E402
+from conftest import tiny_model
 
-from hf_srnets.collator import SRNetDataCollator  # noqa: E402
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel  # noqa: E402
-from hf_srnets.trainer import SRNetTrainer  # noqa: E402
-from hf_srnets.training_args import SRNetTrainingArguments  # noqa: E402
+from hf_srnets.collator import SRNetDataCollator
+from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training_args import SRNetTrainingArguments
+from trainer.helpers import synthetic_nli, tiny_tokenizer
 
 
 def main(out: str, per_device_batch: int) -> None:
@@ -35,9 +35,18 @@ def main(out: str, per_device_batch: int) -> None:
         tokenizer = tiny_tokenizer(Path(tmp))
         train = synthetic_nli(tokenizer, n=160)
         args = SRNetTrainingArguments(
-            output_dir=os.path.join(out, "run"), report_to="none", per_device_train_batch_size=per_device_batch,
-            max_steps=20, learning_rate=1e-3, mask_learning_rate=0.02, loss="poe", save_strategy="no",
-            seed=0, disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False,
+            output_dir=os.path.join(out, "run"),
+            report_to="none",
+            per_device_train_batch_size=per_device_batch,
+            max_steps=20,
+            learning_rate=1e-3,
+            mask_learning_rate=0.02,
+            loss="poe",
+            save_strategy="no",
+            seed=0,
+            disable_tqdm=True,
+            use_cpu=True,
+            dataloader_pin_memory=False,
             ddp_backend="gloo" if int(os.environ.get("WORLD_SIZE", 1)) > 1 else None,
             logging_steps=10,
         )

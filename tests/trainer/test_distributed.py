@@ -13,8 +13,16 @@ WORKER = Path(__file__).with_name("ddp_worker.py")
 def _run(out: Path, nproc: int, per_device_batch: int) -> None:
     out.mkdir(parents=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}", "--standalone",
-           str(WORKER), str(out), str(per_device_batch)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc_per_node={nproc}",
+        "--standalone",
+        str(WORKER),
+        str(out),
+        str(per_device_batch),
+    ]
     if nproc == 1:
         cmd = [sys.executable, str(WORKER), str(out), str(per_device_batch)]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)

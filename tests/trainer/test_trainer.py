@@ -18,9 +18,18 @@ from .helpers import synthetic_nli, tiny_tokenizer
 
 def _args(tmp_path, **kwargs):
     defaults = dict(
-        output_dir=str(tmp_path / "out"), report_to="none", per_device_train_batch_size=8, per_device_eval_batch_size=16,
-        learning_rate=1e-3, max_steps=12, logging_steps=4, save_strategy="no", seed=0, disable_tqdm=True,
-        use_cpu=True, dataloader_pin_memory=False,
+        output_dir=str(tmp_path / "out"),
+        report_to="none",
+        per_device_train_batch_size=8,
+        per_device_eval_batch_size=16,
+        learning_rate=1e-3,
+        max_steps=12,
+        logging_steps=4,
+        save_strategy="no",
+        seed=0,
+        disable_tqdm=True,
+        use_cpu=True,
+        dataloader_pin_memory=False,
     )
     defaults.update(kwargs)
     return SRNetTrainingArguments(**defaults)
@@ -29,8 +38,14 @@ def _args(tmp_path, **kwargs):
 def _trainer(tmp_path, model, **kwargs):
     tokenizer = tiny_tokenizer(tmp_path)
     train = synthetic_nli(tokenizer, n=64)
-    return SRNetTrainer(model=model, args=_args(tmp_path, **kwargs), train_dataset=train, eval_dataset=train,
-                        data_collator=SRNetDataCollator(tokenizer), processing_class=tokenizer)
+    return SRNetTrainer(
+        model=model,
+        args=_args(tmp_path, **kwargs),
+        train_dataset=train,
+        eval_dataset=train,
+        data_collator=SRNetDataCollator(tokenizer),
+        processing_class=tokenizer,
+    )
 
 
 def test_mask_training_keeps_weights_frozen_and_sparsity_exact(tmp_path):
@@ -61,8 +76,12 @@ def test_bias_column_survives_column_pruning(tmp_path):
 def test_debiasing_loss_without_bias_column_is_a_clear_error(tmp_path):
     tokenizer = tiny_tokenizer(tmp_path)
     train = synthetic_nli(tokenizer, n=16, with_bias=False)
-    trainer = SRNetTrainer(model=tiny_model("bert"), args=_args(tmp_path, loss="reweight", max_steps=1),
-                           train_dataset=train, data_collator=SRNetDataCollator(tokenizer))
+    trainer = SRNetTrainer(
+        model=tiny_model("bert"),
+        args=_args(tmp_path, loss="reweight", max_steps=1),
+        train_dataset=train,
+        data_collator=SRNetDataCollator(tokenizer),
+    )
     with pytest.raises(ValueError, match="needs the 'bias_probs' column"):
         trainer.train()
 
@@ -78,8 +97,14 @@ def test_full_finetuning_with_poe_updates_weights(tmp_path):
 
 
 def test_cubic_schedule_reaches_final_sparsity(tmp_path):
-    config = SRNetMaskConfig(sparsity=0.9, initial_sparsity=0.7, sparsity_schedule="cubic", mask_init="soft",
-                             schedule_end=0.5, threshold_update_interval=1)
+    config = SRNetMaskConfig(
+        sparsity=0.9,
+        initial_sparsity=0.7,
+        sparsity_schedule="cubic",
+        mask_init="soft",
+        schedule_end=0.5,
+        threshold_update_interval=1,
+    )
     srnet = SRNetModel(tiny_model("bert"), config)
     assert srnet.sparsity_report()["sparsity"] == pytest.approx(0.7, abs=0.01)
     trainer = _trainer(tmp_path, srnet, max_steps=8, logging_steps=1)
@@ -93,9 +118,20 @@ def test_cubic_schedule_reaches_final_sparsity(tmp_path):
 
 def test_select_best_after_ignores_early_checkpoints(tmp_path):
     srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.3, threshold_update_interval=2))
-    trainer = _trainer(tmp_path, srnet, max_steps=10, eval_strategy="steps", eval_steps=2, save_strategy="steps",
-                       save_steps=2, metric_for_best_model="loss", greater_is_better=False, select_best_after=0.7,
-                       load_best_model_at_end=True, mask_learning_rate=0.05)
+    trainer = _trainer(
+        tmp_path,
+        srnet,
+        max_steps=10,
+        eval_strategy="steps",
+        eval_steps=2,
+        save_strategy="steps",
+        save_steps=2,
+        metric_for_best_model="loss",
+        greater_is_better=False,
+        select_best_after=0.7,
+        load_best_model_at_end=True,
+        mask_learning_rate=0.05,
+    )
     trainer.train()
     best_step = int(trainer.state.best_model_checkpoint.rsplit("-", 1)[1])
     assert best_step >= 7
@@ -123,13 +159,20 @@ def test_resume_ends_with_the_same_masks(tmp_path):
     def run(out):
         torch.manual_seed(0)
         srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, threshold_update_interval=4))
-        trainer = _trainer(tmp_path, srnet, output_dir=str(out), mask_learning_rate=0.05, max_steps=12,
-                           save_strategy="steps", save_steps=6)
+        trainer = _trainer(
+            tmp_path,
+            srnet,
+            output_dir=str(out),
+            mask_learning_rate=0.05,
+            max_steps=12,
+            save_strategy="steps",
+            save_steps=6,
+        )
         return srnet, trainer
 
     full, trainer = run(tmp_path / "full")
     trainer.train()
-    interrupted, trainer = run(tmp_path / "resumed")
+    _, trainer = run(tmp_path / "resumed")
     trainer.add_callback(StopAt())
     trainer.train()
     assert trainer.state.global_step == 6

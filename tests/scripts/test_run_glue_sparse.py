@@ -1,0 +1,176 @@
+"""End to end: run_glue_sparse.py on the pip MiniLM with a few hundred real MNLI/HANS examples."""
+
+import json
+import os
+import sys
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from hf_srnets.data import get_task, load_file
+from hf_srnets.masking import SRNetModel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+import run_glue_sparse
+
+
+def _common(minilm, data_dir, out, *extra):
+    return [
+        "--model_name_or_path",
+        minilm,
+        "--task",
+        "mnli",
+        "--data_dir",
+        str(data_dir),
+        "--train_file",
+        str(data_dir / "mnli" / "dev_mismatched.tsv"),
+        "--max_train_samples",
+        "192",
+        "--max_eval_samples",
+        "128",
+        "--max_ood_samples",
+        "180",
+        "--per_device_train_batch_size",
+        "32",
+        "--per_device_eval_batch_size",
+        "64",
+        "--num_train_epochs",
+        "1",
+        "--output_dir",
+        str(out),
+        "--report_to",
+        "none",
+        "--save_strategy",
+        "no",
+        "--logging_steps",
+        "2",
+        "--disable_tqdm",
+        "true",
+        "--use_cpu",
+        "true",
+        "--dataloader_pin_memory",
+        "false",
+        *extra,
+    ]
+
+
+def _bias_file(data_dir, path):
+    task = get_task("mnli")
+    train = load_file(str(data_dir / "mnli" / "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases)
+    with open(path, "w") as f:
+        for ex_id, label in zip(train["id"], train["label"]):
+            probs = [0.25, 0.25, 0.25]
+            probs[label] = 0.5  # a mildly confident, correct bias model
+            f.write(json.dumps({"id": ex_id, "probs": probs}) + "\n")
+    return str(path)
+
+
+@pytest.mark.slow
+def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
+    out = tmp_path / "mask_poe"
+    bias = _bias_file(data_dir, tmp_path / "bias.jsonl")
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            out,
+            "--do_train",
+            "--pruning",
+            "mask",
+            "--loss",
+            "poe",
+            "--sparsity",
+            "0.5",
+            "--bias_predictions",
+            bias,
+            "--learning_rate",
+            "5e-4",
+            "--mask_learning_rate",
+            "1e-2",
+            "--threshold_update_interval",
+            "2",
+        )
+    )
+    saved = json.loads((out / "all_results.json").read_text())
+    assert saved["sparsity"] == pytest.approx(0.5, abs=1e-3)
+    for key in [
+        "eval_mnli_accuracy",
+        "eval_hans_accuracy",
+        "eval_hans_lexical_overlap_entailment_accuracy",
+        "eval_hans_constituent_non-entailment_accuracy",
+    ]:
+        assert 0.0 <= saved[key] <= 1.0, key
+    assert results["eval_mnli_accuracy"] == saved["eval_mnli_accuracy"]
+    assert {"srnet_config.json", "srnet_masks.safetensors", "README.md", "sparsity_report.json"} <= set(os.listdir(out))
+    assert "model.safetensors" not in os.listdir(out)
+    card = (out / "README.md").read_text()
+    assert "sparsity" in card.lower() and "hans" in card
+
+    # reload the masks on a fresh copy of the base model, merge, compare logits
+    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+    srnet = SRNetModel.from_pretrained(base, out).eval()
+    batch = tokenizer(["A man is sleeping ."], ["Nobody sleeps ."], return_tensors="pt")
+    with torch.no_grad():
+        masked = srnet(**batch).logits
+        merged = srnet.merge_and_unload()(**batch).logits
+    assert torch.allclose(masked, merged, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_full_finetuning_ce_and_teacher_predictions(minilm, data_dir, tmp_path):
+    out = tmp_path / "full_ce"
+    teacher = tmp_path / "teacher.jsonl"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            out,
+            "--do_train",
+            "--pruning",
+            "none",
+            "--loss",
+            "ce",
+            "--learning_rate",
+            "1e-4",
+            "--write_train_predictions",
+            str(teacher),
+        )
+    )
+    assert "model.safetensors" in os.listdir(out)
+    assert results["sparsity"] == 0.0 and 0 <= results["eval_hans_accuracy"] <= 1
+    rows = [json.loads(line) for line in teacher.read_text().splitlines()]
+    assert len(rows) == 192 and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
+
+
+def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
+    with pytest.raises(ValueError, match="needs bias predictions"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "poe"))
+    with pytest.raises(ValueError, match="sparsity"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--pruning", "mask", "--sparsity", "1.5"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "0", "probs": [0.5, 0.5]}) + "\n")
+    with pytest.raises(ValueError, match="2 probabilities, but the task has 3 labels"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "poe", "--bias_predictions", str(bad)))
+
+
+def test_yaml_config_with_overriding_flags(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "model_name_or_path: m\ntask: mnli\npruning: mask\nsparsity: 0.5\nloss: poe\n"
+        "do_train: true\nood_file: [a=x.tsv, b=y.tsv]\noutput_dir: o\n"
+    )
+    model_args, data_args, args = run_glue_sparse.parse_args([str(config), "--sparsity", "0.7"])
+    assert model_args.pruning == "mask" and model_args.sparsity == 0.7 and args.loss == "poe" and args.do_train
+    assert data_args.ood_file == ["a=x.tsv", "b=y.tsv"]
+    json_config = tmp_path / "c.json"
+    json_config.write_text(json.dumps({"model_name_or_path": "m", "output_dir": "o", "mask_init": "soft"}))
+    assert run_glue_sparse.parse_args([str(json_config)])[0].mask_init == "soft"
+
+
+def test_example_recipes_parse():
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    for name in ["mnli_full_ce_bert_base.yaml", "mnli_mask_poe_bert_base.yaml"]:
+        _, _, args = run_glue_sparse.parse_args([os.path.join(root, name)])
+        assert args.per_device_train_batch_size == 32 and args.max_steps == -1
