@@ -9,6 +9,7 @@ A single `.json` or `.yaml` argument is read as the whole configuration.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -146,6 +147,10 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
             f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
             "--write_train_predictions from a CE fine-tuned model."
         )
+    if data_args.bias_model not in (None, "overlap", "claim"):
+        raise ValueError(
+            f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data_args.bias_model!r}"
+        )
     for spec in data_args.ood_file:
         if "=" not in spec:
             raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
@@ -193,43 +198,45 @@ def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
 
 def attach_probabilities(
     train: Dataset,
+    full_train: Dataset,
     task: TaskSpec,
     data_args: DataArguments,
     args: SRNetTrainingArguments,
-    ood: list[tuple[EvalSet, Dataset]],
-    validation: Dataset,
+    eval_splits: dict[str, Dataset],
 ) -> tuple[Dataset, str | None]:
-    """Join p_b and p_t to the training set by id. Returns the dataset and a description of the bias model."""
+    """Join p_b and p_t to `train` by id; return it and a description of the bias model.
+
+    `train` may be the first `--max_train_samples` rows of `full_train`: prediction files may then cover the
+    full training set. A bias model computed here (`--bias_model`) is fitted on the full training set.
+    """
     needs = LOSSES[args.loss].requires
+    subset = len(train) < len(full_train)
     bias_desc = None
     if "bias_probs" in needs:
-        if data_args.bias_predictions:
-            predictions = read_predictions(data_args.bias_predictions, task.num_labels)
-            train = add_probability_column(train, predictions, BIAS_COLUMN, source=data_args.bias_predictions)
-            bias_desc = f"predictions from `{os.path.basename(data_args.bias_predictions)}`"
+        path = data_args.bias_predictions
+        if path:
+            bias_desc = f"predictions from `{os.path.basename(path)}`"
         else:
             cache = os.path.join(args.output_dir, "bias_model")
             path = os.path.join(cache, "bias_train.jsonl")
             if not os.path.isfile(path):
                 from hf_srnets.bias import compute_bias_predictions
 
-                with args.main_process_first(desc="bias model"):
-                    if not os.path.isfile(path):
-                        splits = {"validation": validation, **{s.name: d for s, d in ood}}
-                        predictions, report = compute_bias_predictions(
-                            task, train, splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
-                        )
-                        for split, probs in predictions.items():
-                            write_predictions(
-                                os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values())
-                            )
-                        with open(os.path.join(cache, "bias_report.json"), "w") as f:
-                            json.dump(report, f, indent=2)
-            train = add_probability_column(train, read_predictions(path, task.num_labels), BIAS_COLUMN, source=path)
-            bias_desc = f"{data_args.bias_model or task.bias_model} features + logistic regression (run_bias_model.py)"
+                logger.info(f"Fitting the {task.bias_model} bias model; predictions cached in {cache}")
+                predictions, report = compute_bias_predictions(
+                    task, full_train, eval_splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
+                )
+                for split, probs in predictions.items():
+                    write_predictions(os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values()))
+                with open(os.path.join(cache, "bias_report.json"), "w") as f:
+                    json.dump(report, f, indent=2)
+            bias_desc = f"{task.bias_model} features + logistic regression (appendix B.3.1)"
+        predictions = read_predictions(path, task.num_labels)
+        train = add_probability_column(train, predictions, BIAS_COLUMN, source=path, allow_extra=subset)
     if "teacher_probs" in needs:
-        predictions = read_predictions(data_args.teacher_predictions, task.num_labels)
-        train = add_probability_column(train, predictions, TEACHER_COLUMN, source=data_args.teacher_predictions)
+        path = data_args.teacher_predictions
+        predictions = read_predictions(path, task.num_labels)
+        train = add_probability_column(train, predictions, TEACHER_COLUMN, source=path, allow_extra=subset)
     return train, bias_desc
 
 
@@ -270,12 +277,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     validate_args(model_args, data_args, args)
     set_seed(args.seed)
     task = resolve_task(data_args)
+    if data_args.bias_model is not None:
+        task = dataclasses.replace(task, bias_model=data_args.bias_model)
 
-    with args.main_process_first(desc="loading data"):
-        train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
-        train, bias_desc = attach_probabilities(train, task, data_args, args, ood, validation)
-    if data_args.max_train_samples is not None:
-        train = train.select(range(min(data_args.max_train_samples, len(train))))
+    with args.main_process_first(desc="loading data"):  # the main process writes caches first
+        full_train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
+        train = full_train
+        if data_args.max_train_samples is not None:
+            train = full_train.select(range(min(data_args.max_train_samples, len(full_train))))
+        eval_splits = {"validation": validation, **{s.name: d for s, d in ood}}
+        train, bias_desc = attach_probabilities(train, full_train, task, data_args, args, eval_splits)
     if data_args.max_eval_samples is not None:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
     ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import torch
 from transformers import TrainingArguments
 
 from .losses import LOSSES
@@ -42,6 +43,8 @@ class SRNetTrainingArguments(TrainingArguments):
     )
 
     def __post_init__(self) -> None:
+        if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
+            self.dataloader_pin_memory = False  # pinning needs an accelerator; avoid torch's warning on CPU
         super().__post_init__()
         if self.loss not in LOSSES:
             raise ValueError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")

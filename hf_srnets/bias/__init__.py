@@ -73,22 +73,29 @@ def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels:
     if len(dataset) == 0:
         raise ValueError(f"Split {name!r} has no rows; check its file or drop it from the splits to predict.")
     if "id" not in columns:
-        raise ValueError(f"Split {name!r} has no 'id' column (columns: {columns}); predictions are joined on it. "
-                         + hint)
+        raise ValueError(
+            f"Split {name!r} has no 'id' column (columns: {columns}); predictions are joined on it. " + hint
+        )
     if "sentence1" not in columns:
-        raise ValueError(f"Split {name!r} has no 'sentence1' text column (columns: {columns}); rename the premise, "
-                         f"question1 or claim column to 'sentence1'. " + hint)
+        raise ValueError(
+            f"Split {name!r} has no 'sentence1' text column (columns: {columns}); rename the premise, "
+            f"question1 or claim column to 'sentence1'. " + hint
+        )
     if bias_model == "overlap" and "sentence2" not in columns:
-        raise ValueError(f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
-                         "needs sentence pairs (premise/hypothesis, question1/question2). " + hint)
+        raise ValueError(
+            f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
+            "needs sentence pairs (premise/hypothesis, question1/question2). " + hint
+        )
     if require_labels and "label" not in columns:
         raise ValueError(f"Split {name!r} has no 'label' column (columns: {columns}); the bias model trains on it.")
     ids = [str(i) for i in _column(dataset, "id")]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         dup = next(i for i in ids if i in seen or seen.add(i))
-        raise ValueError(f"Split {name!r} has duplicate id {dup!r}; ids must be unique because bias predictions are "
-                         "joined to examples by id. Deduplicate the rows or regenerate the ids.")
+        raise ValueError(
+            f"Split {name!r} has duplicate id {dup!r}; ids must be unique because bias predictions are "
+            "joined to examples by id. Deduplicate the rows or regenerate the ids."
+        )
     return ids
 
 
@@ -132,16 +139,18 @@ def compute_bias_predictions(
     if "train" in splits:
         raise ValueError("'train' is reserved for the training set; rename that entry of splits")
     named = {"train": train, **splits}
-    ids = {name: check_split(ds, name, task.bias_model, require_labels=(name == "train"))
-           for name, ds in named.items()}
-    label_names = {name: (tuple(task.label_names) if name == "train" else
-                          split_label_names(ds, task.label_names, name=name)) for name, ds in named.items()}
+    ids = {name: check_split(ds, name, task.bias_model, require_labels=(name == "train")) for name, ds in named.items()}
+    label_names = {
+        name: (tuple(task.label_names) if name == "train" else split_label_names(ds, task.label_names, name=name))
+        for name, ds in named.items()
+    }
     first = {name: _texts(ds, "sentence1") for name, ds in named.items()}
-    second = ({name: _texts(ds, "sentence2") for name, ds in named.items()} if task.bias_model == "overlap" else {})
+    second = {name: _texts(ds, "sentence2") for name, ds in named.items()} if task.bias_model == "overlap" else {}
     vocab = vocabulary(*first.values(), *second.values())
     train_text = _column(train, "sentence1") + (_column(train, "sentence2") if task.bias_model == "overlap" else [])
-    word_vectors = resolve_vectors(vectors, vocab, train_texts=(str(t) for t in train_text if t is not None),
-                                   cache_dir=cache_dir, seed=seed)
+    word_vectors = resolve_vectors(
+        vectors, vocab, train_texts=(str(t) for t in train_text if t is not None), cache_dir=cache_dir, seed=seed
+    )
 
     if task.bias_model == "overlap":
         features = {name: overlap_features(first[name], second[name], word_vectors) for name in named}
@@ -156,8 +165,11 @@ def compute_bias_predictions(
         "task": task.name,
         "features": feature_info,
         "vectors": word_vectors.info,
-        "model": {"type": "multinomial logistic regression (standardised features, L-BFGS)", "C": model.C,
-                  "seed": seed},
+        "model": {
+            "type": "multinomial logistic regression (standardised features, L-BFGS)",
+            "C": model.C,
+            "seed": seed,
+        },
         "label_names": list(task.label_names),
         "splits": {},
     }
@@ -171,8 +183,9 @@ def compute_bias_predictions(
     return predictions, report
 
 
-def save_bias_predictions(output_dir: str, predictions: dict[str, dict[str, list[float]]],
-                          report: dict) -> dict[str, str]:
+def save_bias_predictions(
+    output_dir: str, predictions: dict[str, dict[str, list[float]]], report: dict
+) -> dict[str, str]:
     """Write `<output_dir>/bias_<split>.jsonl` per split and `bias_report.json`; return split -> file path."""
     os.makedirs(output_dir, exist_ok=True)
     paths: dict[str, str] = {}

@@ -41,17 +41,20 @@ class BiasModel:
             raise ValueError(f"features {features.shape} and labels {labels.shape} do not match")
         bad = labels[(labels < 0) | (labels >= self.num_labels)]
         if bad.size:
-            raise ValueError(f"Training labels must be in [0, {self.num_labels}); found {sorted(set(bad.tolist()))}. "
-                             "Unlabelled rows (-1) cannot train the bias model.")
+            raise ValueError(
+                f"Training labels must be in [0, {self.num_labels}); found {sorted(set(bad.tolist()))}. "
+                "Unlabelled rows (-1) cannot train the bias model."
+            )
         missing = sorted(set(range(self.num_labels)) - set(labels.tolist()))
         if missing:
-            raise ValueError(f"The bias model's training set has no example of label(s) {missing}, so it could never "
-                             "predict them; use more training data (e.g. a larger --max_train_samples).")
+            raise ValueError(
+                f"The bias model's training set has no example of label(s) {missing}, so it could never "
+                "predict them; use more training data (e.g. a larger --max_train_samples)."
+            )
         self._mean = features.mean(axis=0)
         scale = features.std(axis=0)
         self._scale = np.where(scale > 0, scale, 1.0)
-        self._classifier = LogisticRegression(C=self.C, solver="lbfgs", max_iter=self.max_iter,
-                                              random_state=self.seed)
+        self._classifier = LogisticRegression(C=self.C, solver="lbfgs", max_iter=self.max_iter, random_state=self.seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             self._classifier.fit(self._standardize(features), labels)

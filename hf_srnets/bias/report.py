@@ -35,31 +35,48 @@ def split_label_names(dataset: Dataset, task_label_names: Sequence[str], *, name
         return tuple(task_label_names)
     if _lower(names) == _lower(task_label_names) or is_collapsed(names, task_label_names):
         return names
-    raise ValueError(f"{name}: labels {list(names)} are neither the task's {list(task_label_names)} nor "
-                     f"HANS's {list(HANS_LABELS)}; the bias report cannot score them. Cast the split's 'label' "
-                     "column to the task's labels.")
+    raise ValueError(
+        f"{name}: labels {list(names)} are neither the task's {list(task_label_names)} nor "
+        f"HANS's {list(HANS_LABELS)}; the bias report cannot score them. Cast the split's 'label' "
+        "column to the task's labels."
+    )
 
 
 def is_collapsed(label_names: Sequence[str], task_label_names: Sequence[str]) -> bool:
     """True for 2-way entailment/non-entailment gold labels with a task that has an 'entailment' label."""
-    return _lower(label_names) == _lower(HANS_LABELS) and "entailment" in _lower(task_label_names) and \
-        len(task_label_names) > 2
+    return (
+        _lower(label_names) == _lower(HANS_LABELS)
+        and "entailment" in _lower(task_label_names)
+        and len(task_label_names) > 2
+    )
 
 
-def _cell(preds: np.ndarray, probs: np.ndarray, labels: np.ndarray, gold: int, names: Sequence[str],
-          with_predicted: bool = True) -> dict[str, Any]:
+def _cell(
+    preds: np.ndarray,
+    probs: np.ndarray,
+    labels: np.ndarray,
+    gold: int,
+    names: Sequence[str],
+    with_predicted: bool = True,
+) -> dict[str, Any]:
     mask = labels == gold
     n = int(mask.sum())
     cell: dict[str, Any] = {"count": n, "accuracy": float((preds[mask] == gold).mean()) if n else None}
     if with_predicted:
-        cell["predicted_fraction"] = {names[k]: (float((preds[mask] == k).mean()) if n else None)
-                                      for k in range(len(names))}
+        cell["predicted_fraction"] = {
+            names[k]: (float((preds[mask] == k).mean()) if n else None) for k in range(len(names))
+        }
     cell["mean_prob"] = {names[k]: (float(probs[mask, k].mean()) if n else None) for k in range(len(names))}
     return cell
 
 
-def split_report(probs: np.ndarray, labels: Sequence[int], task_label_names: Sequence[str],
-                 label_names: Sequence[str] | None = None, heuristics: Sequence[str] | None = None) -> dict[str, Any]:
+def split_report(
+    probs: np.ndarray,
+    labels: Sequence[int],
+    task_label_names: Sequence[str],
+    label_names: Sequence[str] | None = None,
+    heuristics: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """Accuracy, and per gold label: count, accuracy, fraction predicted as each label, mean p_b of each label.
 
     `probs` are the bias model's `(n, K)` probabilities over the task's labels; `labels` the gold ids in
@@ -124,8 +141,11 @@ def format_report(report: dict[str, Any]) -> str:
             row += f" | {'':>9} " + " ".join(_fmt(v, 8) for v in cell["mean_prob"].values())
             lines.append(row)
         if "collapsed" in rep:
-            lines.append("  (3-way predictions collapsed: " + "; ".join(
-                f"{' + '.join(src)} -> {dst}" for dst, src in rep["collapsed"].items()) + ")")
+            lines.append(
+                "  (3-way predictions collapsed: "
+                + "; ".join(f"{' + '.join(src)} -> {dst}" for dst, src in rep["collapsed"].items())
+                + ")"
+            )
         for heuristic, cells in rep.get("per_heuristic", {}).items():
             for gold, cell in cells.items():
                 label = f"  {heuristic[:10]}/{gold[:7]}"

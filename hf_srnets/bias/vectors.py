@@ -145,8 +145,12 @@ def load_fasttext_bin(path: str, vocab: Iterable[str], *, kind: str = "fasttext_
         "in_model_dictionary": in_dict,
         "coverage": 1.0 if words else 0.0,  # subword vectors cover every word
     }
-    logger.info("Loaded fastText model %s: %d/%d data words in its dictionary, the rest from subwords",
-                path, in_dict, len(words))
+    logger.info(
+        "Loaded fastText model %s: %d/%d data words in its dictionary, the rest from subwords",
+        path,
+        in_dict,
+        len(words),
+    )
     return WordVectors(words, matrix, info)
 
 
@@ -185,48 +189,65 @@ def load_text_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
                 space = line.find(" ")
                 if space <= 0:
                     if line.strip():
-                        raise VectorsError(f"{path}:{line_no}: expected 'word v1 ... v{dim}', got {line[:60]!r}. "
-                                           f"{_FORMATS_HELP}")
+                        raise VectorsError(
+                            f"{path}:{line_no}: expected 'word v1 ... v{dim}', got {line[:60]!r}. {_FORMATS_HELP}"
+                        )
                     continue
                 lines += 1
                 word = line[:space]
                 key = word if word in vocab else word.lower()
                 if key not in vocab or (key in found and (key != word or key in exact)):
                     continue
-                parts = line[space + 1:].split()
+                parts = line[space + 1 :].split()
                 if len(parts) > dim:
                     continue  # a multi-word entry: its first word merely looks like ours
                 try:
                     values = np.array(parts, dtype=np.float32)
                 except ValueError:
-                    raise VectorsError(f"{path}:{line_no}: non-numeric vector values for {word!r}. "
-                                       f"{_FORMATS_HELP}") from None
+                    raise VectorsError(
+                        f"{path}:{line_no}: non-numeric vector values for {word!r}. {_FORMATS_HELP}"
+                    ) from None
                 if values.size != dim:
-                    raise VectorsError(f"{path}:{line_no}: {values.size} values for {word!r}, expected {dim} "
-                                       f"(from the first line). {_FORMATS_HELP}")
+                    raise VectorsError(
+                        f"{path}:{line_no}: {values.size} values for {word!r}, expected {dim} "
+                        f"(from the first line). {_FORMATS_HELP}"
+                    )
                 found[key] = values
                 if key == word:
                     exact.add(key)
     except UnicodeDecodeError:
-        raise VectorsError(f"{path} is not UTF-8 text. If it is a fastText model, give it the .bin extension. "
-                           f"{_FORMATS_HELP}") from None
+        raise VectorsError(
+            f"{path} is not UTF-8 text. If it is a fastText model, give it the .bin extension. {_FORMATS_HELP}"
+        ) from None
     except OSError as err:
         raise VectorsError(f"Could not read the word-vectors file {path}: {err}") from err
     if dim is None:
         raise VectorsError(f"{path} is empty. {_FORMATS_HELP}")
     if vocab and not found:
-        raise VectorsError(f"{path}: none of the data's {len(vocab)} words has a vector (read {lines} lines). "
-                           "Is it a vectors file for this language? " + _FORMATS_HELP)
+        raise VectorsError(
+            f"{path}: none of the data's {len(vocab)} words has a vector (read {lines} lines). "
+            "Is it a vectors file for this language? " + _FORMATS_HELP
+        )
     words = sorted(found)
     matrix = np.stack([found[w] for w in words]) if words else np.zeros((0, dim), dtype=np.float32)
     coverage = len(found) / len(vocab) if vocab else 0.0
-    info = {"kind": kind, "path": os.path.abspath(path), "dim": dim, "vocab_size": len(vocab),
-            "found": len(found), "coverage": round(coverage, 4)}
-    logger.info("Loaded %s vectors from %s: %d/%d data words found (%.1f%%)",
-                kind, path, len(found), len(vocab), 100 * coverage)
+    info = {
+        "kind": kind,
+        "path": os.path.abspath(path),
+        "dim": dim,
+        "vocab_size": len(vocab),
+        "found": len(found),
+        "coverage": round(coverage, 4),
+    }
+    logger.info(
+        "Loaded %s vectors from %s: %d/%d data words found (%.1f%%)", kind, path, len(found), len(vocab), 100 * coverage
+    )
     if coverage < 0.5:
-        logger.warning("Only %.1f%% of the data's words have vectors in %s; the others count as similar only to "
-                       "themselves", 100 * coverage, path)
+        logger.warning(
+            "Only %.1f%% of the data's words have vectors in %s; the others count as similar only to themselves",
+            100 * coverage,
+            path,
+        )
     return WordVectors(words, matrix, info)
 
 
@@ -254,9 +275,29 @@ def _train_unsupervised(corpus_path: str, seed: int, settings: Mapping[str, Any]
         pass
     try:
         ft = fasttext.FastText
-        names = ["input", "model", "lr", "dim", "ws", "epoch", "minCount", "minCountLabel", "minn", "maxn", "neg",
-                 "wordNgrams", "loss", "bucket", "thread", "lrUpdateRate", "t", "label", "verbose",
-                 "pretrainedVectors", "seed"]
+        names = [
+            "input",
+            "model",
+            "lr",
+            "dim",
+            "ws",
+            "epoch",
+            "minCount",
+            "minCountLabel",
+            "minn",
+            "maxn",
+            "neg",
+            "wordNgrams",
+            "loss",
+            "bucket",
+            "thread",
+            "lrUpdateRate",
+            "t",
+            "label",
+            "verbose",
+            "pretrainedVectors",
+            "seed",
+        ]
         args, manual = ft.read_args((), dict(kwargs, seed=seed), names, ft.unsupervised_default)
         built = ft._build_args(args, manual)
         model = ft._FastText(args=built)
@@ -280,8 +321,9 @@ def corpus_lines(texts: Iterable[str]) -> list[str]:
     return [line for line in lines if line]
 
 
-def train_vectors(texts: Iterable[str], cache_dir: str, *, seed: int = 42,
-                  settings: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+def train_vectors(
+    texts: Iterable[str], cache_dir: str, *, seed: int = 42, settings: Mapping[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
     """Train fastText vectors on `texts` (or reuse the cached model); return its `.bin` path and an info dict.
 
     The cache key is the SHA-256 of the settings, the seed and the tokenised corpus, so the same training
@@ -311,8 +353,9 @@ def train_vectors(texts: Iterable[str], cache_dir: str, *, seed: int = 42,
         return path, {**info, "cached": True}
     corpus_path = f"{path}.{os.getpid()}.corpus.txt"
     tmp_model = f"{path}.{os.getpid()}.tmp"
-    logger.info("Training fastText vectors on %d sentences (%d tokens) into %s", len(lines), info["corpus_tokens"],
-                path)
+    logger.info(
+        "Training fastText vectors on %d sentences (%d tokens) into %s", len(lines), info["corpus_tokens"], path
+    )
     try:
         with open(corpus_path, "w", encoding="utf-8") as f:
             f.write(corpus)
@@ -326,8 +369,14 @@ def train_vectors(texts: Iterable[str], cache_dir: str, *, seed: int = 42,
     return path, {**info, "cached": False}
 
 
-def resolve_vectors(vectors: str | None, vocab: Iterable[str], *, train_texts: Iterable[str] | None = None,
-                    cache_dir: str, seed: int = 42) -> WordVectors:
+def resolve_vectors(
+    vectors: str | None,
+    vocab: Iterable[str],
+    *,
+    train_texts: Iterable[str] | None = None,
+    cache_dir: str,
+    seed: int = 42,
+) -> WordVectors:
     """The vectors for `vocab`: from the user's file `vectors` if given, else trained on `train_texts`."""
     if vectors is not None:
         return load_vectors(vectors, vocab)

@@ -160,3 +160,12 @@ def test_training_state_round_trip(tmp_path):
     for (name, a), b in zip(srnet.masked_layers().items(), other.masked_layers().values()):
         assert torch.equal(a.mask_scores, b.mask_scores)
         assert torch.equal(a.binary_mask(), b.binary_mask()), name
+
+
+def test_prunable_count_matches_the_papers_84m_for_bert_base():
+    from transformers import AutoModelForSequenceClassification, BertConfig
+
+    one_layer = BertConfig(num_hidden_layers=1, num_labels=3)  # bert-base widths: 768 hidden, 3072 FFN
+    srnet = SRNetModel(AutoModelForSequenceClassification.from_config(one_layer), SRNetMaskConfig())
+    per_layer = srnet.sparsity_report()["num_prunable"] - 768 * 3  # minus W_cls
+    assert 12 * per_layer == 84_934_656  # "84M parameters in the Transformer layers" (§4.1.4)

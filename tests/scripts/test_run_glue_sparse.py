@@ -119,8 +119,8 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_full_finetuning_ce_and_teacher_predictions(minilm, data_dir, tmp_path):
-    out = tmp_path / "full_ce"
+def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm, data_dir, tmp_path):
+    out = tmp_path / "full_reweight"
     teacher = tmp_path / "teacher.jsonl"
     results = run_glue_sparse.main(
         _common(
@@ -131,7 +131,9 @@ def test_full_finetuning_ce_and_teacher_predictions(minilm, data_dir, tmp_path):
             "--pruning",
             "none",
             "--loss",
-            "ce",
+            "reweight",
+            "--bias_model",
+            "overlap",
             "--learning_rate",
             "1e-4",
             "--write_train_predictions",
@@ -139,6 +141,10 @@ def test_full_finetuning_ce_and_teacher_predictions(minilm, data_dir, tmp_path):
         )
     )
     assert "model.safetensors" in os.listdir(out)
+    # p_b was computed on the fly on the full training set and cached
+    bias_rows = (out / "bias_model" / "bias_train.jsonl").read_text().splitlines()
+    assert len(bias_rows) == 9832
+    assert (out / "bias_model" / "bias_hans.jsonl").is_file()
     assert results["sparsity"] == 0.0 and 0 <= results["eval_hans_accuracy"] <= 1
     rows = [json.loads(line) for line in teacher.read_text().splitlines()]
     assert len(rows) == 192 and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
@@ -174,3 +180,36 @@ def test_example_recipes_parse():
     for name in ["mnli_full_ce_bert_base.yaml", "mnli_mask_poe_bert_base.yaml"]:
         _, _, args = run_glue_sparse.parse_args([os.path.join(root, name)])
         assert args.per_device_train_batch_size == 32 and args.max_steps == -1
+
+
+@pytest.mark.slow
+def test_confreg_with_teacher_predictions_of_a_subset(minilm, data_dir, tmp_path):
+    teacher_out, teacher = tmp_path / "teacher_run", tmp_path / "teacher.jsonl"
+    run_glue_sparse.main(
+        _common(
+            minilm, data_dir, teacher_out, "--max_steps", "1", "--do_train", "--write_train_predictions", str(teacher)
+        )
+    )
+    bias = _bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
+    out = tmp_path / "confreg"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            out,
+            "--do_train",
+            "--max_steps",
+            "2",
+            "--pruning",
+            "mask",
+            "--loss",
+            "confreg",
+            "--bias_predictions",
+            bias,
+            "--teacher_predictions",
+            str(teacher),
+        )
+    )
+    assert results["sparsity"] == pytest.approx(0.5, abs=1e-3)
+    log = json.loads((out / "trainer_state.json").read_text())["log_history"]
+    assert any("loss_confreg" in entry for entry in log)
