@@ -220,16 +220,13 @@ def attach_probabilities(
             cache = os.path.join(args.output_dir, "bias_model")
             path = os.path.join(cache, "bias_train.jsonl")
             if not os.path.isfile(path):
-                from hf_srnets.bias import compute_bias_predictions
+                from hf_srnets.bias import compute_bias_predictions, save_bias_predictions
 
                 logger.info(f"Fitting the {task.bias_model} bias model; predictions cached in {cache}")
                 predictions, report = compute_bias_predictions(
                     task, full_train, eval_splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
                 )
-                for split, probs in predictions.items():
-                    write_predictions(os.path.join(cache, f"bias_{split}.jsonl"), list(probs), list(probs.values()))
-                with open(os.path.join(cache, "bias_report.json"), "w") as f:
-                    json.dump(report, f, indent=2)
+                save_bias_predictions(cache, predictions, report)
             bias_desc = f"{task.bias_model} features + logistic regression (appendix B.3.1)"
         predictions = read_predictions(path, task.num_labels)
         train = add_probability_column(train, predictions, BIAS_COLUMN, source=path, allow_extra=subset)
