@@ -38,6 +38,7 @@ from hf_srnets.data import (
     write_predictions,
 )
 from hf_srnets.evaluation import primary_metric, results_table, score_predictions, softmax
+from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, save_merged, upload_folder
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
@@ -73,6 +74,16 @@ class ModelArguments:
     target_modules: str | None = field(
         default=None, metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."}
     )
+    save_merged: bool = field(
+        default=False, metadata={"help": "Also write OUTPUT_DIR/merged: a plain checkpoint, pruned weights = 0."}
+    )
+    push_merged: bool = field(
+        default=False,
+        metadata={"help": "Upload the merged checkpoint (implies --save_merged)."},
+    )
+    hub_merged_model_id: str | None = field(
+        default=None, metadata={"help": "Hub repo of the merged checkpoint; default: <hub_model_id>-merged."}
+    )
 
 
 @dataclass
@@ -103,6 +114,23 @@ class DataArguments:
             "(teacher predictions for --loss confreg)."
         },
     )
+
+
+def push_outputs(
+    model_args: ModelArguments, args: SRNetTrainingArguments, pruned: bool, push_to_hub: bool, repo_id: str
+) -> None:
+    """Upload the run: the mask repo (or the full model when not pruning) and, if asked, the merged checkpoint."""
+    if push_to_hub:
+        if pruned:
+            push_masks(args.output_dir, repo_id, token=args.hub_token, private=args.hub_private_repo)
+        else:
+            files = ["*.json", "*.safetensors", "*.txt", "*.model", "README.md"]
+            upload_folder(args.output_dir, repo_id, files, token=args.hub_token, private=args.hub_private_repo)
+        logger.info(f"Pushed {args.output_dir} to the Hub: {repo_id}")
+    if model_args.push_merged and pruned:
+        merged_repo = model_args.hub_merged_model_id or f"{repo_id}-merged"
+        push_merged(args.output_dir, merged_repo, token=args.hub_token, private=args.hub_private_repo)
+        logger.info(f"Pushed the merged checkpoint to the Hub: {merged_repo}")
 
 
 def config_to_argv(path: str) -> list[str]:
@@ -274,6 +302,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     validate_args(model_args, data_args, args)
     set_seed(args.seed)
     task = resolve_task(data_args)
+    # The Trainer would create the repo at start-up and push the whole output dir with its own card;
+    # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
+    push_to_hub, args.push_to_hub = args.push_to_hub, False
+    repo_id = args.hub_model_id or os.path.basename(os.path.normpath(args.output_dir))
     if data_args.bias_model is not None:
         task = dataclasses.replace(task, bias_model=data_args.bias_model)
 
@@ -371,24 +403,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if sparsity is not None:
             with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
                 json.dump(sparsity, f, indent=2)
-        card = render_model_card(
-            {
-                "title": os.path.basename(os.path.normpath(args.output_dir)),
-                "task": task.name,
-                "base_model": model_args.model_name_or_path,
-                "pruning": model_args.pruning,
-                "loss": args.loss,
-                "bias_model": bias_desc,
-                "sparsity_report": sparsity,
-                "results": results,
-                "metric_rows": metric_rows,
-                "datasets": [],
-                "usage": usage_snippet(model_args, args.output_dir),
-                "training_args": card_training_args(model_args, data_args, args, len(train)),
-            }
-        )
+        info = {
+            "title": os.path.basename(os.path.normpath(args.output_dir)),
+            "task": task.name,
+            "base_model": model_args.model_name_or_path,
+            "pruning": model_args.pruning,
+            "schedule": schedule_description(model_args),
+            "loss": args.loss,
+            "bias_model": bias_desc,
+            "sparsity_report": sparsity,
+            "results": results,
+            "metric_rows": metric_rows,
+            "datasets": TASK_DATASETS.get(task.name, []),
+            "usage": usage_snippet(model_args, repo_id if push_to_hub else args.output_dir),
+            "training_args": card_training_args(model_args, data_args, args, len(train)),
+        }
         with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
-            f.write(card)
+            f.write(render_model_card(info))
+        merged_repo = model_args.hub_merged_model_id or f"{repo_id}-merged"
+        if srnet is not None and (model_args.save_merged or model_args.push_merged):
+            merged_info = {
+                **info,
+                "merged": True,
+                "usage": merged_usage(
+                    merged_repo if model_args.push_merged else os.path.join(args.output_dir, MERGED_DIR)
+                ),
+            }
+            save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_info))
 
     if data_args.write_train_predictions:
         output = trainer.predict(
@@ -402,7 +443,34 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows = [(name, key) for name, key, _ in metric_rows]
         print(f"\nResults ({model_args.pruning}, loss={args.loss}, sparsity={100 * results['sparsity']:.1f}%):")
         print(results_table(results, rows))
+    if args.should_save:  # last, so a failed upload leaves every local output in place
+        push_outputs(model_args, args, srnet is not None, push_to_hub, repo_id)
     return results
+
+
+TASK_DATASETS = {
+    "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
+    "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
+}
+
+
+def schedule_description(model_args: ModelArguments) -> str | None:
+    if model_args.pruning != "mask":
+        return None
+    init = f"{model_args.mask_init} init (appendix Eq. {1 if model_args.mask_init == 'hard' else 2})"
+    if model_args.initial_sparsity is None:
+        return f"mask training, sparsity fixed at {model_args.sparsity}, {init}"
+    return (
+        f"mask training, cubic sparsity schedule {model_args.initial_sparsity} -> {model_args.sparsity} "
+        f"(reached at {model_args.schedule_end} of training), {init}"
+    )
+
+
+def merged_usage(path: str) -> str:
+    return (
+        "from transformers import AutoModelForSequenceClassification\n"
+        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0'
+    )
 
 
 def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
@@ -449,4 +517,8 @@ def card_training_args(
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except HubUploadError as err:
+        logger.error(str(err))
+        sys.exit(1)

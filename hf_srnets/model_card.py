@@ -69,8 +69,9 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
                     ],
                 }
             )
+    as_adapter = info.get("pruning", "none") != "none" and not info.get("merged")
     meta: dict[str, Any] = {
-        "library_name": "hf_srnets" if info.get("pruning", "none") != "none" else "transformers",
+        "library_name": "hf_srnets" if as_adapter else "transformers",
         "pipeline_tag": "text-classification",
         "tags": ["hf_srnets", "srnet", "pruning", "debiasing", info.get("task", "custom")],
         "license": "apache-2.0",
@@ -95,8 +96,20 @@ def render_model_card(info: dict[str, Any]) -> str:
         f"`{info.get('base_model')}` for **{info.get('task')}**, trained with the **{loss}** loss"
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
+        + (f" Search: {info['schedule']}." if info.get("schedule") else "")
         + (f" Bias model: {info['bias_model']}." if info.get("bias_model") else "")
     )
+    if info.get("merged"):
+        summary += (
+            "\n\nThis is the **merged** checkpoint: the masks are folded into the weights (pruned weights are exactly"
+            " 0), so `transformers` alone loads it. Its size is that of the dense model; store the mask repo for the"
+            " 1-bit-per-weight form."
+        )
+    elif pruning != "none":
+        summary += (
+            "\n\nThis repo holds the mask config and the bit-packed masks only; the weights come from the base model."
+        )
+
     rows = [(name, key) for name, key, _ in info.get("metric_rows", [])]
     hans_rows = [("hans", f"eval_hans_{h}_{lab}_accuracy") for h in HANS_HEURISTICS for lab in HANS_LABELS]
     hans = results_table(results, hans_rows) if any(k in results for _, k in hans_rows) else ""

@@ -228,6 +228,7 @@ class SRNetModel(nn.Module):
         check_fingerprint: bool = True,
         revision: str | None = None,
         token: str | None = None,
+        cache_dir: str | None = None,
     ) -> SRNetModel:
         """Apply masks saved by `save_pretrained` (a local dir or a Hub repo id) to `model`.
 
@@ -236,7 +237,7 @@ class SRNetModel(nn.Module):
         `check_fingerprint=False` to apply a mask to other weights on purpose (e.g. a mask from a fine-tuned
         model applied to the pre-trained weights, paradigm (b)).
         """
-        directory = _resolve_directory(model_id, revision=revision, token=token)
+        directory = _resolve_directory(model_id, revision=revision, token=token, cache_dir=cache_dir)
         config = SRNetMaskConfig.from_pretrained(directory)
         model_type = getattr(getattr(model, "config", None), "model_type", None)
         if config.model_type and model_type and config.model_type != model_type:
@@ -293,18 +294,25 @@ class SRNetModel(nn.Module):
     def config_shapes(self) -> dict[str, list[int]]:
         return self.srnet_config.module_shapes
 
-    def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None, **kwargs: Any) -> str:
-        """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo."""
+    def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None) -> str:
+        """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo.
+
+        Raises `hf_srnets.hub.HubUploadError` (with a retry hint) when the upload fails.
+        """
         import tempfile
 
-        from huggingface_hub import HfApi
+        from ..hub import upload_folder
 
-        api = HfApi(token=token)
-        api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         with tempfile.TemporaryDirectory() as tmp:
             self.save_pretrained(tmp)
-            info = api.upload_folder(repo_id=repo_id, folder_path=tmp, **kwargs)
-        return str(info)
+            return upload_folder(
+                tmp,
+                repo_id,
+                token=token,
+                private=private,
+                commit_message="Upload SRNet masks",
+                retry=f"srnet.push_to_hub({repo_id!r}) once the Hub is reachable",
+            )
 
     def print_trainable_parameters(self) -> str:
         trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
@@ -312,17 +320,27 @@ class SRNetModel(nn.Module):
         return f"trainable params: {trainable:,} || all params: {total:,} || trainable%: {100 * trainable / total:.4f}"
 
 
-def _resolve_directory(model_id: str | os.PathLike, revision: str | None, token: str | None) -> str:
+def _resolve_directory(
+    model_id: str | os.PathLike, revision: str | None, token: str | None, cache_dir: str | None = None
+) -> str:
+    """A local directory as is; otherwise a Hub snapshot (downloaded, or from the local cache when offline)."""
     if os.path.isdir(model_id):
         return str(model_id)
     from huggingface_hub import snapshot_download
 
+    kwargs = {
+        "revision": revision,
+        "token": token,
+        "cache_dir": cache_dir,
+        "allow_patterns": ["*.json", "*.safetensors", "*.md"],
+    }
     try:
-        return snapshot_download(
-            str(model_id), revision=revision, token=token, allow_patterns=["*.json", "*.safetensors", "*.md"]
-        )
-    except Exception as err:  # the Hub raises many error types; they all mean "could not fetch"
-        raise OSError(
-            f"{model_id!r} is not a local directory and could not be downloaded from the Hub ({err}). "
-            f"Check the path, or the repo id and your connection/token."
-        ) from err
+        return snapshot_download(str(model_id), **kwargs)
+    except Exception as err:  # offline, missing repo, auth: fall back to a cached snapshot if there is one
+        try:
+            return snapshot_download(str(model_id), local_files_only=True, **kwargs)
+        except Exception:
+            raise OSError(
+                f"{model_id!r} is not a local directory, could not be downloaded from the Hub ({err}) and is not in "
+                "the local Hub cache. Check the path, or the repo id and your connection/token."
+            ) from err

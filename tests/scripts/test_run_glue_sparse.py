@@ -6,13 +6,19 @@ import sys
 
 import pytest
 import torch
+from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets.data import get_task, load_file
+from hf_srnets.hub import HubUploadError
 from hf_srnets.masking import SRNetModel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse
+
+
+def _offline(self, *args, **kwargs):
+    raise OSError("Name or service not known")
 
 
 def _common(minilm, data_dir, out, *extra):
@@ -183,7 +189,7 @@ def test_example_recipes_parse():
 
 
 @pytest.mark.slow
-def test_confreg_with_teacher_predictions_of_a_subset(minilm, data_dir, tmp_path):
+def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, data_dir, tmp_path, monkeypatch):
     teacher_out, teacher = tmp_path / "teacher_run", tmp_path / "teacher.jsonl"
     run_glue_sparse.main(
         _common(
@@ -192,24 +198,36 @@ def test_confreg_with_teacher_predictions_of_a_subset(minilm, data_dir, tmp_path
     )
     bias = _bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
     out = tmp_path / "confreg"
-    results = run_glue_sparse.main(
-        _common(
-            minilm,
-            data_dir,
-            out,
-            "--do_train",
-            "--max_steps",
-            "2",
-            "--pruning",
-            "mask",
-            "--loss",
-            "confreg",
-            "--bias_predictions",
-            bias,
-            "--teacher_predictions",
-            str(teacher),
+    monkeypatch.setattr(HfApi, "create_repo", _offline)
+    with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.hub"):
+        run_glue_sparse.main(
+            _common(
+                minilm,
+                data_dir,
+                out,
+                "--do_train",
+                "--max_steps",
+                "2",
+                "--pruning",
+                "mask",
+                "--loss",
+                "confreg",
+                "--bias_predictions",
+                bias,
+                "--teacher_predictions",
+                str(teacher),
+                "--push_to_hub",
+                "--hub_model_id",
+                "nobody/srnet-e2e",
+                "--push_merged",
+            )
         )
-    )
+    # the upload failed, but every local output is there
+    results = json.loads((out / "all_results.json").read_text())
     assert results["sparsity"] == pytest.approx(0.5, abs=1e-3)
+    assert {"srnet_config.json", "srnet_masks.safetensors", "README.md"} <= set(os.listdir(out))
+    assert "nobody/srnet-e2e" in (out / "README.md").read_text()  # the card's usage snippet names the repo
     log = json.loads((out / "trainer_state.json").read_text())["log_history"]
     assert any("loss_confreg" in entry for entry in log)
+    merged = AutoModelForSequenceClassification.from_pretrained(out / "merged")  # transformers alone
+    assert merged.config.num_labels == 3 and (out / "merged" / "README.md").is_file()

@@ -1,0 +1,148 @@
+"""Sharing on the Hub without network: files prepared for upload, graceful failures, card metadata, snapshots."""
+
+import os
+import shutil
+
+import pytest
+import torch
+from conftest import tiny_model
+from huggingface_hub import HfApi, ModelCard
+from huggingface_hub.repocard_data import model_index_to_eval_results
+
+from hf_srnets.hub import HubUploadError, mask_repo_files, push_masks, push_merged, save_merged
+from hf_srnets.masking import MASKS_NAME, SRNetMaskConfig, SRNetModel
+from hf_srnets.model_card import render_model_card
+
+
+def _srnet(seed=0):
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer in srnet.masked_layers().values():
+            layer.mask_scores.copy_(torch.rand(layer.mask_scores.shape, generator=gen))
+    srnet.update_thresholds(0.5)
+    return srnet.eval()
+
+
+def _card_info(srnet, **extra):
+    return {
+        "title": "tiny-srnet",
+        "task": "mnli",
+        "base_model": "google-bert/bert-base-uncased",
+        "pruning": "mask",
+        "schedule": "mask training, sparsity fixed at 0.5, hard init (appendix Eq. 1)",
+        "loss": "poe",
+        "bias_model": "overlap features",
+        "sparsity_report": srnet.sparsity_report(),
+        "results": {
+            "eval_mnli_accuracy": 0.8,
+            "eval_hans_accuracy": 0.6,
+            "eval_hans_lexical_overlap_non-entailment_accuracy": 0.3,
+        },
+        "metric_rows": [
+            ("mnli", "eval_mnli_accuracy", "nyu-mll/glue"),
+            ("hans", "eval_hans_accuracy", "jhu-cogsci/hans"),
+        ],
+        "datasets": ["nyu-mll/glue", "jhu-cogsci/hans"],
+        "usage": "srnet = SRNetModel.from_pretrained(base, 'u/r')",
+        "training_args": {"learning_rate": 5e-5},
+        **extra,
+    }
+
+
+@pytest.fixture
+def output_dir(tmp_path):
+    """An output dir as run_glue_sparse.py leaves it, with files that must not be uploaded."""
+    srnet = _srnet()
+    out = tmp_path / "run"
+    srnet.save_pretrained(out)
+    (out / "README.md").write_text(render_model_card(_card_info(srnet)))
+    (out / "all_results.json").write_text("{}")
+    (out / "training_args.bin").write_bytes(b"x")
+    (out / "checkpoint-2").mkdir()
+    (out / "checkpoint-2" / "srnet_training_state.safetensors").write_bytes(b"x" * 100)
+    return out, srnet
+
+
+def test_mask_repo_files_are_masks_card_and_results_only(output_dir):
+    out, srnet = output_dir
+    files = mask_repo_files(str(out))
+    assert files == ["srnet_config.json", MASKS_NAME, "README.md", "all_results.json"]
+    size = os.path.getsize(out / MASKS_NAME)
+    base_bytes = sum(p.numel() * 4 for p in srnet.base_model.parameters())
+    assert size < base_bytes / 20  # the masks, not the weights
+
+
+def test_push_sends_only_the_mask_repo_files(output_dir, monkeypatch):
+    out, _ = output_dir
+    calls = {}
+    monkeypatch.setattr(HfApi, "create_repo", lambda self, repo_id, **kw: calls.setdefault("repo", repo_id))
+    monkeypatch.setattr(HfApi, "upload_folder", lambda self, **kw: calls.setdefault("upload", kw) and "ok")
+    push_masks(str(out), "someone/tiny-srnet")
+    assert calls["repo"] == "someone/tiny-srnet"
+    assert sorted(calls["upload"]["allow_patterns"]) == sorted(mask_repo_files(str(out)))
+
+
+def test_failed_upload_keeps_local_files_and_says_how_to_retry(output_dir, monkeypatch):
+    out, _ = output_dir
+
+    def offline(self, *args, **kwargs):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(HfApi, "create_repo", offline)
+    before = sorted(os.listdir(out))
+    with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.hub .* --repo_id someone/tiny-srnet") as err:
+        push_masks(str(out), "someone/tiny-srnet")
+    assert "local files are complete" in str(err.value)
+    assert sorted(os.listdir(out)) == before
+    with pytest.raises(FileNotFoundError, match="merged"):
+        push_merged(str(out), "someone/tiny-srnet-merged")
+
+
+def test_card_metadata_is_valid_hub_metadata(output_dir):
+    out, _ = output_dir
+    card = ModelCard((out / "README.md").read_text())
+    data = card.data.to_dict()
+    assert data["library_name"] == "hf_srnets" and data["base_model"] == "google-bert/bert-base-uncased"
+    assert data["datasets"] == ["nyu-mll/glue", "jhu-cogsci/hans"]
+    name, results = model_index_to_eval_results(data["model-index"])
+    assert name == "tiny-srnet" and {r.metric_value for r in results} == {80.0, 60.0}
+    text = card.text
+    for needle in ["Sparsity", "hans", "SRNetModel.from_pretrained", "liu2022winwin", "clark2019dont", "transformers"]:
+        assert needle in text, needle
+    assert "lexical_overlap" in text  # the HANS cells table
+
+
+def test_merged_checkpoint_loads_with_transformers_alone(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    srnet = _srnet(seed=3)
+    card = render_model_card(_card_info(srnet, merged=True))
+    merged_dir = save_merged(srnet, str(tmp_path), card=card)
+    assert ModelCard.load(os.path.join(merged_dir, "README.md")).data.library_name == "transformers"
+    plain = AutoModelForSequenceClassification.from_pretrained(merged_dir).eval()
+    inputs = {"input_ids": torch.randint(5, 100, (2, 6))}
+    with torch.no_grad():
+        assert torch.allclose(plain(**inputs).logits, srnet(**inputs).logits, atol=1e-5)  # srnet left intact
+    for name, mask in srnet.binary_masks().items():
+        assert torch.all(plain.get_submodule(name).weight[~mask] == 0)
+
+
+def test_load_from_a_hub_snapshot_layout(tmp_path, output_dir, monkeypatch):
+    out, srnet = output_dir
+    repo = tmp_path / "hub" / "models--someone--tiny-srnet"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for name in mask_repo_files(str(out)):
+        shutil.copy(out / name, snapshot / name)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    loaded = SRNetModel.from_pretrained(tiny_model("bert"), "someone/tiny-srnet", cache_dir=str(tmp_path / "hub"))
+    for name, mask in srnet.binary_masks().items():
+        assert torch.equal(loaded.binary_masks()[name], mask)
+    with pytest.raises(OSError, match="not in the local Hub cache"):
+        SRNetModel.from_pretrained(tiny_model("bert"), "someone/absent", cache_dir=str(tmp_path / "hub"))
+    with pytest.raises(ValueError, match="base weights differ"):
+        SRNetModel.from_pretrained(tiny_model("bert", seed=1), "someone/tiny-srnet", cache_dir=str(tmp_path / "hub"))
