@@ -382,17 +382,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results.update({f"train_{k}" if not k.startswith("train") else k: v for k, v in train_result.metrics.items()})
         trainer.save_state()
 
-    metric_rows: list[tuple[str, str, str]] = []
+    metric_rows: list[tuple[str, str, dict[str, Any]]] = []
     id_name = task.name if task.name != "custom" else "validation"
     id_metrics = trainer.evaluate(validation_tok, metric_key_prefix=f"eval_{id_name}")
     results.update(id_metrics)
-    metric_rows.append((id_name, f"eval_{id_name}_{task.metric}", task.name))
+    id_source = task.validation if not data_args.validation_file else SplitSource()
+    metric_rows.append((id_name, f"eval_{id_name}_{task.metric}", card_dataset(id_name, id_source)))
     for eval_set, dataset in ood_tok:
         output = trainer.predict(dataset, metric_key_prefix=f"eval_{eval_set.name}")
         heuristics = dataset["heuristic"] if "heuristic" in dataset.column_names else None
         scores = score_predictions(task, output.predictions, np.asarray(dataset["label"]), eval_set, heuristics)
         results.update({f"eval_{eval_set.name}_{k}": v for k, v in scores.items()})
-        metric_rows.append((eval_set.name, f"eval_{eval_set.name}_{primary_metric(task, eval_set)}", eval_set.name))
+        key = f"eval_{eval_set.name}_{primary_metric(task, eval_set)}"
+        metric_rows.append((eval_set.name, key, card_dataset(eval_set.name, eval_set.source)))
 
     srnet = trainer.srnet_model
     sparsity = srnet.sparsity_report() if srnet is not None else None
@@ -452,6 +454,16 @@ TASK_DATASETS = {
     "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
     "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
 }
+
+
+def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
+    """The model-index `dataset` entry: the Hub id when the set is on the Hub, else its name."""
+    entry: dict[str, Any] = {"name": name, "type": source.hub_path or name}
+    if source.hub_config:
+        entry["config"] = source.hub_config
+    if source.hub_split:
+        entry["split"] = source.hub_split
+    return entry
 
 
 def schedule_description(model_args: ModelArguments) -> str | None:

@@ -54,12 +54,14 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
     """Hub model-card metadata (the YAML header)."""
     results = info.get("results", {})
     model_index_results = []
-    for name, key, dataset_name in info.get("metric_rows", []):
+    for name, key, dataset in info.get("metric_rows", []):
+        if isinstance(dataset, str):
+            dataset = {"name": dataset, "type": dataset}
         if key in results:
             model_index_results.append(
                 {
                     "task": {"type": "text-classification", "name": "Text Classification"},
-                    "dataset": {"name": dataset_name, "type": dataset_name},
+                    "dataset": dataset,
                     "metrics": [
                         {
                             "type": key.rsplit("_", 1)[-1],

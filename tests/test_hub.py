@@ -40,7 +40,7 @@ def _card_info(srnet, **extra):
             "eval_hans_lexical_overlap_non-entailment_accuracy": 0.3,
         },
         "metric_rows": [
-            ("mnli", "eval_mnli_accuracy", "nyu-mll/glue"),
+            ("mnli", "eval_mnli_accuracy", {"name": "mnli", "type": "nyu-mll/glue", "config": "mnli"}),
             ("hans", "eval_hans_accuracy", "jhu-cogsci/hans"),
         ],
         "datasets": ["nyu-mll/glue", "jhu-cogsci/hans"],
@@ -107,6 +107,7 @@ def test_card_metadata_is_valid_hub_metadata(output_dir):
     assert data["datasets"] == ["nyu-mll/glue", "jhu-cogsci/hans"]
     name, results = model_index_to_eval_results(data["model-index"])
     assert name == "tiny-srnet" and {r.metric_value for r in results} == {80.0, 60.0}
+    assert {r.dataset_type for r in results} == {"nyu-mll/glue", "jhu-cogsci/hans"}
     text = card.text
     for needle in ["Sparsity", "hans", "SRNetModel.from_pretrained", "liu2022winwin", "clark2019dont", "transformers"]:
         assert needle in text, needle
