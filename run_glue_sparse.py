@@ -42,6 +42,7 @@ from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, s
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
+from hf_srnets.pruning import FixedMaskCallback, IMPCallback
 from hf_srnets.trainer import SRNetTrainer
 from hf_srnets.training_args import SRNetTrainingArguments
 
@@ -53,7 +54,22 @@ class ModelArguments:
     model_name_or_path: str = field(metadata={"help": "Hub id or local dir of the model to fine-tune or prune."})
     tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    pruning: str = field(default="none", metadata={"help": "none (full fine-tuning) or mask (mask training)."})
+    pruning: str = field(
+        default="none",
+        metadata={
+            "help": "none (full fine-tuning), mask (mask training), imp or imp-rw (iterative magnitude "
+            "pruning, with rewinding to the starting weights: Algorithm 1)."
+        },
+    )
+    imp_prune_ratio: float = field(default=0.1, metadata={"help": "IMP: Δs pruned per round (Table 4: 10%)."})
+    imp_interval: float = field(default=0.1, metadata={"help": "IMP: Δt between rounds, fraction of t_max (0.1)."})
+    mask_from: str | None = field(
+        default=None,
+        metadata={
+            "help": "Fine-tune a found subnetwork in isolation (paradigm b): apply the masks saved in this "
+            "dir or Hub repo to the model and train its remaining weights; pruned weights stay 0."
+        },
+    )
     sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
     initial_sparsity: float | None = field(
         default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
@@ -160,8 +176,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[ModelArguments, DataArgum
 
 
 def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments) -> None:
-    if model_args.pruning not in ("none", "mask"):
-        raise ValueError(f"--pruning must be 'none' or 'mask', got {model_args.pruning!r}")
+    if model_args.pruning not in ("none", "mask", "imp", "imp-rw"):
+        raise ValueError(f"--pruning must be none, mask, imp or imp-rw, got {model_args.pruning!r}")
+    if model_args.mask_from and model_args.pruning != "none":
+        raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
     if not 0.0 <= model_args.sparsity < 1.0:
         raise ValueError(f"--sparsity must be in [0, 1), got {model_args.sparsity}")
     needs = LOSSES[args.loss].requires
@@ -324,6 +342,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
     )
     model, fresh_head = load_model(model_args, task)
+    callbacks: list[Any] = []
     if model_args.pruning == "mask":
         interval = model_args.threshold_update_interval or (
             args.eval_steps if args.eval_strategy == "steps" and args.eval_steps else 1000
@@ -349,6 +368,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             base_model_name_or_path=model_args.model_name_or_path,
         )
         model = SRNetModel(model, mask_config)
+    elif model_args.pruning in ("imp", "imp-rw"):
+        model = SRNetModel(
+            model,
+            SRNetMaskConfig(
+                target_modules=model_args.target_modules,
+                mask_classifier=model_args.mask_classifier,
+                sparsity=model_args.sparsity,
+                base_model_name_or_path=model_args.model_name_or_path,
+            ),
+            initialize=False,
+        )
+        model.train_weights_with_fixed_masks()
+        callbacks.append(
+            IMPCallback(
+                model,
+                model_args.sparsity,
+                model_args.imp_prune_ratio,
+                model_args.imp_interval,
+                rewind=model_args.pruning == "imp-rw",
+            )
+        )
+    elif model_args.mask_from:
+        model = SRNetModel.from_pretrained(model, model_args.mask_from, check_fingerprint=False)
+        model.train_weights_with_fixed_masks()
+        callbacks.append(FixedMaskCallback(model))
+        logger.info(
+            f"Fine-tuning the subnetwork of {model_args.mask_from} "
+            f"({100 * model.sparsity_report()['sparsity']:.1f}% sparse) in isolation"
+        )
         logger.info(model.print_trainable_parameters())
 
     def tokenize(batch: dict[str, list]) -> dict[str, list]:
@@ -366,6 +414,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from hf_srnets.collator import SRNetDataCollator
 
     trainer = SRNetTrainer(
+        callbacks=callbacks,
         model=model,
         args=args,
         train_dataset=train_tok if args.do_train else None,
@@ -467,6 +516,14 @@ def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
 
 
 def schedule_description(model_args: ModelArguments) -> str | None:
+    if model_args.mask_from:
+        return f"weights fine-tuned in isolation under the fixed masks of `{model_args.mask_from}` (paradigm b)"
+    if model_args.pruning in ("imp", "imp-rw"):
+        return (
+            f"iterative magnitude pruning (Algorithm 1): {model_args.imp_prune_ratio:.0%} of each matrix every "
+            f"{model_args.imp_interval} of training up to {model_args.sparsity:.0%}"
+            + (", weights rewound to the starting checkpoint" if model_args.pruning == "imp-rw" else "")
+        )
     if model_args.pruning != "mask":
         return None
     init = f"{model_args.mask_init} init (appendix Eq. {1 if model_args.mask_init == 'hard' else 2})"

@@ -50,8 +50,8 @@ class SRNetTrainer(Trainer):
         super().__init__(model=model, args=args, **kwargs)
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
-        if isinstance(model, SRNetModel):
-            self.add_callback(MaskThresholdCallback(model))
+        if isinstance(model, SRNetModel) and any(p.requires_grad for p in model.masked_layers_scores()):
+            self.add_callback(MaskThresholdCallback(model))  # mask training; fixed masks (IMP) need no thresholds
 
     # -- columns and loss -------------------------------------------------------------------------------
     @property

@@ -14,7 +14,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from .config import MASKS_NAME, SRNetMaskConfig
-from .layer import MaskedLinear, exact_thresholds
+from .layer import MaskedLinear, binarize, exact_thresholds
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
@@ -104,6 +104,9 @@ class SRNetModel(nn.Module):
         """Module name (relative to the base model) -> `MaskedLinear`, in model order."""
         return {n: m for n, m in self.base_model.named_modules() if isinstance(m, MaskedLinear)}
 
+    def masked_layers_scores(self) -> list[nn.Parameter]:
+        return [layer.mask_scores for layer in self.masked_layers().values()]
+
     def fingerprint_modules(self) -> list[str]:
         """Masked layers whose base weights identify the base model (a trained classifier is saved instead)."""
         saved = set(self.classifier_targets) if self.srnet_config.trainable_classifier else set()
@@ -139,6 +142,44 @@ class SRNetModel(nn.Module):
             ]
         for layer, (phi, tie_index, has_tie) in zip(layers, results):
             layer.set_threshold(phi, tie_index, has_tie)
+
+    # -- fixed masks with trainable weights (IMP, and fine-tuning a subnetwork in isolation) -------------------
+    @torch.no_grad()
+    def set_masks(self, masks: dict[str, torch.Tensor]) -> None:
+        """Fix the binary masks: scores become 1 (kept) / 0 (pruned) with φ = 0.5."""
+        for name, layer in self.masked_layers().items():
+            layer.mask_scores.copy_(masks[name].to(layer.mask_scores.dtype))
+            layer.set_threshold(0.5, 0, False)
+
+    def train_weights_with_fixed_masks(self) -> None:
+        """Freeze the masks and train every weight of the model instead; pruned weights are zeroed (and stay 0
+        as long as `zero_pruned_weights` runs after each optimiser step, which `FixedMaskCallback` does)."""
+        for param in self.base_model.parameters():
+            param.requires_grad_(True)
+        for layer in self.masked_layers().values():
+            layer.mask_scores.requires_grad_(False)
+        self.zero_pruned_weights()
+
+    @torch.no_grad()
+    def zero_pruned_weights(self) -> None:
+        for layer in self.masked_layers().values():
+            layer.base_layer.weight.mul_(layer.binary_mask().to(layer.base_layer.weight.dtype))
+
+    @torch.no_grad()
+    def magnitude_prune(self, sparsity: float) -> None:
+        """Prune, per matrix, the smallest remaining |W| until exactly ⌊s·n⌋ weights are 0 (Algorithm 1, line 8).
+
+        Already pruned weights stay pruned (they rank first); ties are broken by position.
+        """
+        masks = {}
+        for name, layer in self.masked_layers().items():
+            kept = layer.binary_mask()
+            magnitude = torch.where(kept, layer.base_layer.weight.abs().float(), -1.0)
+            num_zeros = math.floor(sparsity * magnitude.numel())
+            ((phi, tie_index, has_tie),) = exact_thresholds([magnitude], num_zeros)
+            masks[name] = binarize(magnitude, torch.tensor(phi), torch.tensor(tie_index), has_tie)
+        self.set_masks(masks)
+        self.zero_pruned_weights()
 
     @torch.no_grad()
     def binary_masks(self) -> dict[str, torch.Tensor]:
@@ -276,10 +317,7 @@ class SRNetModel(nn.Module):
                 )
         tensors = load_file(os.path.join(directory, MASKS_NAME))
         with torch.no_grad():
-            for name, layer in srnet.masked_layers().items():
-                mask = unpack_mask(tensors[name], tuple(saved_shapes[name]))
-                layer.mask_scores.copy_(mask.to(layer.mask_scores.dtype))
-                layer.set_threshold(0.5, 0, False)
+            srnet.set_masks({name: unpack_mask(tensors[name], tuple(saved_shapes[name])) for name in saved_shapes})
             trainable = {
                 k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)
             }

@@ -231,3 +231,52 @@ def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, d
     assert any("loss_confreg" in entry for entry in log)
     merged = AutoModelForSequenceClassification.from_pretrained(out / "merged")  # transformers alone
     assert merged.config.num_labels == 3 and (out / "merged" / "README.md").is_file()
+
+
+@pytest.mark.slow
+def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
+    ticket = tmp_path / "imp_rw"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            ticket,
+            "--do_train",
+            "--max_steps",
+            "10",
+            "--pruning",
+            "imp-rw",
+            "--sparsity",
+            "0.2",
+            "--imp_interval",
+            "0.2",
+        )
+    )
+    assert results["sparsity"] == pytest.approx(0.2, abs=1e-3)
+    isolated = tmp_path / "isolated"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            isolated,
+            "--do_train",
+            "--max_steps",
+            "3",
+            "--mask_from",
+            str(ticket),
+            "--learning_rate",
+            "1e-3",
+        )
+    )
+    assert results["sparsity"] == pytest.approx(0.2, abs=1e-3)
+    base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+    srnet = SRNetModel.from_pretrained(base, isolated, check_fingerprint=False)
+    for name, mask in (
+        SRNetModel.from_pretrained(
+            AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3), ticket, check_fingerprint=False
+        )
+        .binary_masks()
+        .items()
+    ):
+        assert torch.equal(srnet.binary_masks()[name], mask), name
+        assert torch.all(srnet.base_model.get_submodule(name).base_layer.weight[~mask] == 0), name
