@@ -13,7 +13,6 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import Trainer
 from transformers.trainer_pt_utils import nested_gather
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
 from .callbacks import MaskThresholdCallback
@@ -183,10 +182,3 @@ class SRNetTrainer(Trainer):
         srnet.load_training_state(self.state.best_model_checkpoint)
         return None
 
-
-def checkpoint_dirs(output_dir: str) -> list[str]:
-    """The `checkpoint-N` directories of a run, oldest first."""
-    if not os.path.isdir(output_dir):
-        return []
-    found = [d for d in os.listdir(output_dir) if d.startswith(PREFIX_CHECKPOINT_DIR + "-")]
-    return [os.path.join(output_dir, d) for d in sorted(found, key=lambda d: int(d.rsplit("-", 1)[1]))]
