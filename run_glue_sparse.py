@@ -149,12 +149,8 @@ def push_outputs(
         logger.info(f"Pushed the merged checkpoint to the Hub: {merged_repo}")
 
 
-def config_to_argv(path: str) -> list[str]:
-    """Turn a JSON or YAML config file into command-line arguments."""
-    with open(path, encoding="utf-8") as f:
-        config = json.load(f) if path.endswith(".json") else yaml.safe_load(f)
-    if not isinstance(config, dict):
-        raise ValueError(f"{path} must hold a mapping of argument names to values")
+def dict_to_argv(config: dict[str, Any]) -> list[str]:
+    """`{"sparsity": 0.5, "do_train": True}` -> `["--sparsity", "0.5", "--do_train", "true"]`; lists spread."""
     argv: list[str] = []
     for key, value in config.items():
         if isinstance(value, list):
@@ -164,6 +160,15 @@ def config_to_argv(path: str) -> list[str]:
         elif value is not None:
             argv += [f"--{key}", str(value)]
     return argv
+
+
+def config_to_argv(path: str) -> list[str]:
+    """Turn a JSON or YAML config file into command-line arguments."""
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f) if path.endswith(".json") else yaml.safe_load(f)
+    if not isinstance(config, dict):
+        raise ValueError(f"{path} must hold a mapping of argument names to values")
+    return dict_to_argv(config)
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[ModelArguments, DataArguments, SRNetTrainingArguments]:

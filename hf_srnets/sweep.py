@@ -1,0 +1,102 @@
+"""Sweeps over methods × sparsities × seeds: collect each run's `all_results.json`, aggregate, plot (Win-win Fig. 2).
+
+Layout of a sweep directory: `<root>/<method>/s<sparsity>/seed<seed>/all_results.json` plus `sweep_run.json`
+(the method, sparsity and seed of the run). Full models (no pruning) have sparsity 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+RUN_META = "sweep_run.json"
+
+
+def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
+    return os.path.join(root, method, f"s{sparsity:g}", f"seed{seed}")
+
+
+def is_finished(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "all_results.json"))
+
+
+def collect(root: str) -> list[dict[str, Any]]:
+    """One record per finished run: its meta (method, sparsity, seed) merged with its results."""
+    records = []
+    for dirpath, _, filenames in os.walk(root):
+        if RUN_META in filenames and "all_results.json" in filenames:
+            with open(os.path.join(dirpath, RUN_META)) as f:
+                meta = json.load(f)
+            with open(os.path.join(dirpath, "all_results.json")) as f:
+                records.append({**json.load(f), **meta})
+    return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))
+
+
+def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Mean and sample standard deviation (ddof = 1; 0 for a single seed) per (method, sparsity) and metric."""
+    groups: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(record["method"], float(record["sparsity"]))].append(record)
+    rows = []
+    for (method, sparsity), group in sorted(groups.items()):
+        row: dict[str, Any] = {"method": method, "sparsity": sparsity, "n_seeds": len(group)}
+        for metric in metrics:
+            values = [float(r[metric]) for r in group if metric in r]
+            if not values:
+                continue
+            mean = sum(values) / len(values)
+            var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
+            row[f"{metric}_mean"] = mean
+            row[f"{metric}_std"] = math.sqrt(var)
+        rows.append(row)
+    return rows
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
+) -> None:
+    """One panel per metric: a line (mean ± std) per pruning method against sparsity; full models (sparsity 0)
+    as horizontal dashed references, as in the paper's Fig. 2."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
+    methods = sorted({r["method"] for r in rows})
+    for ax, metric, title in zip(axes[0], metrics, titles or metrics):
+        for i, method in enumerate(methods):
+            points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
+            color = f"C{i}"
+            if points and all(r["sparsity"] == 0 for r in points):
+                mean = 100 * points[0][f"{metric}_mean"]
+                ax.axhline(mean, linestyle="--", color=color, label=method)
+                continue
+            points = sorted(points, key=lambda r: r["sparsity"])
+            xs = [100 * r["sparsity"] for r in points]
+            ys = [100 * r[f"{metric}_mean"] for r in points]
+            errs = [100 * r[f"{metric}_std"] for r in points]
+            ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, color=color, label=method)
+        ax.set_xlabel("sparsity (%)")
+        ax.set_ylabel(f"{title} (%)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

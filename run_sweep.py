@@ -1,0 +1,92 @@
+#!/usr/bin/env python
+"""Run methods over sparsities and seeds with run_glue_sparse.py; aggregate mean ± std and plot (Win-win Fig. 2).
+
+    python run_sweep.py examples/sweep_minilm_mnli.yaml                      # a recipe
+    python run_sweep.py recipe.yaml --sparsities 0.3,0.5,0.7 --seeds 1,2     # override its grid
+    python run_sweep.py recipe.yaml --aggregate_only                         # just collect, CSV and plot
+
+Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json), `common` (arguments of
+run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments). Methods with
+`pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
+skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` and `<output_dir>/summary.png`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from hf_srnets.sweep import RUN_META, aggregate, collect, is_finished, plot, run_dir, write_csv
+from run_glue_sparse import dict_to_argv
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_glue_sparse.py")
+
+
+def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str]]]:
+    """(method, sparsity, seed, run_glue_sparse arguments) for every run of the recipe."""
+    runs = []
+    for method, method_args in recipe["methods"].items():
+        full = method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
+        for sparsity in [0.0] if full else recipe["sparsities"]:
+            for seed in recipe["seeds"]:
+                out = run_dir(recipe["output_dir"], method, sparsity, seed)
+                config = {**recipe.get("common", {}), **method_args, "seed": seed, "output_dir": out}
+                if not full:
+                    config["sparsity"] = sparsity
+                runs.append((method, sparsity, seed, dict_to_argv(config)))
+    return runs
+
+
+def run_one(argv: list[str]) -> None:
+    subprocess.run([sys.executable, SCRIPT, *argv], check=True)
+
+
+def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one, aggregate_only: bool = False) -> list:
+    for method, sparsity, seed, argv in planned_runs(recipe):
+        out = run_dir(recipe["output_dir"], method, sparsity, seed)
+        if aggregate_only or is_finished(out):
+            continue
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, RUN_META), "w") as f:
+            json.dump({"method": method, "sparsity": sparsity, "seed": seed}, f)
+        print(f"== {method} sparsity={sparsity} seed={seed}", flush=True)
+        runner(argv)
+    rows = aggregate(collect(recipe["output_dir"]), recipe["metrics"])
+    if rows:
+        write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
+        plot(rows, recipe["metrics"], os.path.join(recipe["output_dir"], "summary.png"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("recipe")
+    parser.add_argument("--sparsities", help="comma-separated, e.g. 0.2,0.3,0.5")
+    parser.add_argument("--seeds", help="comma-separated, e.g. 1,2,3,4")
+    parser.add_argument("--output_dir")
+    parser.add_argument("--aggregate_only", action="store_true")
+    args = parser.parse_args(argv)
+    with open(args.recipe) as f:
+        recipe = yaml.safe_load(f)
+    if args.sparsities:
+        recipe["sparsities"] = [float(s) for s in args.sparsities.split(",")]
+    if args.seeds:
+        recipe["seeds"] = [int(s) for s in args.seeds.split(",")]
+    if args.output_dir:
+        recipe["output_dir"] = args.output_dir
+    for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
+        if key not in recipe:
+            raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
+    for row in sweep(recipe, aggregate_only=args.aggregate_only):
+        print(row)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Sweeps: mean ± std on hand-made results, skipping finished runs, CSV and plot."""
+
+import csv
+import json
+import math
+import os
+import sys
+
+import pytest
+
+from hf_srnets.sweep import RUN_META, aggregate, collect, run_dir
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+import run_sweep
+
+
+def _write_run(root, method, sparsity, seed, results):
+    out = run_dir(str(root), method, sparsity, seed)
+    os.makedirs(out)
+    with open(os.path.join(out, RUN_META), "w") as f:
+        json.dump({"method": method, "sparsity": sparsity, "seed": seed}, f)
+    with open(os.path.join(out, "all_results.json"), "w") as f:
+        json.dump(results, f)
+
+
+def test_mean_and_sample_std_on_hand_made_results(tmp_path):
+    _write_run(tmp_path, "mask-poe", 0.5, 1, {"eval_mnli_accuracy": 0.80, "eval_hans_accuracy": 0.60})
+    _write_run(tmp_path, "mask-poe", 0.5, 2, {"eval_mnli_accuracy": 0.84, "eval_hans_accuracy": 0.64})
+    _write_run(tmp_path, "mask-poe", 0.5, 3, {"eval_mnli_accuracy": 0.82, "eval_hans_accuracy": 0.65})
+    _write_run(tmp_path, "full-ce", 0.0, 1, {"eval_mnli_accuracy": 0.85})
+    rows = aggregate(collect(str(tmp_path)), ["eval_mnli_accuracy", "eval_hans_accuracy"])
+    full, mask = rows
+    assert full["method"] == "full-ce" and full["n_seeds"] == 1 and full["eval_mnli_accuracy_std"] == 0.0
+    assert "eval_hans_accuracy_mean" not in full
+    assert mask["eval_mnli_accuracy_mean"] == pytest.approx(0.82)
+    assert mask["eval_mnli_accuracy_std"] == pytest.approx(0.02)  # sqrt(((-.02)^2 + .02^2 + 0) / 2)
+    assert mask["eval_hans_accuracy_mean"] == pytest.approx(0.63)
+    assert mask["eval_hans_accuracy_std"] == pytest.approx(math.sqrt((0.03**2 + 0.01**2 + 0.02**2) / 2))
+
+
+def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
+    recipe = {
+        "output_dir": str(tmp_path / "sweep"),
+        "sparsities": [0.3, 0.5],
+        "seeds": [1, 2],
+        "metrics": ["eval_mnli_accuracy"],
+        "common": {"task": "mnli", "do_train": True},
+        "methods": {"full-ce": {"pruning": "none", "loss": "ce"}, "mask-poe": {"pruning": "mask", "loss": "poe"}},
+    }
+    _write_run(tmp_path / "sweep", "mask-poe", 0.5, 2, {"eval_mnli_accuracy": 0.7})  # already finished
+    calls = []
+
+    def fake_runner(argv):
+        calls.append(argv)
+        out = argv[argv.index("--output_dir") + 1]
+        sparsity = float(argv[argv.index("--sparsity") + 1]) if "--sparsity" in argv else 0.0
+        with open(os.path.join(out, "all_results.json"), "w") as f:
+            json.dump({"eval_mnli_accuracy": 0.9 - sparsity / 2}, f)
+
+    rows = run_sweep.sweep(recipe, runner=fake_runner)
+    assert len(calls) == 2 + 3  # full model: 2 seeds at sparsity 0; mask: 4 runs minus the finished one
+    assert all("--seed" in c and "--output_dir" in c for c in calls)
+    assert not any("--sparsity" in c for c in calls if "none" in c)
+    assert {(r["method"], r["sparsity"], r["n_seeds"]) for r in rows} == {
+        ("full-ce", 0.0, 2),
+        ("mask-poe", 0.3, 2),
+        ("mask-poe", 0.5, 2),
+    }
+    with open(tmp_path / "sweep" / "summary.csv") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == 3 and "eval_mnli_accuracy_std" in table[0]
+    assert os.path.getsize(tmp_path / "sweep" / "summary.png") > 1000
+    calls.clear()
+    run_sweep.sweep(recipe, runner=fake_runner)
+    assert calls == []  # re-running skips every finished run
