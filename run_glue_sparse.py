@@ -13,6 +13,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import transformers
 import yaml
-from datasets import Dataset
+from datasets import Dataset, concatenate_datasets
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser, set_seed
 
 from hf_srnets.data import (
@@ -109,6 +110,12 @@ class DataArguments:
     train_file: str | None = field(default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl)."})
     validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
     ood_file: list[str] = field(default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets."})
+    extra_train: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "NAME=PATH[xK], repeatable: mix this training data in, K copies (OOD-informed search, §4.5)."
+        },
+    )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
     task_labels: str | None = field(default=None, metadata={"help": "Comma-separated label names for --task custom."})
     max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
@@ -241,6 +248,53 @@ def load_splits(
     return train, validation, ood
 
 
+EXTRA_TRAIN_PATTERN = re.compile(r"^(?P<name>[\w.-]+)=(?P<path>.+?)(?:x(?P<copies>\d+))?$")
+# HANS (2-way) mixed into 3-way NLI training: non-entailment is trained as contradiction; HANS is scored with
+# neutral and contradiction collapsed, so either non-entailment class counts as correct there.
+NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contradiction"}
+
+
+def add_extra_training_data(
+    train: Dataset, task: TaskSpec, specs: list[str], data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]
+) -> Dataset:
+    """Append `NAME=PATH[xK]` sets to the training data (ids prefixed `NAME[#k]:`); refuse evaluation sets."""
+    eval_paths = {
+        os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
+    }
+    if data_args.data_dir:
+        for source in [task.validation, *(s.source for s, _ in ood)]:
+            eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
+    eval_pairs = [set(zip(d["sentence1"], d["sentence2"])) for _, d in ood if "sentence2" in d.column_names]
+    columns = [c for c in ("id", "sentence1", "sentence2", "label") if c in train.column_names]
+    parts = [train.select_columns(columns)]
+    aliases = {**task.label_aliases, **(NLI_EXTRA_ALIASES if "entailment" in task.label_names else {})}
+    for spec in specs:
+        match = EXTRA_TRAIN_PATTERN.match(spec)
+        if match is None:
+            raise ValueError(f"--extra_train expects NAME=PATH or NAME=PATHxK, got {spec!r}")
+        name, path, copies = match["name"], match["path"], int(match["copies"] or 1)
+        if os.path.abspath(path) in eval_paths:
+            raise ValueError(
+                f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
+                "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
+            )
+        extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases)
+        if "sentence2" in extra.column_names:
+            pairs = set(zip(extra["sentence1"], extra["sentence2"]))
+            for seen in eval_pairs:
+                if len(pairs & seen) > len(pairs) / 2:
+                    raise ValueError(
+                        f"--extra_train {spec}: most of its pairs are in an evaluation set; refusing "
+                        "to train on evaluation data."
+                    )
+        extra = extra.select_columns(columns)
+        for k in range(copies):
+            prefix = f"{name}:" if copies == 1 else f"{name}#{k}:"
+            parts.append(extra.map(lambda row, p=prefix: {"id": p + row["id"]}, desc=f"adding {name}"))
+        logger.info(f"Added {copies} x {len(extra)} examples of {name} to the training set")
+    return concatenate_datasets(parts)
+
+
 def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
     if n is None or n >= len(dataset):
         return dataset
@@ -257,11 +311,12 @@ def attach_probabilities(
 ) -> tuple[Dataset, str | None]:
     """Join p_b and p_t to `train` by id; return it and a description of the bias model.
 
-    `train` may be the first `--max_train_samples` rows of `full_train`: prediction files may then cover the
-    full training set. A bias model computed here (`--bias_model`) is fitted on the full training set.
+    `train` may be the first `--max_train_samples` rows of `full_train` (plus `--extra_train` sets): prediction
+    files may then cover the full training set. A bias model computed here (`--bias_model`) is fitted on the
+    full training set.
     """
     needs = LOSSES[args.loss].requires
-    subset = len(train) < len(full_train)
+    subset = data_args.max_train_samples is not None and data_args.max_train_samples < len(full_train)
     bias_desc = None
     if "bias_probs" in needs:
         path = data_args.bias_predictions
@@ -338,6 +393,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if data_args.max_train_samples is not None:
             train = full_train.select(range(min(data_args.max_train_samples, len(full_train))))
         eval_splits = {"validation": validation, **{s.name: d for s, d in ood}}
+        if data_args.extra_train:
+            train = add_extra_training_data(train, task, data_args.extra_train, data_args, ood)
         train, bias_desc = attach_probabilities(train, full_train, task, data_args, args, eval_splits)
     if data_args.max_eval_samples is not None:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
@@ -453,6 +510,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     srnet = trainer.srnet_model
     sparsity = srnet.sparsity_report() if srnet is not None else None
     results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
+    results["train_examples"] = len(train)
     if args.should_save:
         os.makedirs(args.output_dir, exist_ok=True)
         trainer.save_metrics("all", results, combined=False)

@@ -280,3 +280,25 @@ def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
     ):
         assert torch.equal(srnet.binary_masks()[name], mask), name
         assert torch.all(srnet.base_model.get_submodule(name).base_layer.weight[~mask] == 0), name
+
+
+def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(minilm, data_dir, tmp_path):
+    hans_train = data_dir / "hans" / "heuristics_train_set.tsv"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            tmp_path / "ood_informed",
+            "--do_train",
+            "--max_steps",
+            "1",
+            "--max_train_samples",
+            "32",
+            "--extra_train",
+            f"hans_train={hans_train}x2",
+        )
+    )
+    assert results["train_examples"] == 32 + 2 * 30000
+    hans_eval = data_dir / "hans" / "heuristics_evaluation_set.tsv"
+    with pytest.raises(ValueError, match="also an evaluation set"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--extra_train", f"hans={hans_eval}"))
