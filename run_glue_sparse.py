@@ -91,6 +91,13 @@ class ModelArguments:
     target_modules: str | None = field(
         default=None, metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."}
     )
+    early_start_patience: int | None = field(
+        default=None,
+        metadata={
+            "help": "Early start (appendix E.1): fine-tune the full model with CE first, stop once the ID dev "
+            "metric has not improved for this many evaluations, and search from the best checkpoint."
+        },
+    )
     save_merged: bool = field(
         default=False, metadata={"help": "Also write OUTPUT_DIR/merged: a plain checkpoint, pruned weights = 0."}
     )
@@ -137,6 +144,64 @@ class DataArguments:
             "(teacher predictions for --loss confreg)."
         },
     )
+
+
+def early_start(
+    model: Any,
+    patience: int,
+    args: SRNetTrainingArguments,
+    task: TaskSpec,
+    train_tok: Dataset,
+    validation_tok: Dataset,
+    tokenizer: Any,
+    compute_metrics: Any,
+) -> tuple[Any, dict[str, Any]]:
+    """Appendix E.1: CE fine-tuning with early stopping on the ID dev metric; return the best model and the steps.
+
+    The checkpoint is kept in `<output_dir>/early_start`.
+    """
+    from transformers import EarlyStoppingCallback
+
+    from hf_srnets.collator import SRNetDataCollator
+
+    ft_args = dataclasses.replace(
+        args,
+        output_dir=os.path.join(args.output_dir, "early_start"),
+        loss="ce",
+        load_best_model_at_end=True,
+        metric_for_best_model=task.metric,
+        greater_is_better=True,
+        save_strategy="steps",
+        save_steps=args.eval_steps,
+        save_total_limit=2,
+        select_best_after=0.0,
+        mask_learning_rate=None,
+    )
+    trainer = SRNetTrainer(
+        model=model,
+        args=ft_args,
+        train_dataset=train_tok,
+        eval_dataset=validation_tok,
+        processing_class=tokenizer,
+        data_collator=SRNetDataCollator(tokenizer),
+        compute_metrics=compute_metrics,
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=patience)],
+    )
+    trainer.train()
+    trainer.save_model()
+    state = trainer.state
+    info = {
+        "early_start_steps": state.global_step,
+        "early_start_planned_steps": state.max_steps,
+        "early_start_steps_saved": state.max_steps - state.global_step,
+        "early_start_best_step": state.best_global_step,
+        f"early_start_best_{task.metric}": state.best_metric,
+    }
+    logger.info(
+        f"Early start: fine-tuning stopped at step {state.global_step} of {state.max_steps} "
+        f"(best at {state.best_global_step}); searching from there"
+    )
+    return trainer.model, info
 
 
 def push_outputs(
@@ -190,6 +255,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[ModelArguments, DataArgum
 def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments) -> None:
     if model_args.pruning not in ("none", "mask", "imp", "imp-rw"):
         raise ValueError(f"--pruning must be none, mask, imp or imp-rw, got {model_args.pruning!r}")
+    if model_args.early_start_patience is not None and not (args.eval_strategy == "steps" and args.eval_steps):
+        raise ValueError(
+            "--early_start_patience needs --eval_strategy steps --eval_steps N (the patience counts evaluations)"
+        )
     if model_args.mask_from and model_args.pruning != "none":
         raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
     if not 0.0 <= model_args.sparsity < 1.0:
@@ -403,7 +472,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
     )
+
+    def tokenize(batch: dict[str, list]) -> dict[str, list]:
+        texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())
+        return tokenizer(*texts, truncation=True, max_length=data_args.max_seq_length)
+
+    with args.main_process_first(desc="tokenizing"):
+        train_tok = train.map(tokenize, batched=True, desc="tokenizing train")
+        validation_tok = validation.map(tokenize, batched=True, desc="tokenizing validation")
+        ood_tok = [(s, d.map(tokenize, batched=True, desc=f"tokenizing {s.name}")) for s, d in ood]
+
+    def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        return score_predictions(task, eval_pred.predictions, eval_pred.label_ids)
+
     model, fresh_head = load_model(model_args, task)
+    early_start_info: dict[str, Any] = {}
+    if model_args.early_start_patience is not None:
+        model, early_start_info = early_start(
+            model, model_args.early_start_patience, args, task, train_tok, validation_tok, tokenizer, compute_metrics
+        )
+        fresh_head = False
     callbacks: list[Any] = []
     if model_args.pruning == "mask":
         interval = model_args.threshold_update_interval or (
@@ -461,18 +549,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
         logger.info(model.print_trainable_parameters())
 
-    def tokenize(batch: dict[str, list]) -> dict[str, list]:
-        texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())
-        return tokenizer(*texts, truncation=True, max_length=data_args.max_seq_length)
-
-    with args.main_process_first(desc="tokenizing"):
-        train_tok = train.map(tokenize, batched=True, desc="tokenizing train")
-        validation_tok = validation.map(tokenize, batched=True, desc="tokenizing validation")
-        ood_tok = [(s, d.map(tokenize, batched=True, desc=f"tokenizing {s.name}")) for s, d in ood]
-
-    def compute_metrics(eval_pred: Any) -> dict[str, float]:
-        return score_predictions(task, eval_pred.predictions, eval_pred.label_ids)
-
     from hf_srnets.collator import SRNetDataCollator
 
     trainer = SRNetTrainer(
@@ -511,6 +587,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sparsity = srnet.sparsity_report() if srnet is not None else None
     results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
     results["train_examples"] = len(train)
+    results.update(early_start_info)
     if args.should_save:
         os.makedirs(args.output_dir, exist_ok=True)
         trainer.save_metrics("all", results, combined=False)

@@ -302,3 +302,45 @@ def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(minilm,
     hans_eval = data_dir / "hans" / "heuristics_evaluation_set.tsv"
     with pytest.raises(ValueError, match="also an evaluation set"):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--extra_train", f"hans={hans_eval}"))
+
+
+@pytest.mark.slow
+def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path):
+    out = tmp_path / "early"
+    results = run_glue_sparse.main(
+        _common(
+            minilm,
+            data_dir,
+            out,
+            "--do_train",
+            "--max_train_samples",
+            "96",
+            "--num_train_epochs",
+            "2",
+            "--learning_rate",
+            "1e-4",
+            "--eval_strategy",
+            "steps",
+            "--eval_steps",
+            "1",
+            "--early_start_patience",
+            "1",
+            "--pruning",
+            "mask",
+            "--sparsity",
+            "0.5",
+            "--max_eval_samples",
+            "48",
+            "--max_ood_samples",
+            "30",
+        )
+    )
+    # planned: 96 examples / 32 = 3 steps x 2 epochs; patience 1 stops it as soon as dev accuracy fails to improve
+    assert results["early_start_planned_steps"] == 6
+    assert results["early_start_steps"] < 6
+    assert results["early_start_steps_saved"] == 6 - results["early_start_steps"]
+    assert results["early_start_best_step"] <= results["early_start_steps"]
+    assert results["sparsity"] == pytest.approx(0.5, abs=1e-3)
+    assert (out / "early_start" / "model.safetensors").is_file()
+    with pytest.raises(ValueError, match="needs --eval_strategy steps"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--early_start_patience", "2"))
