@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from transformers import Trainer
+from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_pt_utils import nested_gather
 from transformers.utils import logging
 
@@ -22,8 +23,6 @@ from .masking import TRAINING_STATE_NAME, SRNetModel, schedule_end_step, sparsit
 from .training_args import SRNetTrainingArguments
 
 logger = logging.get_logger(__name__)
-
-TRAINING_ARGS_NAME = "training_args.bin"
 
 
 class SRNetTrainer(Trainer):
@@ -44,7 +43,7 @@ class SRNetTrainer(Trainer):
         self, model: nn.Module, args: SRNetTrainingArguments, *, loss: DebiasingLoss | None = None, **kwargs: Any
     ) -> None:
         self.loss_fn = loss if loss is not None else get_loss(args.loss)
-        self._loss_metrics: dict[str, list[float]] = defaultdict(list)
+        self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
         super().__init__(model=model, args=args, **kwargs)
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
@@ -72,25 +71,25 @@ class SRNetTrainer(Trainer):
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> Any:
         labels = inputs.pop("labels", None)
+        if labels is None:
+            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
         probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
         outputs = model(**inputs)
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-        if labels is None:
-            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
         has_columns = all(probs[c] is not None for c in self.loss_fn.requires)
         if model.training or has_columns:
             loss, components = self.loss_fn(logits, labels, **probs)
         else:  # evaluation sets carry no bias predictions: report cross-entropy there
             loss, components = F.cross_entropy(logits.float(), labels), {}
         if model.training:
-            for key, value in components.items():
-                self._loss_metrics[f"loss_{key}"].append(float(value))
+            for key, value in components.items():  # kept as tensors: no device sync per step
+                self._loss_metrics[f"loss_{key}"].append(value.detach())
         return (loss, outputs) if return_outputs else loss
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if "loss" in logs and self._loss_metrics:  # a training log: add the loss components, averaged
             for key, values in sorted(self._loss_metrics.items()):  # same order on every process
-                local = torch.tensor(sum(values) / len(values), device=self.args.device)
+                local = torch.stack(values).float().mean().to(self.args.device)
                 logs[key] = nested_gather(local, self.args.parallel_mode).mean().item()  # over processes, like `loss`
             self._loss_metrics.clear()
         srnet = self.srnet_model

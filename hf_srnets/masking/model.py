@@ -302,10 +302,10 @@ class SRNetModel(nn.Module):
                 )
         saved_shapes = dict(config.module_shapes)
         srnet = cls(model, config, initialize=False)
-        if set(srnet.config_shapes()) != set(saved_shapes):
+        if set(srnet.srnet_config.module_shapes) != set(saved_shapes):
             raise ValueError(
                 f"The masks in {model_id} cover {len(saved_shapes)} layers, but this model resolves "
-                f"{len(srnet.config_shapes())} targets: was it saved with other target_modules?"
+                f"{len(srnet.srnet_config.module_shapes)} targets: was it saved with other target_modules?"
             )
         if check_fingerprint and config.base_fingerprint:
             found = weights_fingerprint(srnet.base_model, srnet.fingerprint_modules())
@@ -328,9 +328,6 @@ class SRNetModel(nn.Module):
             for param in srnet.parameters():
                 param.requires_grad_(False)
         return srnet
-
-    def config_shapes(self) -> dict[str, list[int]]:
-        return self.srnet_config.module_shapes
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None) -> str:
         """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo.
