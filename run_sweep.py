@@ -6,9 +6,14 @@
     python run_sweep.py recipe.yaml --aggregate_only                         # just collect, CSV and plot
 
 Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json), `common` (arguments of
-run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments). Methods with
+run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments, where `sparsities` may
+narrow the grid for that method). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
 skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` and `<output_dir>/summary.png`.
+
+String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
+pruning method can start from the full model of its own seed, e.g.
+`model_name_or_path: "{output_dir}/full_ce/s0/seed{seed}"` after a `full_ce` method (methods run in order).
 """
 
 from __future__ import annotations
@@ -29,15 +34,32 @@ from run_glue_sparse import dict_to_argv
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_glue_sparse.py")
 
 
+def expand(value: Any, seed: int, output_dir: str) -> Any:
+    """Fill `{seed}`, `{output_dir}` and environment variables into a recipe value (other values pass through)."""
+    if isinstance(value, list):
+        return [expand(v, seed, output_dir) for v in value]
+    if not isinstance(value, str):
+        return value
+    value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
+    expanded = os.path.expandvars(value)
+    if "$" in expanded:
+        raise ValueError(f"recipe value {value!r} names an environment variable that is not set")
+    return expanded
+
+
 def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str]]]:
     """(method, sparsity, seed, run_glue_sparse arguments) for every run of the recipe."""
     runs = []
     for method, method_args in recipe["methods"].items():
+        method_args = dict(method_args)
+        sparsities = method_args.pop("sparsities", recipe["sparsities"])
         full = method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
-        for sparsity in [0.0] if full else recipe["sparsities"]:
+        for sparsity in [0.0] if full else sparsities:
             for seed in recipe["seeds"]:
                 out = run_dir(recipe["output_dir"], method, sparsity, seed)
-                config = {**recipe.get("common", {}), **method_args, "seed": seed, "output_dir": out}
+                config = {**recipe.get("common", {}), **method_args}
+                config = {k: expand(v, seed, recipe["output_dir"]) for k, v in config.items()}
+                config.update(seed=seed, output_dir=out)
                 if not full:
                     config["sparsity"] = sparsity
                 runs.append((method, sparsity, seed, dict_to_argv(config)))

@@ -73,3 +73,33 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     calls.clear()
     run_sweep.sweep(recipe, runner=fake_runner)
     assert calls == []  # re-running skips every finished run
+
+
+def test_recipe_values_expand_seed_output_dir_and_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("BACKBONE", "/models/minilm")
+    recipe = {
+        "output_dir": "out",
+        "sparsities": [0.5],
+        "seeds": [1, 2],
+        "common": {"model_name_or_path": "$BACKBONE", "learning_rate": 1e-4},
+        "methods": {
+            "full_ce": {"pruning": "none"},
+            "mask_poe": {"pruning": "mask", "model_name_or_path": "{output_dir}/full_ce/s0/seed{seed}"},
+            "imp_poe": {"pruning": "imp", "sparsities": [0.7], "model_name_or_path": "x"},
+        },
+    }
+    runs = run_sweep.planned_runs(recipe)
+    assert [(m, s) for m, s, _, _ in runs[-2:]] == [("imp_poe", 0.7), ("imp_poe", 0.7)]  # its own grid
+    assert not any("--sparsities" in argv for *_, argv in runs)
+    runs = runs[:-2]
+    models = [(m, seed, argv[argv.index("--model_name_or_path") + 1]) for m, _, seed, argv in runs]
+    assert models == [
+        ("full_ce", 1, "/models/minilm"),
+        ("full_ce", 2, "/models/minilm"),
+        ("mask_poe", 1, "out/full_ce/s0/seed1"),
+        ("mask_poe", 2, "out/full_ce/s0/seed2"),
+    ]
+    assert models[2][2] == run_dir("out", "full_ce", 0.0, 1)
+    recipe["common"]["model_name_or_path"] = "$UNSET_BACKBONE_VARIABLE"
+    with pytest.raises(ValueError, match="UNSET_BACKBONE_VARIABLE"):
+        run_sweep.planned_runs(recipe)
