@@ -567,6 +567,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         train_result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
         trainer.save_model()
         results.update({f"train_{k}" if not k.startswith("train") else k: v for k, v in train_result.metrics.items()})
+        results["train_steps"] = train_result.global_step
         trainer.save_state()
 
     metric_rows: list[tuple[str, str, dict[str, Any]]] = []

@@ -9,7 +9,8 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments, where `sparsities` may
 narrow the grid for that method). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
-skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` and `<output_dir>/summary.png`.
+skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `runs.csv` (one row
+per run) and `summary.png`.
 
 String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
 pruning method can start from the full model of its own seed, e.g.
@@ -31,6 +32,8 @@ import yaml
 from hf_srnets.sweep import RUN_META, aggregate, collect, is_finished, plot, run_dir, write_csv
 from run_glue_sparse import dict_to_argv
 
+# reported per run in runs.csv besides the recipe's metrics
+RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_glue_sparse.py")
 
 
@@ -80,8 +83,12 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
             json.dump({"method": method, "sparsity": sparsity, "seed": seed}, f)
         print(f"== {method} sparsity={sparsity} seed={seed}", flush=True)
         runner(argv)
-    rows = aggregate(collect(recipe["output_dir"]), recipe["metrics"])
+    records = collect(recipe["output_dir"])
+    rows = aggregate(records, recipe["metrics"])
     if rows:
+        per_run = ["method", "sparsity", "seed", *recipe["metrics"], *RUN_EXTRAS]
+        runs = [{k: r[k] for k in per_run if k in r} for r in records]
+        write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
         plot(rows, recipe["metrics"], os.path.join(recipe["output_dir"], "summary.png"))
     return rows

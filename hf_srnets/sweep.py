@@ -33,7 +33,10 @@ def collect(root: str) -> list[dict[str, Any]]:
             with open(os.path.join(dirpath, RUN_META)) as f:
                 meta = json.load(f)
             with open(os.path.join(dirpath, "all_results.json")) as f:
-                records.append({**json.load(f), **meta})
+                results = json.load(f)
+            if "sparsity" in results:  # the measured one; the meta's sparsity is the planned grid point
+                results["sparsity_measured"] = results.pop("sparsity")
+            records.append({**results, **meta})
     return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))
 
 

@@ -180,4 +180,3 @@ class SRNetTrainer(Trainer):
         logger.info(f"Loading best SRNet from {self.state.best_model_checkpoint} (score: {self.state.best_metric}).")
         srnet.load_training_state(self.state.best_model_checkpoint)
         return None
-

@@ -55,7 +55,7 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
         out = argv[argv.index("--output_dir") + 1]
         sparsity = float(argv[argv.index("--sparsity") + 1]) if "--sparsity" in argv else 0.0
         with open(os.path.join(out, "all_results.json"), "w") as f:
-            json.dump({"eval_mnli_accuracy": 0.9 - sparsity / 2}, f)
+            json.dump({"eval_mnli_accuracy": 0.9 - sparsity / 2, "sparsity": sparsity + 0.001}, f)
 
     rows = run_sweep.sweep(recipe, runner=fake_runner)
     assert len(calls) == 2 + 3  # full model: 2 seeds at sparsity 0; mask: 4 runs minus the finished one
@@ -69,6 +69,11 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     with open(tmp_path / "sweep" / "summary.csv") as f:
         table = list(csv.DictReader(f))
     assert len(table) == 3 and "eval_mnli_accuracy_std" in table[0]
+    with open(tmp_path / "sweep" / "runs.csv") as f:
+        runs = list(csv.DictReader(f))
+    assert len(runs) == 6  # one row per run, the measured sparsity beside the planned one
+    mask_03 = [r for r in runs if r["method"] == "mask-poe" and r["sparsity"] == "0.3"]
+    assert len(mask_03) == 2 and all(float(r["sparsity_measured"]) == pytest.approx(0.301) for r in mask_03)
     assert os.path.getsize(tmp_path / "sweep" / "summary.png") > 1000
     calls.clear()
     run_sweep.sweep(recipe, runner=fake_runner)
