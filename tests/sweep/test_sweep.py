@@ -108,3 +108,25 @@ def test_recipe_values_expand_seed_output_dir_and_environment(tmp_path, monkeypa
     recipe["common"]["model_name_or_path"] = "$UNSET_BACKBONE_VARIABLE"
     with pytest.raises(ValueError, match="UNSET_BACKBONE_VARIABLE"):
         run_sweep.planned_runs(recipe)
+
+
+@pytest.mark.parametrize("name", ["sweep_minilm_mnli.yaml", "short_run_hparams.yaml"])
+def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
+    import yaml
+
+    import run_glue_sparse
+
+    monkeypatch.setenv("MINILM", "/models/minilm")
+    monkeypatch.setenv("DATA_DIR", "/data")
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    with open(os.path.join(root, name)) as f:
+        recipe = yaml.safe_load(f)
+    runs = run_sweep.planned_runs(recipe)
+    assert runs
+    for _method, sparsity, seed, argv in runs:
+        model_args, data_args, args = run_glue_sparse.parse_args(argv)
+        run_glue_sparse.validate_args(model_args, data_args, args)
+        assert args.seed == seed and data_args.train_file == "/data/mnli/dev_mismatched.tsv"
+        assert (model_args.sparsity == sparsity) if model_args.pruning != "none" else sparsity == 0.0
+        if model_args.pruning != "none":  # paradigm (a): the search starts from the full ce model of its seed
+            assert model_args.model_name_or_path.endswith(f"full_ce/s0/seed{seed}")
