@@ -9,8 +9,8 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments, where `sparsities` may
 narrow the grid for that method). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
-skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `runs.csv` (one row
-per run) and `summary.png`.
+skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
+same as a Markdown table), `runs.csv` (one row per run) and `summary.png`.
 
 String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
 pruning method can start from the full model of its own seed, e.g.
@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, is_finished, plot, run_dir, write_csv
+from hf_srnets.sweep import RUN_META, aggregate, collect, is_finished, markdown_table, plot, run_dir, write_csv
 from run_glue_sparse import dict_to_argv
 
 # reported per run in runs.csv besides the recipe's metrics
@@ -90,6 +90,8 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
         write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
+        with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
+            f.write(markdown_table(rows, recipe["metrics"]))
         plot(rows, recipe["metrics"], os.path.join(recipe["output_dir"], "summary.png"))
     return rows
 

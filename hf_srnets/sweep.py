@@ -70,6 +70,24 @@ def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
         writer.writerows(rows)
 
 
+def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> str:
+    """The aggregated rows as a Markdown table of percentages, `mean ± std` per metric."""
+    lines = [
+        "| method | sparsity | seeds | " + " | ".join(metrics) + " |",
+        "|---|---|---|" + "---|" * len(metrics),
+    ]
+    for row in rows:
+        cells = []
+        for metric in metrics:
+            if f"{metric}_mean" not in row:
+                cells.append("")
+                continue
+            cells.append(f"{100 * row[f'{metric}_mean']:.2f} ± {100 * row[f'{metric}_std']:.2f}")
+        head = f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | "
+        lines.append(head + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\nIn %: mean ± sample standard deviation over seeds.\n"
+
+
 def plot(
     rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
 ) -> None:

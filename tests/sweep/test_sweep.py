@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, run_dir
+from hf_srnets.sweep import RUN_META, aggregate, collect, markdown_table, run_dir
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_sweep
@@ -36,6 +36,9 @@ def test_mean_and_sample_std_on_hand_made_results(tmp_path):
     assert mask["eval_mnli_accuracy_std"] == pytest.approx(0.02)  # sqrt(((-.02)^2 + .02^2 + 0) / 2)
     assert mask["eval_hans_accuracy_mean"] == pytest.approx(0.63)
     assert mask["eval_hans_accuracy_std"] == pytest.approx(math.sqrt((0.03**2 + 0.01**2 + 0.02**2) / 2))
+    table = markdown_table(rows, ["eval_mnli_accuracy", "eval_hans_accuracy"]).splitlines()
+    assert table[2] == "| full-ce | 0% | 1 | 85.00 ± 0.00 |  |"
+    assert table[3] == "| mask-poe | 50% | 3 | 82.00 ± 2.00 | 63.00 ± 2.65 |"
 
 
 def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
@@ -69,6 +72,7 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     with open(tmp_path / "sweep" / "summary.csv") as f:
         table = list(csv.DictReader(f))
     assert len(table) == 3 and "eval_mnli_accuracy_std" in table[0]
+    assert "| mask-poe | 30% |" in (tmp_path / "sweep" / "summary.md").read_text()
     with open(tmp_path / "sweep" / "runs.csv") as f:
         runs = list(csv.DictReader(f))
     assert len(runs) == 6  # one row per run, the measured sparsity beside the planned one
