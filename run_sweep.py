@@ -3,6 +3,7 @@
 
     python run_sweep.py examples/sweep_minilm_mnli.yaml                      # a recipe
     python run_sweep.py recipe.yaml --sparsities 0.3,0.5,0.7 --seeds 1,2     # override its grid
+    python run_sweep.py recipe.yaml --methods full_ce,mask_poe               # only these methods of the recipe
     python run_sweep.py recipe.yaml --aggregate_only                         # just collect, CSV and plot
 
 Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json), `common` (arguments of
@@ -69,6 +70,14 @@ def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str
     return runs
 
 
+def select_methods(methods: dict[str, Any], names: list[str], recipe_path: str) -> dict[str, Any]:
+    """The recipe's methods restricted to `names`, in the recipe's order (later methods may use earlier ones)."""
+    unknown = [n for n in names if n not in methods]
+    if unknown:
+        raise ValueError(f"{recipe_path} has no method {', '.join(unknown)}; its methods are {', '.join(methods)}")
+    return {name: args for name, args in methods.items() if name in names}
+
+
 def run_one(argv: list[str]) -> None:
     subprocess.run([sys.executable, SCRIPT, *argv], check=True)
 
@@ -101,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("recipe")
     parser.add_argument("--sparsities", help="comma-separated, e.g. 0.2,0.3,0.5")
     parser.add_argument("--seeds", help="comma-separated, e.g. 1,2,3,4")
+    parser.add_argument("--methods", help="comma-separated names of the recipe's methods to run (default: all)")
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
     args = parser.parse_args(argv)
@@ -115,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
     for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
         if key not in recipe:
             raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
+    if args.methods:
+        recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
     for row in sweep(recipe, aggregate_only=args.aggregate_only):
         print(row)
 

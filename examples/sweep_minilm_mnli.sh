@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CPU-sized sweep of examples/sweep_minilm_mnli.yaml: bias model, then full ce / full poe / mask-poe at
-# 0.3, 0.5, 0.7 / imp-poe at 0.5, seeds 1 and 2. Extra arguments go to run_sweep.py, e.g.
+# 0.3, 0.5, 0.7, 0.9 / imp-poe at 0.5, seeds 1 and 2. Extra arguments go to run_sweep.py, e.g.
 #   bash examples/sweep_minilm_mnli.sh --sparsities 0.5          # a smaller grid
 # Re-running continues where it stopped. Results: outputs/sweep_minilm_mnli/summary.{csv,png}.
 set -euo pipefail

@@ -88,6 +88,20 @@ def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> st
     return "\n".join(lines) + "\n\nIn %: mean ± sample standard deviation over seeds.\n"
 
 
+# dataset names as the papers write them; others are upper-cased
+_DATASET_NAMES = {"mnli": "MNLI", "hans": "HANS", "qqp": "QQP", "paws": "PAWS", "fever": "FEVER"}
+
+
+def metric_title(metric: str) -> str:
+    """Plot title of an all_results.json key: `eval_hans_non-entailment_accuracy` -> `HANS non-entailment accuracy`."""
+    name = metric.removeprefix("eval_")
+    dataset, _, rest = name.partition("_")
+    if not rest:
+        return name.replace("_", " ")
+    dataset = _DATASET_NAMES.get(dataset.split("-")[0], dataset.upper()) + dataset[len(dataset.split("-")[0]) :]
+    return f"{dataset} {rest.replace('_', ' ')}"
+
+
 def plot(
     rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
 ) -> None:
@@ -100,7 +114,7 @@ def plot(
 
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
     methods = sorted({r["method"] for r in rows})
-    for ax, metric, title in zip(axes[0], metrics, titles or metrics):
+    for ax, metric, title in zip(axes[0], metrics, titles or [metric_title(m) for m in metrics]):
         for i, method in enumerate(methods):
             points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
             color = f"C{i}"

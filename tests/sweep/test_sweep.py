@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, markdown_table, run_dir
+from hf_srnets.sweep import RUN_META, aggregate, collect, markdown_table, metric_title, run_dir
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_sweep
@@ -134,3 +134,28 @@ def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
         assert (model_args.sparsity == sparsity) if model_args.pruning != "none" else sparsity == 0.0
         if model_args.pruning != "none":  # paradigm (a): the search starts from the full ce model of its seed
             assert model_args.model_name_or_path.endswith(f"full_ce/s0/seed{seed}")
+
+
+@pytest.mark.parametrize(
+    ("metric", "title"),
+    [
+        ("eval_mnli_accuracy", "MNLI accuracy"),
+        ("eval_hans_non-entailment_accuracy", "HANS non-entailment accuracy"),
+        ("eval_paws-qqp_f1", "PAWS-qqp f1"),
+        ("eval_loss", "loss"),
+    ],
+)
+def test_plot_titles_name_the_dataset_and_metric(metric, title):
+    assert metric_title(metric) == title
+
+
+def test_methods_option_keeps_the_recipe_order_and_refuses_unknown_names(tmp_path):
+    methods = {"full_ce": {"pruning": "none"}, "mask_poe": {"pruning": "mask"}, "imp_poe": {"pruning": "imp"}}
+    assert list(run_sweep.select_methods(methods, ["imp_poe", "full_ce"], "r.yaml")) == ["full_ce", "imp_poe"]
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        f"output_dir: {tmp_path / 'out'}\nsparsities: [0.5]\nseeds: [1]\nmetrics: [eval_mnli_accuracy]\n"
+        "methods:\n  full_ce: {pruning: none}\n  mask_poe: {pruning: mask}\n"
+    )
+    with pytest.raises(ValueError, match=r"no method mask-poe; its methods are full_ce, mask_poe"):
+        run_sweep.main([str(recipe), "--methods", "mask-poe", "--aggregate_only"])
