@@ -105,8 +105,8 @@ def metric_title(metric: str) -> str:
 def plot(
     rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
 ) -> None:
-    """One panel per metric: a line (mean ± std) per pruning method against sparsity; full models (sparsity 0)
-    as horizontal dashed references, as in the paper's Fig. 2."""
+    """One panel per metric: a line per pruning method against sparsity, its ± std shaded; full models (sparsity 0)
+    as horizontal dashed references with their ± std band, as in the paper's Fig. 2."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,14 +119,21 @@ def plot(
             points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
             color = f"C{i}"
             if points and all(r["sparsity"] == 0 for r in points):
-                mean = 100 * points[0][f"{metric}_mean"]
+                mean, std = 100 * points[0][f"{metric}_mean"], 100 * points[0][f"{metric}_std"]
                 ax.axhline(mean, linestyle="--", color=color, label=method)
+                ax.axhspan(mean - std, mean + std, color=color, alpha=0.12, linewidth=0)
                 continue
             points = sorted(points, key=lambda r: r["sparsity"])
             xs = [100 * r["sparsity"] for r in points]
             ys = [100 * r[f"{metric}_mean"] for r in points]
             errs = [100 * r[f"{metric}_std"] for r in points]
-            ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=3, color=color, label=method)
+            if len(points) == 1:  # a band needs two sparsities: an error bar instead
+                ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=color, label=method)
+                continue
+            ax.plot(xs, ys, marker="o", color=color, label=method)
+            ax.fill_between(
+                xs, [y - e for y, e in zip(ys, errs)], [y + e for y, e in zip(ys, errs)], color=color, alpha=0.2
+            )
         ax.set_xlabel("sparsity (%)")
         ax.set_ylabel(f"{title} (%)")
         ax.set_title(title)
