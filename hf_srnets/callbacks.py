@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers.utils import logging
 
 from .masking import SRNetModel, sparsity_at
+
+logger = logging.get_logger(__name__)
 
 
 class MaskThresholdCallback(TrainerCallback):
@@ -22,6 +25,18 @@ class MaskThresholdCallback(TrainerCallback):
 
     def target_sparsity(self, state: TrainerState) -> float:
         return sparsity_at(state.global_step, state.max_steps, self.model.srnet_config)
+
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        interval = self.model.srnet_config.threshold_update_interval
+        if interval >= state.max_steps:
+            # Table 4's Δt_φ (1,000 steps) assumes ~60k steps; in a short run φ would only be set at the end
+            logger.warning(
+                f"threshold_update_interval = {interval} steps is not shorter than the run's {state.max_steps} "
+                "steps, so φ is never recomputed during training and the sparsity the masks train at drifts from "
+                "the target until the final update. Set --threshold_update_interval to a fraction of the run "
+                "(e.g. max_steps / 8)."
+            )
+        return control
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         if state.global_step % self.model.srnet_config.threshold_update_interval == 0:

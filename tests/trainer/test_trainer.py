@@ -66,6 +66,19 @@ def test_mask_training_keeps_weights_frozen_and_sparsity_exact(tmp_path):
     assert logs and all({"loss_poe", "loss_ce", "sparsity", "target_sparsity"} <= set(entry) for entry in logs)
 
 
+def test_threshold_interval_longer_than_the_run_is_warned(tmp_path, caplog):
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, threshold_update_interval=1000))
+    trainer = _trainer(tmp_path, srnet, max_steps=2)
+    with caplog.at_level("WARNING", logger="hf_srnets.callbacks"):
+        trainer.train()
+    assert "threshold_update_interval = 1000 steps is not shorter than the run's 2 steps" in caplog.text
+    caplog.clear()
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, threshold_update_interval=1))
+    with caplog.at_level("WARNING", logger="hf_srnets.callbacks"):
+        _trainer(tmp_path, srnet, max_steps=2).train()
+    assert "threshold_update_interval" not in caplog.text
+
+
 def test_bias_column_survives_column_pruning(tmp_path):
     trainer = _trainer(tmp_path, tiny_model("bert"), loss="poe")
     batch = next(iter(trainer.get_train_dataloader()))
