@@ -113,15 +113,22 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
     card = (out / "README.md").read_text()
     assert "sparsity" in card.lower() and "hans" in card
 
-    # reload the masks on a fresh copy of the base model, merge, compare logits
+    # paradigm (c): the pre-trained MiniLM's classifier is new and trained with the masks, so the saved SRNet
+    # must carry it: two fresh copies of the base with different random classifiers load to the same model
     tokenizer = AutoTokenizer.from_pretrained(minilm)
-    base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
-    srnet = SRNetModel.from_pretrained(base, out).eval()
     batch = tokenizer(["A man is sleeping ."], ["Nobody sleeps ."], return_tensors="pt")
+    logits = []
+    for init_seed in (0, 1):
+        torch.manual_seed(init_seed)
+        base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+        srnet = SRNetModel.from_pretrained(base, out).eval()
+        with torch.no_grad():
+            logits.append(srnet(**batch).logits)
+    assert torch.equal(logits[0], logits[1])
+    # reloaded masks, merged into a plain model, give the masked model's logits
     with torch.no_grad():
-        masked = srnet(**batch).logits
         merged = srnet.merge_and_unload()(**batch).logits
-    assert torch.allclose(masked, merged, atol=1e-5)
+    assert torch.allclose(logits[1], merged, atol=1e-5)
 
 
 @pytest.mark.slow
