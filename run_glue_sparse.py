@@ -112,15 +112,19 @@ class ModelArguments:
 
 @dataclass
 class DataArguments:
-    task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --label_names)."})
+    task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --task_labels)."})
     data_dir: str | None = field(default=None, metadata={"help": "Local data dir (layout in README)."})
     train_file: str | None = field(default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl)."})
     validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
-    ood_file: list[str] = field(default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets."})
+    # "extend": repeated flags add up (argparse's default would keep only the last one)
+    ood_file: list[str] = field(
+        default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets.", "action": "extend"}
+    )
     extra_train: list[str] = field(
         default_factory=list,
         metadata={
-            "help": "NAME=PATH[xK], repeatable: mix this training data in, K copies (OOD-informed search, §4.5)."
+            "help": "NAME=PATH[xK], repeatable: mix this training data in, K copies (OOD-informed search, §4.5).",
+            "action": "extend",
         },
     )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})

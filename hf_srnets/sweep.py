@@ -14,7 +14,26 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from .data.tasks import get_task
+from .evaluation import primary_metric
+
 RUN_META = "sweep_run.json"
+
+
+def default_metrics(task: str = "mnli", ood_files: Sequence[str] = (), no_default_ood: bool = False) -> list[str]:
+    """The all_results.json keys a sweep of `task` reports by default: the ID metric, then each OOD set's primary
+    metric (accuracy on HANS-style sets), for the task's OOD sets and every `NAME=PATH` of `--ood_file`."""
+    if task == "custom":  # run_glue_sparse names the ID set "validation" and scores custom tasks by accuracy
+        id_name, metric, ood_sets = "validation", "accuracy", ()
+    else:
+        spec = get_task(task)
+        id_name, metric, ood_sets = spec.name, spec.metric, () if no_default_ood else spec.ood
+    keys = [f"eval_{id_name}_{metric}"]
+    keys += [f"eval_{s.name}_{primary_metric(spec, s)}" for s in ood_sets]
+    for entry in ood_files:
+        name = entry.split("=", 1)[0]
+        keys.append(f"eval_{name}_{'accuracy' if name.startswith('hans') else metric}")
+    return keys
 
 
 def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:

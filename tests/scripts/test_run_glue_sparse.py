@@ -188,6 +188,27 @@ def test_yaml_config_with_overriding_flags(tmp_path):
     assert run_glue_sparse.parse_args([str(json_config)])[0].mask_init == "soft"
 
 
+def test_repeated_list_flags_add_up():
+    base = ["--model_name_or_path", "m", "--output_dir", "o"]
+    _, data_args, _ = run_glue_sparse.parse_args(
+        base
+        + [
+            "--ood_file",
+            "a=x.tsv",
+            "--ood_file",
+            "b=y.tsv",
+            "c=z.tsv",
+            "--extra_train",
+            "h=h.tsv",
+            "--extra_train",
+            "p=p.tsvx2",
+        ]
+    )
+    assert data_args.ood_file == ["a=x.tsv", "b=y.tsv", "c=z.tsv"]
+    assert data_args.extra_train == ["h=h.tsv", "p=p.tsvx2"]
+    assert run_glue_sparse.parse_args(base)[1].ood_file == []  # the default list is not shared between parses
+
+
 def test_example_recipes_parse():
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
     for name in ["mnli_full_ce_bert_base.yaml", "mnli_mask_poe_bert_base.yaml"]:
