@@ -5,6 +5,9 @@
     python run_sweep.py recipe.yaml --sparsities 0.3,0.5,0.7 --seeds 1,2     # override its grid
     python run_sweep.py recipe.yaml --methods full_ce,mask_poe               # only these methods of the recipe
     python run_sweep.py recipe.yaml --aggregate_only                         # just collect, CSV and plot
+    python run_sweep.py --sparsities 0.2,0.3,0.5,0.7,0.9 --seeds 1,2,3,4 --output_dir sweeps/mnli \
+        -- --model_name_or_path outputs/full_ce --task mnli --pruning mask --loss poe \
+        --bias_predictions bias/bias_train.jsonl --do_train               # one method, no recipe
 
 Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json), `common` (arguments of
 run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments, where `sparsities` may
@@ -12,6 +15,10 @@ narrow the grid for that method). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
 skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
 same as a Markdown table), `runs.csv` (one row per run) and `summary.png`.
+
+Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
+`--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
+says otherwise; `--seeds` defaults to 42 and `--metrics` to the task's ID metric and its OOD sets' metrics.
 
 String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
 pruning method can start from the full model of its own seed, e.g.
@@ -30,8 +37,18 @@ from typing import Any
 
 import yaml
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, is_finished, markdown_table, plot, run_dir, write_csv
-from run_glue_sparse import dict_to_argv
+from hf_srnets.sweep import (
+    RUN_META,
+    aggregate,
+    collect,
+    default_metrics,
+    is_finished,
+    markdown_table,
+    plot,
+    run_dir,
+    write_csv,
+)
+from run_glue_sparse import dict_to_argv, parse_args, validate_args
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -57,6 +74,7 @@ def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str
     for method, method_args in recipe["methods"].items():
         method_args = dict(method_args)
         sparsities = method_args.pop("sparsities", recipe["sparsities"])
+        raw_argv = method_args.pop("argv", [])  # run_glue_sparse arguments as given (a recipe-free sweep)
         full = method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
         for sparsity in [0.0] if full else sparsities:
             for seed in recipe["seeds"]:
@@ -66,8 +84,43 @@ def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str
                 config.update(seed=seed, output_dir=out)
                 if not full:
                     config["sparsity"] = sparsity
-                runs.append((method, sparsity, seed, dict_to_argv(config)))
+                argv = [expand(a, seed, recipe["output_dir"]) for a in raw_argv] + dict_to_argv(config)
+                runs.append((method, sparsity, seed, argv))
     return runs
+
+
+SWEEP_SET_FLAGS = ("--sparsity", "--seed", "--output_dir")
+
+
+def recipe_from_run_args(
+    run_argv: list[str],
+    output_dir: str,
+    sparsities: list[float] | None,
+    seeds: list[int],
+    method_name: str | None = None,
+    metrics: list[str] | None = None,
+) -> dict[str, Any]:
+    """A one-method recipe from run_glue_sparse.py arguments, checked before anything runs."""
+    for flag in SWEEP_SET_FLAGS:
+        if any(token == flag or token.startswith(f"{flag}=") for token in run_argv):
+            raise ValueError(
+                f"{flag} is set by the sweep for every run: remove it from the run_glue_sparse.py arguments"
+            )
+    model_args, data_args, args = parse_args([*run_argv, "--output_dir", output_dir])
+    validate_args(model_args, data_args, args)
+    method: dict[str, Any] = {"argv": list(run_argv), "pruning": model_args.pruning}
+    if model_args.mask_from:
+        method["mask_from"] = model_args.mask_from
+    full = model_args.pruning == "none" and not model_args.mask_from
+    if not full and not sparsities:
+        raise ValueError(f"--pruning {model_args.pruning} needs --sparsities, e.g. --sparsities 0.3,0.5,0.7")
+    return {
+        "output_dir": output_dir,
+        "sparsities": sparsities or [0.0],
+        "seeds": seeds,
+        "metrics": metrics or default_metrics(data_args.task, data_args.ood_file, data_args.no_default_ood),
+        "methods": {method_name or f"{model_args.pruning}_{args.loss}": method},
+    }
 
 
 def select_methods(methods: dict[str, Any], names: list[str], recipe_path: str) -> dict[str, Any]:
@@ -105,30 +158,48 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
     return rows
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = run_one) -> list[dict[str, Any]]:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run_argv = argv[argv.index("--") + 1 :] if "--" in argv else None
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("recipe")
+    parser.add_argument("recipe", nargs="?", help="a YAML recipe; or give run_glue_sparse.py arguments after --")
     parser.add_argument("--sparsities", help="comma-separated, e.g. 0.2,0.3,0.5")
     parser.add_argument("--seeds", help="comma-separated, e.g. 1,2,3,4")
     parser.add_argument("--methods", help="comma-separated names of the recipe's methods to run (default: all)")
+    parser.add_argument("--metrics", help="comma-separated all_results.json keys to aggregate and plot")
+    parser.add_argument("--method_name", help="without a recipe: the method's name (default <pruning>_<loss>)")
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
     args = parser.parse_args(argv)
-    with open(args.recipe) as f:
-        recipe = yaml.safe_load(f)
-    if args.sparsities:
-        recipe["sparsities"] = [float(s) for s in args.sparsities.split(",")]
-    if args.seeds:
-        recipe["seeds"] = [int(s) for s in args.seeds.split(",")]
-    if args.output_dir:
-        recipe["output_dir"] = args.output_dir
-    for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
-        if key not in recipe:
-            raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
-    if args.methods:
-        recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
-    for row in sweep(recipe, aggregate_only=args.aggregate_only):
+    sparsities = [float(s) for s in args.sparsities.split(",")] if args.sparsities else None
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    metrics = args.metrics.split(",") if args.metrics else None
+    if run_argv is not None:
+        if args.recipe:
+            parser.error("give either a recipe or run_glue_sparse.py arguments after --, not both")
+        if not args.output_dir:
+            parser.error("a sweep without a recipe needs --output_dir")
+        recipe = recipe_from_run_args(run_argv, args.output_dir, sparsities, seeds or [42], args.method_name, metrics)
+    elif args.recipe:
+        with open(args.recipe) as f:
+            recipe = yaml.safe_load(f)
+        for key, value in (("sparsities", sparsities), ("seeds", seeds), ("metrics", metrics)):
+            if value:
+                recipe[key] = value
+        if args.output_dir:
+            recipe["output_dir"] = args.output_dir
+        for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
+            if key not in recipe:
+                raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
+        if args.methods:
+            recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
+    else:
+        parser.error("give a recipe, or run_glue_sparse.py arguments after --")
+    rows = sweep(recipe, runner=runner, aggregate_only=args.aggregate_only)
+    for row in rows:
         print(row)
+    return rows
 
 
 if __name__ == "__main__":

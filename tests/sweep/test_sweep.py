@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, markdown_table, metric_title, run_dir
+from hf_srnets.sweep import RUN_META, aggregate, collect, default_metrics, markdown_table, metric_title, run_dir
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_sweep
@@ -159,3 +159,75 @@ def test_methods_option_keeps_the_recipe_order_and_refuses_unknown_names(tmp_pat
     )
     with pytest.raises(ValueError, match=r"no method mask-poe; its methods are full_ce, mask_poe"):
         run_sweep.main([str(recipe), "--methods", "mask-poe", "--aggregate_only"])
+
+
+def _fake_runner(calls):
+    def runner(argv):
+        calls.append(argv)
+        out = argv[argv.index("--output_dir") + 1]
+        with open(os.path.join(out, "all_results.json"), "w") as f:
+            json.dump({"eval_mnli_accuracy": 0.6, "eval_hans_accuracy": 0.5, "sparsity": 0.5}, f)
+
+    return runner
+
+
+def test_a_run_glue_sparse_command_sweeps_without_a_recipe(tmp_path):
+    import run_glue_sparse
+
+    run_args = ["--model_name_or_path", "m", "--task", "mnli", "--pruning", "mask", "--loss", "poe"]
+    run_args += ["--bias_predictions", "b.jsonl", "--do_train", "--ood_file", "hans_sub=h.tsv"]
+    calls = []
+    out = str(tmp_path / "sweep")
+    argv = ["--sparsities", "0.3,0.5", "--seeds", "1,2", "--output_dir", out, "--", *run_args]
+    rows = run_sweep.main(argv, runner=_fake_runner(calls))
+    assert len(calls) == 4
+    planned = set()
+    for call in calls:
+        model_args, data_args, args = run_glue_sparse.parse_args(call)
+        assert model_args.pruning == "mask" and args.loss == "poe" and data_args.ood_file == ["hans_sub=h.tsv"]
+        assert args.output_dir == run_dir(out, "mask_poe", model_args.sparsity, args.seed)
+        planned.add((model_args.sparsity, args.seed))
+    assert planned == {(0.3, 1), (0.3, 2), (0.5, 1), (0.5, 2)}
+    # default metrics (the --ood_file set has no results here, so it is left out of the rows)
+    assert [k for k in rows[0] if k.endswith("_mean")] == ["eval_mnli_accuracy_mean", "eval_hans_accuracy_mean"]
+    assert "eval_mnli_accuracy" in (tmp_path / "sweep" / "summary.md").read_text()
+    assert run_sweep.main(argv, runner=_fake_runner(calls)) == rows and len(calls) == 4  # finished runs skipped
+
+
+def test_a_full_model_sweeps_over_seeds_only(tmp_path):
+    calls = []
+    run_sweep.main(
+        ["--seeds", "1,2", "--output_dir", str(tmp_path), "--method_name", "bert_std", "--"]
+        + ["--model_name_or_path", "m", "--do_train"],
+        runner=_fake_runner(calls),
+    )
+    assert sorted(c[c.index("--output_dir") + 1] for c in calls) == [
+        run_dir(str(tmp_path), "bert_std", 0.0, 1),
+        run_dir(str(tmp_path), "bert_std", 0.0, 2),
+    ]
+    assert not any("--sparsity" in c for c in calls)
+
+
+def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path, capsys):
+    out = ["--output_dir", str(tmp_path)]
+    mask = ["--model_name_or_path", "m", "--pruning", "mask"]
+    with pytest.raises(ValueError, match="--sparsity is set by the sweep"):
+        run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--sparsity", "0.5"], runner=_fake_runner([]))
+    with pytest.raises(ValueError, match="needs --sparsities"):
+        run_sweep.main([*out, "--", *mask], runner=_fake_runner([]))
+    with pytest.raises(ValueError, match="needs bias predictions"):  # checked before any run starts
+        run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--loss", "poe"], runner=_fake_runner([]))
+    with pytest.raises(SystemExit):
+        run_sweep.main(["recipe.yaml", *out, "--", *mask], runner=_fake_runner([]))
+    assert "not both" in capsys.readouterr().err
+
+
+def test_default_metrics_are_the_id_metric_then_each_ood_sets():
+    assert default_metrics("mnli") == ["eval_mnli_accuracy", "eval_hans_accuracy"]
+    assert default_metrics("qqp") == ["eval_qqp_f1", "eval_paws_qqp_f1", "eval_paws_wiki_f1"]  # F1, appendix B.1
+    assert default_metrics("qqp", ["hans_like=h.tsv", "other=o.tsv"], no_default_ood=True) == [
+        "eval_qqp_f1",
+        "eval_hans_like_accuracy",
+        "eval_other_f1",
+    ]
+    assert default_metrics("custom", ["imdb=x.tsv"]) == ["eval_validation_accuracy", "eval_imdb_accuracy"]
