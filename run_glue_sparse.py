@@ -43,7 +43,7 @@ from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, s
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
-from hf_srnets.pruning import FixedMaskCallback, IMPCallback
+from hf_srnets.pruning import FixedMaskCallback, IMPCallback, imp_rounds
 from hf_srnets.trainer import SRNetTrainer
 from hf_srnets.training_args import SRNetTrainingArguments
 
@@ -267,6 +267,20 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
         raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
     if not 0.0 <= model_args.sparsity < 1.0:
         raise ValueError(f"--sparsity must be in [0, 1), got {model_args.sparsity}")
+    if model_args.pruning in ("imp", "imp-rw"):
+        imp_rounds(model_args.sparsity, model_args.imp_prune_ratio, model_args.imp_interval)
+    if model_args.pruning != "mask":
+        mask_search_only = {
+            "--initial_sparsity": model_args.initial_sparsity,
+            "--threshold_update_interval": model_args.threshold_update_interval,
+            "--mask_learning_rate": args.mask_learning_rate,
+        }
+        given = [flag for flag, value in mask_search_only.items() if value is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} configure mask training and would do nothing with --pruning "
+                f"{model_args.pruning}: use --pruning mask, or drop them."
+            )
     needs = LOSSES[args.loss].requires
     if "bias_probs" in needs and not (data_args.bias_predictions or data_args.bias_model):
         raise ValueError(

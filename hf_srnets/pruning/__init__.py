@@ -1,5 +1,5 @@
 """Pruning by magnitude: IMP, IMP with rewinding, and training with fixed masks (Win-win Algorithm 1)."""
 
-from .imp import FixedMaskCallback, IMPCallback
+from .imp import FixedMaskCallback, IMPCallback, imp_rounds
 
-__all__ = ["FixedMaskCallback", "IMPCallback"]
+__all__ = ["FixedMaskCallback", "IMPCallback", "imp_rounds"]

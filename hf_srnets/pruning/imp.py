@@ -14,6 +14,19 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from ..masking import SRNetModel
 
 
+def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float = 0.1) -> int:
+    """k, the number of pruning rounds of Algorithm 1 (s = k·Δs); a clear error for settings it cannot run."""
+    rounds = target_sparsity / prune_ratio if 0 < prune_ratio < 1 else 0.0
+    if abs(rounds - round(rounds)) > 1e-6 or round(rounds) < 1:
+        raise ValueError(
+            f"IMP needs a target sparsity that is a multiple k >= 1 of the pruning ratio: s = {target_sparsity}, "
+            f"Δs = {prune_ratio} (e.g. --sparsity 0.5 with --imp_prune_ratio 0.1)."
+        )
+    if not 0 < interval <= 1:
+        raise ValueError(f"The IMP interval is a fraction of the training steps in (0, 1], got {interval}")
+    return round(rounds)
+
+
 class FixedMaskCallback(TrainerCallback):
     """Keep pruned weights exactly 0 after every optimiser step (AdamW momentum would otherwise move them)."""
 
@@ -42,15 +55,7 @@ class IMPCallback(FixedMaskCallback):
         rewind: bool = False,
     ) -> None:
         super().__init__(model)
-        rounds = target_sparsity / prune_ratio
-        if not 0 < prune_ratio < 1 or abs(rounds - round(rounds)) > 1e-6 or round(rounds) < 1:
-            raise ValueError(
-                f"IMP needs a target sparsity that is a multiple k >= 1 of the pruning ratio: s = {target_sparsity}, "
-                f"Δs = {prune_ratio} (e.g. --sparsity 0.5 with --imp_prune_ratio 0.1)."
-            )
-        if not 0 < interval <= 1:
-            raise ValueError(f"The IMP interval is a fraction of the training steps in (0, 1], got {interval}")
-        self.target_rounds = round(rounds)
+        self.target_rounds = imp_rounds(target_sparsity, prune_ratio, interval)
         self.prune_ratio = prune_ratio
         self.interval = interval
         self.rewind = rewind

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -172,6 +173,25 @@ def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
     bad.write_text(json.dumps({"id": "0", "probs": [0.5, 0.5]}) + "\n")
     with pytest.raises(ValueError, match="2 probabilities, but the task has 3 labels"):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "poe", "--bias_predictions", str(bad)))
+
+
+@pytest.mark.parametrize(
+    ("flags", "error"),
+    [
+        (["--pruning", "imp", "--sparsity", "0.55"], "multiple k >= 1 of the pruning ratio"),
+        (["--pruning", "imp-rw", "--sparsity", "0.5", "--imp_interval", "0"], "IMP interval"),
+        (["--pruning", "imp", "--initial_sparsity", "0.3"], "--initial_sparsity configure mask training"),
+        (
+            ["--mask_learning_rate", "1e-3", "--threshold_update_interval", "5"],
+            "--threshold_update_interval, --mask_learning_rate configure mask training and would do nothing with "
+            "--pruning none",
+        ),
+    ],
+)
+def test_settings_that_do_not_apply_are_refused_before_loading(flags, error):
+    args = run_glue_sparse.parse_args(["--model_name_or_path", "m", "--output_dir", "o", *flags])
+    with pytest.raises(ValueError, match=re.escape(error)):
+        run_glue_sparse.validate_args(*args)
 
 
 def test_yaml_config_with_overriding_flags(tmp_path):
