@@ -9,9 +9,10 @@
         -- --model_name_or_path outputs/full_ce --task mnli --pruning mask --loss poe \
         --bias_predictions bias/bias_train.jsonl --do_train               # one method, no recipe
 
-Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json), `common` (arguments of
-run_glue_sparse.py shared by every run) and `methods` (name -> its own arguments, where `sparsities` may
-narrow the grid for that method). Methods with
+Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json, the ID one first),
+`common` (arguments of run_glue_sparse.py shared by every run), `methods` (name -> its own arguments, where
+`sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
+method's ID metric is also given as a percentage of it, and every metric as a difference from it). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
 skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
 same as a Markdown table), `runs.csv` (one row per run) and `summary.png`.
@@ -41,6 +42,7 @@ from hf_srnets.sweep import (
     RUN_META,
     aggregate,
     collect,
+    compare_to_reference,
     default_metrics,
     is_finished,
     markdown_table,
@@ -147,13 +149,16 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
         runner(argv)
     records = collect(recipe["output_dir"])
     rows = aggregate(records, recipe["metrics"])
+    reference = recipe.get("reference")
+    if reference:
+        rows = compare_to_reference(rows, recipe["metrics"], reference)
     if rows:
         per_run = ["method", "sparsity", "seed", *recipe["metrics"], *RUN_EXTRAS]
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
         write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
         with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
-            f.write(markdown_table(rows, recipe["metrics"]))
+            f.write(markdown_table(rows, recipe["metrics"], reference))
         plot(rows, recipe["metrics"], os.path.join(recipe["output_dir"], "summary.png"))
     return rows
 
@@ -168,6 +173,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
     parser.add_argument("--seeds", help="comma-separated, e.g. 1,2,3,4")
     parser.add_argument("--methods", help="comma-separated names of the recipe's methods to run (default: all)")
     parser.add_argument("--metrics", help="comma-separated all_results.json keys to aggregate and plot")
+    parser.add_argument("--reference", help="a full-model method to compare every method with (e.g. full_ce)")
     parser.add_argument("--method_name", help="without a recipe: the method's name (default <pruning>_<loss>)")
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
@@ -181,6 +187,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
         if not args.output_dir:
             parser.error("a sweep without a recipe needs --output_dir")
         recipe = recipe_from_run_args(run_argv, args.output_dir, sparsities, seeds or [42], args.method_name, metrics)
+        recipe["reference"] = args.reference
     elif args.recipe:
         with open(args.recipe) as f:
             recipe = yaml.safe_load(f)
@@ -189,6 +196,8 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
                 recipe[key] = value
         if args.output_dir:
             recipe["output_dir"] = args.output_dir
+        if args.reference:
+            recipe["reference"] = args.reference
         for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
             if key not in recipe:
                 raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")

@@ -79,6 +79,34 @@ def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> list
     return rows
 
 
+def compare_to_reference(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str
+) -> list[dict[str, Any]]:
+    """Each row against the reference method (a full model): every metric's difference of means
+    (`<metric>_delta`) and the first metric, the ID one, as a fraction of the reference's (`<metric>_retained`).
+
+    These are the Win-win criteria (§4.2.1): a subnetwork "preserves 95% of the full model's ID performance"
+    and improves OOD over it. Rows come back unchanged while the reference has no finished run.
+    """
+    references = [r for r in rows if r["method"] == reference]
+    if len(references) > 1:
+        raise ValueError(f"the reference {reference!r} must be one full model (sparsity 0), found {len(references)}")
+    if not references:
+        return [dict(r) for r in rows]
+    ref = references[0]
+    compared = []
+    for row in rows:
+        row = dict(row)
+        for i, metric in enumerate(metrics):
+            key = f"{metric}_mean"
+            if key in row and key in ref:
+                row[f"{metric}_delta"] = row[key] - ref[key]
+                if i == 0 and ref[key]:
+                    row[f"{metric}_retained"] = row[key] / ref[key]
+        compared.append(row)
+    return compared
+
+
 def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
     columns: list[str] = []
     for row in rows:
@@ -89,8 +117,9 @@ def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
         writer.writerows(rows)
 
 
-def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> str:
-    """The aggregated rows as a Markdown table of percentages, `mean ± std` per metric."""
+def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str | None = None) -> str:
+    """The aggregated rows as a Markdown table of percentages, `mean ± std` per metric; with a `reference`
+    (rows from `compare_to_reference`), a second table of each method against it."""
     lines = [
         "| method | sparsity | seeds | " + " | ".join(metrics) + " |",
         "|---|---|---|" + "---|" * len(metrics),
@@ -104,7 +133,29 @@ def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str]) -> st
             cells.append(f"{100 * row[f'{metric}_mean']:.2f} ± {100 * row[f'{metric}_std']:.2f}")
         head = f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | "
         lines.append(head + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n\nIn %: mean ± sample standard deviation over seeds.\n"
+    text = "\n".join(lines) + "\n\nIn %: mean ± sample standard deviation over seeds.\n"
+    if reference is None or not metrics:
+        return text
+    if not any(f"{metrics[0]}_retained" in row for row in rows):
+        return text + f"\nNo finished run of the reference {reference!r} to compare with.\n"
+    columns = [f"{metrics[0]}: % of {reference}"] + [f"Δ {m}" for m in metrics]
+    lines = [
+        f"\n| method | sparsity | seeds | {' | '.join(columns)} |",
+        "|---|---|---|" + "---|" * len(columns),
+    ]
+    for row in rows:
+        if row["method"] == reference:
+            continue
+        retained = row.get(f"{metrics[0]}_retained")
+        cells = [f"{100 * retained:.1f}%" if retained is not None else ""]
+        cells += [f"{100 * row[f'{m}_delta']:+.2f}" if f"{m}_delta" in row else "" for m in metrics]
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | " + " | ".join(cells) + " |")
+    return (
+        text
+        + "\n".join(lines)
+        + f"\n\nAgainst {reference}: the first metric as a percentage of its mean, and every metric's difference"
+        " of means in points.\n"
+    )
 
 
 # dataset names as the papers write them; others are upper-cased

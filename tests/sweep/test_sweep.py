@@ -8,7 +8,16 @@ import sys
 
 import pytest
 
-from hf_srnets.sweep import RUN_META, aggregate, collect, default_metrics, markdown_table, metric_title, run_dir
+from hf_srnets.sweep import (
+    RUN_META,
+    aggregate,
+    collect,
+    compare_to_reference,
+    default_metrics,
+    markdown_table,
+    metric_title,
+    run_dir,
+)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_sweep
@@ -41,6 +50,34 @@ def test_mean_and_sample_std_on_hand_made_results(tmp_path):
     assert table[3] == "| mask-poe | 50% | 3 | 82.00 ± 2.00 | 63.00 ± 2.65 |"
 
 
+def test_comparison_with_the_full_model_gives_id_retained_and_deltas(tmp_path):
+    metrics = ["eval_mnli_accuracy", "eval_hans_accuracy"]
+    _write_run(tmp_path, "full_ce", 0.0, 1, {"eval_mnli_accuracy": 0.84, "eval_hans_accuracy": 0.49})
+    _write_run(tmp_path, "full_ce", 0.0, 2, {"eval_mnli_accuracy": 0.86, "eval_hans_accuracy": 0.51})
+    _write_run(tmp_path, "mask_poe", 0.5, 1, {"eval_mnli_accuracy": 0.81, "eval_hans_accuracy": 0.62})
+    _write_run(tmp_path, "mask_poe", 0.5, 2, {"eval_mnli_accuracy": 0.83, "eval_hans_accuracy": 0.64})
+    rows = compare_to_reference(aggregate(collect(str(tmp_path)), metrics), metrics, "full_ce")
+    full, mask = rows
+    assert mask["eval_mnli_accuracy_retained"] == pytest.approx(0.82 / 0.85)
+    assert mask["eval_mnli_accuracy_delta"] == pytest.approx(-0.03)
+    assert mask["eval_hans_accuracy_delta"] == pytest.approx(0.13)
+    assert "eval_hans_accuracy_retained" not in mask  # only the first (ID) metric is a ratio
+    assert full["eval_mnli_accuracy_retained"] == pytest.approx(1.0)
+    table = markdown_table(rows, metrics, "full_ce")
+    assert "| method | sparsity | seeds | eval_mnli_accuracy: % of full_ce | Δ eval_mnli_accuracy |" in table
+    assert "| mask_poe | 50% | 2 | 96.5% | -3.00 | +13.00 |" in table
+    assert "| full_ce | 0% | 2 | 100.0%" not in table
+    # no reference run yet: rows unchanged, the table says so; two reference rows are an error
+    alone = [r for r in rows if r["method"] == "mask_poe"]
+    assert "No finished run of the reference 'full_ce'" in markdown_table(
+        compare_to_reference(aggregate(collect(str(tmp_path / "mask_poe")), metrics), metrics, "full_ce"),
+        metrics,
+        "full_ce",
+    )
+    with pytest.raises(ValueError, match="one full model"):
+        compare_to_reference(alone + alone, metrics, "mask_poe")
+
+
 def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     recipe = {
         "output_dir": str(tmp_path / "sweep"),
@@ -49,6 +86,7 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
         "metrics": ["eval_mnli_accuracy"],
         "common": {"task": "mnli", "do_train": True},
         "methods": {"full-ce": {"pruning": "none", "loss": "ce"}, "mask-poe": {"pruning": "mask", "loss": "poe"}},
+        "reference": "full-ce",
     }
     _write_run(tmp_path / "sweep", "mask-poe", 0.5, 2, {"eval_mnli_accuracy": 0.7})  # already finished
     calls = []
@@ -72,7 +110,10 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     with open(tmp_path / "sweep" / "summary.csv") as f:
         table = list(csv.DictReader(f))
     assert len(table) == 3 and "eval_mnli_accuracy_std" in table[0]
-    assert "| mask-poe | 30% |" in (tmp_path / "sweep" / "summary.md").read_text()
+    mask_03 = next(r for r in table if r["method"] == "mask-poe" and r["sparsity"] == "0.3")
+    assert float(mask_03["eval_mnli_accuracy_retained"]) == pytest.approx(0.75 / 0.9)  # fake runner: 0.9 - s/2
+    summary = (tmp_path / "sweep" / "summary.md").read_text()
+    assert "| mask-poe | 30% |" in summary and "| mask-poe | 30% | 2 | 83.3% | -15.00 |" in summary
     with open(tmp_path / "sweep" / "runs.csv") as f:
         runs = list(csv.DictReader(f))
     assert len(runs) == 6  # one row per run, the measured sparsity beside the planned one
