@@ -392,3 +392,26 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
     assert (out / "early_start" / "model.safetensors").is_file()
     with pytest.raises(ValueError, match="needs --eval_strategy steps"):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--early_start_patience", "2"))
+
+
+@pytest.mark.slow
+def test_search_from_an_intermediate_fine_tuning_checkpoint(minilm, data_dir, tmp_path):
+    """§5.1: the mask search starts from checkpoint-N of a CE fine-tuning run, as the README's command does."""
+    full = tmp_path / "full_ce"
+    run_glue_sparse.main(
+        _common(minilm, data_dir, full, "--do_train", "--max_steps", "4", "--save_strategy", "steps")
+        + ["--save_steps", "2", "--learning_rate", "1e-4"]
+    )
+    checkpoint = full / "checkpoint-2"
+    assert (checkpoint / "model.safetensors").is_file()
+    out = tmp_path / "mask_from_step_2"
+    results = run_glue_sparse.main(
+        _common(str(checkpoint), data_dir, out, "--do_train", "--max_steps", "2", "--pruning", "mask")
+        + ["--sparsity", "0.3", "--mask_init", "soft", "--threshold_update_interval", "1"]
+    )
+    assert results["sparsity"] == pytest.approx(0.3, abs=1e-3)
+    assert json.loads((out / "srnet_config.json").read_text())["base_model_name_or_path"] == str(checkpoint)
+    # the masks belong to the step-2 weights: they load there, and the fingerprint refuses the final model
+    SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(checkpoint), out)
+    with pytest.raises(ValueError, match="fingerprint"):
+        SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(full), out)
