@@ -182,9 +182,14 @@ def plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
+    ncols = 2 if len(metrics) == 4 else min(len(metrics), 3)
+    nrows = math.ceil(len(metrics) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 4 * nrows), squeeze=False)
+    panels = list(axes.flat)
+    for ax in panels[len(metrics) :]:
+        ax.set_visible(False)
     methods = sorted({r["method"] for r in rows})
-    for ax, metric, title in zip(axes[0], metrics, titles or [metric_title(m) for m in metrics]):
+    for ax, metric, title in zip(panels, metrics, titles or [metric_title(m) for m in metrics]):
         for i, method in enumerate(methods):
             points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
             color = f"C{i}"
