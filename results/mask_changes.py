@@ -1,0 +1,36 @@
+"""How far a mask search moved from its start: the fraction of mask entries that differ from magnitude pruning
+of the same weights at the same sparsity (the soft init, appendix Eq. 2; the hard init, Eq. 1, prunes the same
+entries). Used in results/README.md for the short-run study:
+
+    python results/mask_changes.py outputs/sweep_minilm_mnli/full_ce/s0/seed1 0.7 outputs/short_run_hparams/*/s0.7/seed1
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from transformers import AutoModelForSequenceClassification
+
+from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("base", help="the model the searches started from")
+    parser.add_argument("sparsity", type=float)
+    parser.add_argument("runs", nargs="+", help="output dirs of mask searches on that model")
+    args = parser.parse_args()
+    start = SRNetModel(
+        AutoModelForSequenceClassification.from_pretrained(args.base),
+        SRNetMaskConfig(sparsity=args.sparsity, mask_init="soft"),
+    ).binary_masks()
+    total = sum(mask.numel() for mask in start.values())
+    for run in args.runs:
+        found = SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(args.base), run)
+        changed = sum(int((found.binary_masks()[name] ^ mask).sum()) for name, mask in start.items())
+        share = 100 * changed / total
+        print(f"{run}: {changed:,} of {total:,} mask entries differ from magnitude pruning ({share:.2f}%)")
+
+
+if __name__ == "__main__":
+    main()
