@@ -33,8 +33,10 @@ from hf_srnets.data import (
     add_probability_column,
     custom_task,
     get_task,
+    id_set_name,
     load_file,
     load_source,
+    ood_file_set,
     read_predictions,
     write_predictions,
 )
@@ -326,12 +328,14 @@ def load_splits(
         for eval_set in task.ood:
             ood.append((eval_set, load(eval_set.source, None, eval_set.label_names, eval_set.name)))
     for spec in data_args.ood_file:
-        name, path = spec.split("=", 1)
-        labels = ("entailment", "non-entailment") if name.startswith("hans") else task.label_names
-        eval_set = EvalSet(
-            name, SplitSource(local_paths=(path,)), labels, kind="hans" if name.startswith("hans") else "same"
+        eval_set = ood_file_set(spec, task)
+        path = eval_set.source.local_paths[0]
+        ood.append(
+            (
+                eval_set,
+                load_file(path, eval_set.label_names, name=f"{eval_set.name} ({path})", aliases=task.label_aliases),
+            )
         )
-        ood.append((eval_set, load_file(path, labels, name=f"{name} ({path})", aliases=task.label_aliases)))
     return train, validation, ood
 
 
@@ -589,7 +593,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         trainer.save_state()
 
     metric_rows: list[tuple[str, str, dict[str, Any]]] = []
-    id_name = task.name if task.name != "custom" else "validation"
+    id_name = id_set_name(task)
     id_metrics = trainer.evaluate(validation_tok, metric_key_prefix=f"eval_{id_name}")
     results.update(id_metrics)
     id_source = task.validation if not data_args.validation_file else SplitSource()

@@ -50,7 +50,7 @@ from hf_srnets.sweep import (
     run_dir,
     write_csv,
 )
-from run_glue_sparse import dict_to_argv, parse_args, validate_args
+from run_glue_sparse import dict_to_argv, parse_args, resolve_task, validate_args
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -120,7 +120,7 @@ def recipe_from_run_args(
         "output_dir": output_dir,
         "sparsities": sparsities or [0.0],
         "seeds": seeds,
-        "metrics": metrics or default_metrics(data_args.task, data_args.ood_file, data_args.no_default_ood),
+        "metrics": metrics or default_metrics(resolve_task(data_args), data_args.ood_file, data_args.no_default_ood),
         "methods": {method_name or f"{model_args.pruning}_{args.loss}": method},
     }
 

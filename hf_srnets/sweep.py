@@ -14,26 +14,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from .data.tasks import get_task
+from .data.tasks import TaskSpec, id_set_name, ood_file_set
 from .evaluation import primary_metric
 
 RUN_META = "sweep_run.json"
 
 
-def default_metrics(task: str = "mnli", ood_files: Sequence[str] = (), no_default_ood: bool = False) -> list[str]:
+def default_metrics(task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False) -> list[str]:
     """The all_results.json keys a sweep of `task` reports by default: the ID metric, then each OOD set's primary
     metric (accuracy on HANS-style sets), for the task's OOD sets and every `NAME=PATH` of `--ood_file`."""
-    if task == "custom":  # run_glue_sparse names the ID set "validation" and scores custom tasks by accuracy
-        id_name, metric, ood_sets = "validation", "accuracy", ()
-    else:
-        spec = get_task(task)
-        id_name, metric, ood_sets = spec.name, spec.metric, () if no_default_ood else spec.ood
-    keys = [f"eval_{id_name}_{metric}"]
-    keys += [f"eval_{s.name}_{primary_metric(spec, s)}" for s in ood_sets]
-    for entry in ood_files:
-        name = entry.split("=", 1)[0]
-        keys.append(f"eval_{name}_{'accuracy' if name.startswith('hans') else metric}")
-    return keys
+    ood_sets = [*(() if no_default_ood else task.ood), *(ood_file_set(spec, task) for spec in ood_files)]
+    keys = [f"eval_{id_set_name(task)}_{task.metric}"]
+    return keys + [f"eval_{s.name}_{primary_metric(task, s)}" for s in ood_sets]
 
 
 def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
@@ -168,8 +160,8 @@ def metric_title(metric: str) -> str:
     dataset, _, rest = name.partition("_")
     if not rest:
         return name.replace("_", " ")
-    dataset = _DATASET_NAMES.get(dataset.split("-")[0], dataset.upper()) + dataset[len(dataset.split("-")[0]) :]
-    return f"{dataset} {rest.replace('_', ' ')}"
+    head, dash, tail = dataset.partition("-")  # paws-qqp: name the head as the papers do, keep the variant
+    return f"{_DATASET_NAMES.get(head, head.upper())}{dash}{tail} {rest.replace('_', ' ')}"
 
 
 def plot(

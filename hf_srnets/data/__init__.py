@@ -9,7 +9,7 @@ from .columns import (
     write_predictions,
 )
 from .loading import canonicalize, load_file, load_source, read_rows
-from .tasks import TASKS, EvalSet, SplitSource, TaskSpec, custom_task, get_task
+from .tasks import TASKS, EvalSet, SplitSource, TaskSpec, custom_task, get_task, id_set_name, ood_file_set
 
 __all__ = [
     "BIAS_COLUMN",
@@ -23,8 +23,10 @@ __all__ = [
     "canonicalize",
     "custom_task",
     "get_task",
+    "id_set_name",
     "load_file",
     "load_source",
+    "ood_file_set",
     "read_predictions",
     "read_rows",
     "write_predictions",

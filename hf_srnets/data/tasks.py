@@ -49,6 +49,7 @@ class TaskSpec:
 
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
+HANS_LABELS = ("entailment", "non-entailment")
 PARAPHRASE_LABELS = ("not_duplicate", "duplicate")
 FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 
@@ -63,7 +64,7 @@ TASKS: dict[str, TaskSpec] = {
             EvalSet(
                 "hans",
                 SplitSource("jhu-cogsci/hans", None, "validation", ("hans/heuristics_evaluation_set.tsv",)),
-                ("entailment", "non-entailment"),
+                HANS_LABELS,
                 kind="hans",
             ),
         ),
@@ -121,3 +122,17 @@ def custom_task(label_names: list[str], metric: str = "accuracy") -> TaskSpec:
     return TaskSpec(
         name="custom", label_names=tuple(label_names), metric=metric, train=SplitSource(), validation=SplitSource()
     )
+
+
+def id_set_name(task: TaskSpec) -> str:
+    """The ID dev set's name in metric keys (`eval_<name>_<metric>`): the task's, or `validation` for custom."""
+    return task.name if task.name != "custom" else "validation"
+
+
+def ood_file_set(spec: str, task: TaskSpec) -> EvalSet:
+    """The evaluation set of an `--ood_file NAME=PATH`: a NAME starting with `hans` is scored like HANS (2-way
+    labels, 3-way predictions collapsed); any other is scored with the task's labels and metric."""
+    name, path = spec.split("=", 1)
+    if name.startswith("hans"):
+        return EvalSet(name, SplitSource(local_paths=(path,)), HANS_LABELS, kind="hans")
+    return EvalSet(name, SplitSource(local_paths=(path,)), task.label_names)

@@ -415,3 +415,23 @@ def test_search_from_an_intermediate_fine_tuning_checkpoint(minilm, data_dir, tm
     SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(checkpoint), out)
     with pytest.raises(ValueError, match="fingerprint"):
         SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(full), out)
+
+
+def test_ood_files_named_hans_are_scored_like_hans(data_dir):
+    hans, mnli_mm = data_dir / "hans" / "heuristics_evaluation_set.tsv", data_dir / "mnli" / "dev_mismatched.tsv"
+    _, data_args, _ = run_glue_sparse.parse_args(
+        ["--model_name_or_path", "m", "--output_dir", "o", "--data_dir", str(data_dir), "--no_default_ood"]
+        + ["--validation_file", str(mnli_mm), "--train_file", str(mnli_mm)]
+        + ["--ood_file", f"hans_again={hans}", f"mm={mnli_mm}"]
+    )
+    task = run_glue_sparse.resolve_task(data_args)
+    _, _, ood = run_glue_sparse.load_splits(task, data_args, None)
+    (hans_set, hans_data), (mm_set, mm_data) = ood
+    assert (hans_set.name, hans_set.kind, hans_set.label_names) == (
+        "hans_again",
+        "hans",
+        ("entailment", "non-entailment"),
+    )
+    assert (mm_set.name, mm_set.kind, mm_set.label_names) == ("mm", "same", task.label_names)
+    assert len(hans_data) == 30000 and set(hans_data["label"]) == {0, 1}
+    assert len(mm_data) == 9832 and set(mm_data["label"]) == {0, 1, 2}

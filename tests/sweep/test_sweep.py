@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from hf_srnets.data import custom_task, get_task
 from hf_srnets.sweep import (
     RUN_META,
     aggregate,
@@ -183,6 +184,7 @@ def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
         ("eval_mnli_accuracy", "MNLI accuracy"),
         ("eval_hans_non-entailment_accuracy", "HANS non-entailment accuracy"),
         ("eval_paws-qqp_f1", "PAWS-qqp f1"),
+        ("eval_anli-r1_accuracy", "ANLI-r1 accuracy"),
         ("eval_loss", "loss"),
     ],
 )
@@ -264,11 +266,12 @@ def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path, capsys):
 
 
 def test_default_metrics_are_the_id_metric_then_each_ood_sets():
-    assert default_metrics("mnli") == ["eval_mnli_accuracy", "eval_hans_accuracy"]
-    assert default_metrics("qqp") == ["eval_qqp_f1", "eval_paws_qqp_f1", "eval_paws_wiki_f1"]  # F1, appendix B.1
-    assert default_metrics("qqp", ["hans_like=h.tsv", "other=o.tsv"], no_default_ood=True) == [
+    assert default_metrics(get_task("mnli")) == ["eval_mnli_accuracy", "eval_hans_accuracy"]
+    assert default_metrics(get_task("qqp")) == ["eval_qqp_f1", "eval_paws_qqp_f1", "eval_paws_wiki_f1"]  # F1, B.1
+    assert default_metrics(get_task("qqp"), ["hans_like=h.tsv", "other=o.tsv"], no_default_ood=True) == [
         "eval_qqp_f1",
         "eval_hans_like_accuracy",
         "eval_other_f1",
     ]
-    assert default_metrics("custom", ["imdb=x.tsv"]) == ["eval_validation_accuracy", "eval_imdb_accuracy"]
+    custom = custom_task(["negative", "positive"])
+    assert default_metrics(custom, ["imdb=x.tsv"]) == ["eval_validation_accuracy", "eval_imdb_accuracy"]
