@@ -70,6 +70,11 @@ def expand(value: Any, seed: int, output_dir: str) -> Any:
     return expanded
 
 
+def is_full_model(method_args: dict[str, Any]) -> bool:
+    """A method without pruning or a fixed mask: run once per seed, at sparsity 0."""
+    return method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
+
+
 def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str]]]:
     """(method, sparsity, seed, run_glue_sparse arguments) for every run of the recipe."""
     runs = []
@@ -77,7 +82,7 @@ def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str
         method_args = dict(method_args)
         sparsities = method_args.pop("sparsities", recipe["sparsities"])
         raw_argv = method_args.pop("argv", [])  # run_glue_sparse arguments as given (a recipe-free sweep)
-        full = method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
+        full = is_full_model(method_args)
         for sparsity in [0.0] if full else sparsities:
             for seed in recipe["seeds"]:
                 out = run_dir(recipe["output_dir"], method, sparsity, seed)
@@ -113,8 +118,7 @@ def recipe_from_run_args(
     method: dict[str, Any] = {"argv": list(run_argv), "pruning": model_args.pruning}
     if model_args.mask_from:
         method["mask_from"] = model_args.mask_from
-    full = model_args.pruning == "none" and not model_args.mask_from
-    if not full and not sparsities:
+    if not is_full_model(method) and not sparsities:
         raise ValueError(f"--pruning {model_args.pruning} needs --sparsities, e.g. --sparsities 0.3,0.5,0.7")
     return {
         "output_dir": output_dir,

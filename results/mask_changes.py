@@ -26,8 +26,9 @@ def main() -> None:
     ).binary_masks()
     total = sum(mask.numel() for mask in start.values())
     for run in args.runs:
-        found = SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(args.base), run)
-        changed = sum(int((found.binary_masks()[name] ^ mask).sum()) for name, mask in start.items())
+        base = AutoModelForSequenceClassification.from_pretrained(args.base)
+        found = SRNetModel.from_pretrained(base, run).binary_masks()
+        changed = sum(int((found[name] ^ mask).sum()) for name, mask in start.items())
         share = 100 * changed / total
         print(f"{run}: {changed:,} of {total:,} mask entries differ from magnitude pruning ({share:.2f}%)")
 
