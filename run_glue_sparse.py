@@ -13,33 +13,34 @@ import dataclasses
 import json
 import logging
 import os
-import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import transformers
 import yaml
-from datasets import Dataset, concatenate_datasets
+from datasets import Dataset
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser, set_seed
 
+from hf_srnets.arguments import DataArguments, ModelArguments
+from hf_srnets.bias.attach import attach_probabilities
+from hf_srnets.card_info import (
+    TASK_DATASETS,
+    card_dataset,
+    card_training_args,
+    merged_usage,
+    schedule_description,
+    usage_snippet,
+)
 from hf_srnets.data import (
     BIAS_COLUMN,
     TEACHER_COLUMN,
-    EvalSet,
     SplitSource,
     TaskSpec,
-    add_probability_column,
-    custom_task,
-    get_task,
     id_set_name,
-    load_file,
-    load_source,
-    ood_file_set,
-    read_predictions,
     write_predictions,
 )
+from hf_srnets.data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
 from hf_srnets.evaluation import primary_metric, results_table, score_predictions, softmax
 from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, save_merged, upload_folder
 from hf_srnets.losses import LOSSES
@@ -50,106 +51,6 @@ from hf_srnets.trainer import SRNetTrainer
 from hf_srnets.training_args import SRNetTrainingArguments
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class ModelArguments:
-    model_name_or_path: str = field(metadata={"help": "Hub id or local dir of the model to fine-tune or prune."})
-    tokenizer_name: str | None = field(default=None, metadata={"help": "Tokenizer, if not the model's."})
-    cache_dir: str | None = field(default=None, metadata={"help": "Where Hub downloads are cached."})
-    pruning: str = field(
-        default="none",
-        metadata={
-            "help": "none (full fine-tuning), mask (mask training), imp or imp-rw (iterative magnitude "
-            "pruning, with rewinding to the starting weights: Algorithm 1)."
-        },
-    )
-    imp_prune_ratio: float = field(default=0.1, metadata={"help": "IMP: Δs pruned per round (Table 4: 10%)."})
-    imp_interval: float = field(default=0.1, metadata={"help": "IMP: Δt between rounds, fraction of t_max (0.1)."})
-    mask_from: str | None = field(
-        default=None,
-        metadata={
-            "help": "Fine-tune a found subnetwork in isolation (paradigm b): apply the masks saved in this "
-            "dir or Hub repo to the model and train its remaining weights; pruned weights stay 0."
-        },
-    )
-    sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
-    initial_sparsity: float | None = field(
-        default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
-    )
-    schedule_end: float = field(default=0.8, metadata={"help": "Fraction of training where the cubic ramp ends."})
-    mask_init: str = field(default="hard", metadata={"help": "hard (appendix Eq. 1) or soft (Eq. 2)."})
-    mask_alpha: float = field(default=2.0, metadata={"help": "α of the hard init (Table 4: 2)."})
-    mask_threshold: float = field(default=0.01, metadata={"help": "φ of the hard init (Table 4: 0.01)."})
-    threshold_update_interval: int | None = field(
-        default=None, metadata={"help": "Δt_φ in steps; default: --eval_steps (Table 4), else 1000."}
-    )
-    sparsity_scope: str = field(default="local", metadata={"help": "local (per matrix, the paper) or global."})
-    mask_classifier: bool = field(default=True, metadata={"help": "Mask the classifier weight W_cls too."})
-    trainable_classifier: bool | None = field(
-        default=None,
-        metadata={"help": "Train the classifier with the masks; default: only if it is newly initialised."},
-    )
-    target_modules: str | None = field(
-        default=None, metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."}
-    )
-    early_start_patience: int | None = field(
-        default=None,
-        metadata={
-            "help": "Early start (appendix E.1): fine-tune the full model with CE first, stop once the ID dev "
-            "metric has not improved for this many evaluations, and search from the best checkpoint."
-        },
-    )
-    save_merged: bool = field(
-        default=False, metadata={"help": "Also write OUTPUT_DIR/merged: a plain checkpoint, pruned weights = 0."}
-    )
-    push_merged: bool = field(
-        default=False,
-        metadata={"help": "Upload the merged checkpoint (implies --save_merged)."},
-    )
-    hub_merged_model_id: str | None = field(
-        default=None, metadata={"help": "Hub repo of the merged checkpoint; default: <hub_model_id>-merged."}
-    )
-
-
-@dataclass
-class DataArguments:
-    task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --task_labels)."})
-    data_dir: str | None = field(default=None, metadata={"help": "Local data dir (layout in README)."})
-    train_file: str | None = field(default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl)."})
-    validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
-    # "extend": repeated flags add up (argparse's default would keep only the last one)
-    ood_file: list[str] = field(
-        default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets.", "action": "extend"}
-    )
-    extra_train: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "NAME=PATH[xK], repeatable: mix this training data in, K copies (OOD-informed search, §4.5).",
-            "action": "extend",
-        },
-    )
-    no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
-    task_labels: str | None = field(default=None, metadata={"help": "Comma-separated label names for --task custom."})
-    max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
-    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N ID dev rows."})
-    max_ood_samples: int | None = field(
-        default=None, metadata={"help": "Use N rows of each OOD set, drawn evenly across it (keeps HANS cells)."}
-    )
-    bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
-    teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
-    bias_model: str | None = field(
-        default=None, metadata={"help": "overlap|claim: compute p_b with run_bias_model's model when no file is given."}
-    )
-    bias_vectors: str | None = field(default=None, metadata={"help": "Word vectors for --bias_model."})
-    write_train_predictions: str | None = field(
-        default=None,
-        metadata={
-            "help": "After training, write the model's softmax on the train set here "
-            "(teacher predictions for --loss confreg)."
-        },
-    )
 
 
 def early_start(
@@ -301,137 +202,6 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
     for spec in data_args.ood_file:
         if "=" not in spec:
             raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
-
-
-def resolve_task(data_args: DataArguments) -> TaskSpec:
-    if data_args.task == "custom":
-        if not data_args.task_labels:
-            raise ValueError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
-        return custom_task([n.strip() for n in data_args.task_labels.split(",")])
-    return get_task(data_args.task)
-
-
-def load_splits(
-    task: TaskSpec, data_args: DataArguments, cache_dir: str | None
-) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
-    def load(source: SplitSource, file: str | None, labels: tuple[str, ...], name: str) -> Dataset:
-        if file:
-            return load_file(file, labels, name=f"{name} ({file})", aliases=task.label_aliases)
-        return load_source(
-            source, labels, name=name, data_dir=data_args.data_dir, aliases=task.label_aliases, cache_dir=cache_dir
-        )
-
-    train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train")
-    validation = load(task.validation, data_args.validation_file, task.label_names, f"{task.name} validation")
-    ood: list[tuple[EvalSet, Dataset]] = []
-    if not data_args.no_default_ood:
-        for eval_set in task.ood:
-            ood.append((eval_set, load(eval_set.source, None, eval_set.label_names, eval_set.name)))
-    for spec in data_args.ood_file:
-        eval_set = ood_file_set(spec, task)
-        path = eval_set.source.local_paths[0]
-        ood.append(
-            (
-                eval_set,
-                load_file(path, eval_set.label_names, name=f"{eval_set.name} ({path})", aliases=task.label_aliases),
-            )
-        )
-    return train, validation, ood
-
-
-EXTRA_TRAIN_PATTERN = re.compile(r"^(?P<name>[\w.-]+)=(?P<path>.+?)(?:x(?P<copies>\d+))?$")
-# HANS (2-way) mixed into 3-way NLI training: non-entailment is trained as contradiction; HANS is scored with
-# neutral and contradiction collapsed, so either non-entailment class counts as correct there.
-NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contradiction"}
-
-
-def add_extra_training_data(
-    train: Dataset, task: TaskSpec, specs: list[str], data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]
-) -> Dataset:
-    """Append `NAME=PATH[xK]` sets to the training data (ids prefixed `NAME[#k]:`); refuse evaluation sets."""
-    eval_paths = {
-        os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
-    }
-    if data_args.data_dir:
-        for source in [task.validation, *(s.source for s, _ in ood)]:
-            eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
-    eval_pairs = [set(zip(d["sentence1"], d["sentence2"])) for _, d in ood if "sentence2" in d.column_names]
-    columns = [c for c in ("id", "sentence1", "sentence2", "label") if c in train.column_names]
-    parts = [train.select_columns(columns)]
-    aliases = {**task.label_aliases, **(NLI_EXTRA_ALIASES if "entailment" in task.label_names else {})}
-    for spec in specs:
-        match = EXTRA_TRAIN_PATTERN.match(spec)
-        if match is None:
-            raise ValueError(f"--extra_train expects NAME=PATH or NAME=PATHxK, got {spec!r}")
-        name, path, copies = match["name"], match["path"], int(match["copies"] or 1)
-        if os.path.abspath(path) in eval_paths:
-            raise ValueError(
-                f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
-                "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
-            )
-        extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases)
-        if "sentence2" in extra.column_names:
-            pairs = set(zip(extra["sentence1"], extra["sentence2"]))
-            for seen in eval_pairs:
-                if len(pairs & seen) > len(pairs) / 2:
-                    raise ValueError(
-                        f"--extra_train {spec}: most of its pairs are in an evaluation set; refusing "
-                        "to train on evaluation data."
-                    )
-        extra = extra.select_columns(columns)
-        for k in range(copies):
-            prefix = f"{name}:" if copies == 1 else f"{name}#{k}:"
-            parts.append(extra.map(lambda row, p=prefix: {"id": p + row["id"]}, desc=f"adding {name}"))
-        logger.info(f"Added {copies} x {len(extra)} examples of {name} to the training set")
-    return concatenate_datasets(parts)
-
-
-def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
-    if n is None or n >= len(dataset):
-        return dataset
-    return dataset.select(np.linspace(0, len(dataset) - 1, n).round().astype(int).tolist())
-
-
-def attach_probabilities(
-    train: Dataset,
-    full_train: Dataset,
-    task: TaskSpec,
-    data_args: DataArguments,
-    args: SRNetTrainingArguments,
-    eval_splits: dict[str, Dataset],
-) -> tuple[Dataset, str | None]:
-    """Join p_b and p_t to `train` by id; return it and a description of the bias model.
-
-    `train` may be the first `--max_train_samples` rows of `full_train` (plus `--extra_train` sets): prediction
-    files may then cover the full training set. A bias model computed here (`--bias_model`) is fitted on the
-    full training set.
-    """
-    needs = LOSSES[args.loss].requires
-    subset = data_args.max_train_samples is not None and data_args.max_train_samples < len(full_train)
-    bias_desc = None
-    if "bias_probs" in needs:
-        path = data_args.bias_predictions
-        if path:
-            bias_desc = f"predictions from `{os.path.basename(path)}`"
-        else:
-            cache = os.path.join(args.output_dir, "bias_model")
-            path = os.path.join(cache, "bias_train.jsonl")
-            if not os.path.isfile(path):
-                from hf_srnets.bias import compute_bias_predictions, save_bias_predictions
-
-                logger.info(f"Fitting the {task.bias_model} bias model; predictions cached in {cache}")
-                predictions, report = compute_bias_predictions(
-                    task, full_train, eval_splits, vectors=data_args.bias_vectors, cache_dir=cache, seed=args.seed
-                )
-                save_bias_predictions(cache, predictions, report)
-            bias_desc = f"{task.bias_model} features + logistic regression (appendix B.3.1)"
-        predictions = read_predictions(path, task.num_labels)
-        train = add_probability_column(train, predictions, BIAS_COLUMN, source=path, allow_extra=subset)
-    if "teacher_probs" in needs:
-        path = data_args.teacher_predictions
-        predictions = read_predictions(path, task.num_labels)
-        train = add_probability_column(train, predictions, TEACHER_COLUMN, source=path, allow_extra=subset)
-    return train, bias_desc
 
 
 def load_model(model_args: ModelArguments, task: TaskSpec) -> tuple[Any, bool]:
@@ -660,92 +430,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.should_save:  # last, so a failed upload leaves every local output in place
         push_outputs(model_args, args, srnet is not None, push_to_hub, repo_id)
     return results
-
-
-TASK_DATASETS = {
-    "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
-    "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
-}
-
-
-def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
-    """The model-index `dataset` entry: the Hub id when the set is on the Hub, else its name."""
-    entry: dict[str, Any] = {"name": name, "type": source.hub_path or name}
-    if source.hub_config:
-        entry["config"] = source.hub_config
-    if source.hub_split:
-        entry["split"] = source.hub_split
-    return entry
-
-
-def schedule_description(model_args: ModelArguments) -> str | None:
-    if model_args.mask_from:
-        return f"weights fine-tuned in isolation under the fixed masks of `{model_args.mask_from}` (paradigm b)"
-    if model_args.pruning in ("imp", "imp-rw"):
-        return (
-            f"iterative magnitude pruning (Algorithm 1): {model_args.imp_prune_ratio:.0%} of each matrix every "
-            f"{model_args.imp_interval} of training up to {model_args.sparsity:.0%}"
-            + (", weights rewound to the starting checkpoint" if model_args.pruning == "imp-rw" else "")
-        )
-    if model_args.pruning != "mask":
-        return None
-    init = f"{model_args.mask_init} init (appendix Eq. {1 if model_args.mask_init == 'hard' else 2})"
-    if model_args.initial_sparsity is None:
-        return f"mask training, sparsity fixed at {model_args.sparsity}, {init}"
-    return (
-        f"mask training, cubic sparsity schedule {model_args.initial_sparsity} -> {model_args.sparsity} "
-        f"(reached at {model_args.schedule_end} of training), {init}"
-    )
-
-
-def merged_usage(path: str) -> str:
-    return (
-        "from transformers import AutoModelForSequenceClassification\n"
-        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0'
-    )
-
-
-def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
-    if model_args.pruning == "none":
-        return (
-            f"from transformers import AutoModelForSequenceClassification\n"
-            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")'
-        )
-    return (
-        "from transformers import AutoModelForSequenceClassification\n"
-        "from hf_srnets.masking import SRNetModel\n\n"
-        f'base = AutoModelForSequenceClassification.from_pretrained("{model_args.model_name_or_path}")\n'
-        f'srnet = SRNetModel.from_pretrained(base, "{output_dir}")\n'
-        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0"
-    )
-
-
-def card_training_args(
-    model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments, num_train: int
-) -> dict[str, Any]:
-    out = {
-        "pruning": model_args.pruning,
-        "loss": args.loss,
-        "training examples": num_train,
-        "learning_rate": args.learning_rate,
-        "per_device_train_batch_size": args.per_device_train_batch_size,
-        "num_train_epochs": args.num_train_epochs,
-        "max_steps": args.max_steps,
-        "seed": args.seed,
-        "max_seq_length": data_args.max_seq_length,
-    }
-    if model_args.pruning == "mask":
-        out.update(
-            {
-                "sparsity": model_args.sparsity,
-                "initial_sparsity": model_args.initial_sparsity,
-                "mask_init": model_args.mask_init,
-                "mask_learning_rate": args.mask_learning_rate,
-                "threshold_update_interval": model_args.threshold_update_interval,
-                "select_best_after": args.select_best_after,
-            }
-        )
-    return out
 
 
 if __name__ == "__main__":
