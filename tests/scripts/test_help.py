@@ -1,0 +1,31 @@
+"""`--help` of every script: the first command a user types must list the options, not crash."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted(p.name for p in REPO_ROOT.glob("*.py"))
+# an option each script must list: a sign that the whole parser was built, not just the usage line
+EXPECTED = {
+    "run_glue_sparse.py": ["--pruning", "--imp_prune_ratio", "--sparsity", "--loss", "--ood_file"],
+    "run_bias_model.py": ["--task", "--output_dir", "--vectors"],
+    "run_sweep.py": ["--sparsities", "--seeds"],
+}
+
+
+def test_every_script_is_covered():
+    assert set(SCRIPTS) == set(EXPECTED), "add the new script's options to EXPECTED"
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_lists_the_options(script):
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / script), "--help"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage:")
+    for option in EXPECTED[script]:
+        assert option in done.stdout, option
