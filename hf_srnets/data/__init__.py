@@ -9,7 +9,17 @@ from .columns import (
     write_predictions,
 )
 from .loading import canonicalize, load_file, load_source, read_rows
-from .tasks import TASKS, EvalSet, SplitSource, TaskSpec, custom_task, get_task, id_set_name, ood_file_set
+from .tasks import (
+    TASKS,
+    EvalSet,
+    SplitSource,
+    TaskSpec,
+    custom_task,
+    get_task,
+    id_set_name,
+    ood_file_set,
+    resolve_task,
+)
 
 __all__ = [
     "BIAS_COLUMN",
@@ -29,5 +39,6 @@ __all__ = [
     "ood_file_set",
     "read_predictions",
     "read_rows",
+    "resolve_task",
     "write_predictions",
 ]

@@ -57,21 +57,44 @@ def _pick(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
     return None
 
 
-def normalize_label(value: Any, label_names: Sequence[str], aliases: dict[str, str], where: str) -> int:
-    """Map a raw label (name, alias or integer id) to its index in `label_names`."""
+def normalize_label(
+    value: Any,
+    label_names: Sequence[str],
+    aliases: dict[str, str],
+    where: str,
+    *,
+    id_label_names: Sequence[str] | None = None,
+    excluded_labels: Sequence[str] = (),
+) -> int:
+    """Map a raw label (name, alias or integer id) to its index in `label_names`.
+
+    An integer id indexes `id_label_names` (default `label_names`), e.g. a task's published label order when
+    `label_names` is a `--task_labels` restriction; the name it gives is then looked up like a string label.
+    A label in `excluded_labels` (left out by `--task_labels`) is an error that says so.
+    """
     if isinstance(value, bool):
         value = int(value)
     if isinstance(value, int):
-        if not 0 <= value < len(label_names):
-            raise ValueError(f"{where}: label id {value} out of range for labels {list(label_names)}")
-        return value
+        names = label_names if id_label_names is None else id_label_names
+        if not 0 <= value < len(names):
+            raise ValueError(f"{where}: label id {value} out of range for labels {list(names)}")
+        if id_label_names is None:
+            return value
+        value = names[value]
     text = str(value).strip()
     lowered = {name.lower(): i for i, name in enumerate(label_names)}
     key = aliases.get(text, aliases.get(text.lower(), text)).lower()
     if key in lowered:
         return lowered[key]
+    if key in {n.lower() for n in excluded_labels}:
+        raise ValueError(
+            f"{where}: label {value!r} is not among the labels {list(label_names)} chosen with --task_labels; "
+            f"remove such rows from the file, or add {value!r} to --task_labels"
+        )
     if text.lstrip("-").isdigit():
-        return normalize_label(int(text), label_names, aliases, where)
+        return normalize_label(
+            int(text), label_names, aliases, where, id_label_names=id_label_names, excluded_labels=excluded_labels
+        )
     raise ValueError(f"{where}: unknown label {value!r}; expected one of {list(label_names)}")
 
 
@@ -82,6 +105,8 @@ def canonicalize(
     name: str,
     aliases: dict[str, str] | None = None,
     require_labels: bool = True,
+    id_label_names: Sequence[str] | None = None,
+    excluded_labels: Sequence[str] = (),
 ) -> Dataset:
     """Rename columns to the canonical schema, map labels to ids and check ids are unique."""
     if not rows:
@@ -124,7 +149,18 @@ def canonicalize(
         out["sentence1"].append(str(row[s1]))
         if s2:
             out["sentence2"].append(str(row[s2]))
-        out["label"].append(normalize_label(raw_label, label_names, aliases, f"{name} row {i}") if label_col else -1)
+        out["label"].append(
+            normalize_label(
+                raw_label,
+                label_names,
+                aliases,
+                f"{name} row {i}",
+                id_label_names=id_label_names,
+                excluded_labels=excluded_labels,
+            )
+            if label_col
+            else -1
+        )
         for c in extras:
             out[c].append(row.get(c))
     if not out["id"]:
@@ -140,13 +176,16 @@ def load_source(
     data_dir: str | None = None,
     aliases: dict[str, str] | None = None,
     cache_dir: str | None = None,
+    id_label_names: Sequence[str] | None = None,
+    excluded_labels: Sequence[str] = (),
 ) -> Dataset:
     """Load a split from `data_dir` (first existing of `source.local_paths`) or else from the Hub."""
+    labels: dict[str, Any] = {"id_label_names": id_label_names, "excluded_labels": excluded_labels}
     if data_dir is not None:
         for rel in source.local_paths:
             path = os.path.join(data_dir, rel)
             if os.path.isfile(path):
-                return canonicalize(read_rows(path), label_names, name=f"{name} ({path})", aliases=aliases)
+                return canonicalize(read_rows(path), label_names, name=f"{name} ({path})", aliases=aliases, **labels)
         if source.hub_path is None:
             raise FileNotFoundError(
                 f"{name}: none of {list(source.local_paths)} exists under --data_dir {data_dir}; "
@@ -171,10 +210,23 @@ def load_source(
         names = hub.features["label"].names
         for row in rows:
             row["label"] = names[row["label"]] if 0 <= row["label"] < len(names) else -1
-    return canonicalize(rows, label_names, name=name, aliases=aliases)
+    return canonicalize(rows, label_names, name=name, aliases=aliases, **labels)
 
 
 def load_file(
-    path: str, label_names: Sequence[str], *, name: str | None = None, aliases: dict[str, str] | None = None
+    path: str,
+    label_names: Sequence[str],
+    *,
+    name: str | None = None,
+    aliases: dict[str, str] | None = None,
+    id_label_names: Sequence[str] | None = None,
+    excluded_labels: Sequence[str] = (),
 ) -> Dataset:
-    return canonicalize(read_rows(path), label_names, name=name or path, aliases=aliases)
+    return canonicalize(
+        read_rows(path),
+        label_names,
+        name=name or path,
+        aliases=aliases,
+        id_label_names=id_label_names,
+        excluded_labels=excluded_labels,
+    )

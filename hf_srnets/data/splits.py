@@ -10,18 +10,24 @@ import numpy as np
 from datasets import Dataset, concatenate_datasets
 
 from ..arguments import DataArguments
+from . import tasks
 from .loading import load_file, load_source
-from .tasks import EvalSet, SplitSource, TaskSpec, custom_task, get_task, ood_file_set
+from .tasks import EvalSet, SplitSource, TaskSpec, ood_file_set
 
 logger = logging.getLogger(__name__)
 
 
 def resolve_task(data_args: DataArguments) -> TaskSpec:
-    if data_args.task == "custom":
-        if not data_args.task_labels:
-            raise ValueError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
-        return custom_task([n.strip() for n in data_args.task_labels.split(",")])
-    return get_task(data_args.task)
+    """`--task` with its labels restricted/reordered by `--task_labels` (see `tasks.resolve_task`)."""
+    return tasks.resolve_task(data_args.task, data_args.task_labels)
+
+
+def label_options(task: TaskSpec, label_names: tuple[str, ...]) -> dict:
+    """How a set with `label_names` reads labels: integer ids index the task's published labels when the set
+    uses the (restricted) task labels, and labels removed by `--task_labels` are refused by name."""
+    if task.published_label_names and label_names == task.label_names:
+        return {"id_label_names": task.file_label_names, "excluded_labels": task.excluded_label_names}
+    return {}
 
 
 def load_splits(
@@ -29,9 +35,17 @@ def load_splits(
 ) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
     def load(source: SplitSource, file: str | None, labels: tuple[str, ...], name: str) -> Dataset:
         if file:
-            return load_file(file, labels, name=f"{name} ({file})", aliases=task.label_aliases)
+            return load_file(
+                file, labels, name=f"{name} ({file})", aliases=task.label_aliases, **label_options(task, labels)
+            )
         return load_source(
-            source, labels, name=name, data_dir=data_args.data_dir, aliases=task.label_aliases, cache_dir=cache_dir
+            source,
+            labels,
+            name=name,
+            data_dir=data_args.data_dir,
+            aliases=task.label_aliases,
+            cache_dir=cache_dir,
+            **label_options(task, labels),
         )
 
     train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train")
@@ -46,7 +60,13 @@ def load_splits(
         ood.append(
             (
                 eval_set,
-                load_file(path, eval_set.label_names, name=f"{eval_set.name} ({path})", aliases=task.label_aliases),
+                load_file(
+                    path,
+                    eval_set.label_names,
+                    name=f"{eval_set.name} ({path})",
+                    aliases=task.label_aliases,
+                    **label_options(task, eval_set.label_names),
+                ),
             )
         )
     return train, validation, ood
@@ -82,7 +102,9 @@ def add_extra_training_data(
                 f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
                 "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
             )
-        extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases)
+        extra = load_file(
+            path, task.label_names, name=f"{name} ({path})", aliases=aliases, **label_options(task, task.label_names)
+        )
         if "sentence2" in extra.column_names:
             pairs = set(zip(extra["sentence1"], extra["sentence2"]))
             for seen in eval_pairs:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,23 @@ class TaskSpec:
     ood: tuple[EvalSet, ...] = ()
     bias_model: str = "overlap"  # the bias features of appendix B.3.1: "overlap" (pairs) or "claim"
     label_aliases: dict[str, str] = field(default_factory=dict)
+    # The task's published labels when `label_names` is a restriction/reordering (`resolve_task`): integer label
+    # ids in files index these, and a row labelled with one that `label_names` lacks is an error. Empty: unrestricted.
+    published_label_names: tuple[str, ...] = ()
 
     @property
     def num_labels(self) -> int:
         return len(self.label_names)
+
+    @property
+    def file_label_names(self) -> tuple[str, ...]:
+        """The label names that integer label ids in the task's files refer to (the published order)."""
+        return self.published_label_names or self.label_names
+
+    @property
+    def excluded_label_names(self) -> tuple[str, ...]:
+        """The task's published labels left out by `--task_labels`."""
+        return tuple(n for n in self.published_label_names if n not in self.label_names)
 
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -122,6 +136,48 @@ def custom_task(label_names: list[str], metric: str = "accuracy") -> TaskSpec:
     return TaskSpec(
         name="custom", label_names=tuple(label_names), metric=metric, train=SplitSource(), validation=SplitSource()
     )
+
+
+def _split_labels(task_labels: str | Sequence[str]) -> list[str]:
+    names = task_labels.split(",") if isinstance(task_labels, str) else list(task_labels)
+    return [str(n).strip() for n in names]
+
+
+def resolve_task(name: str, task_labels: str | Sequence[str] | None = None) -> TaskSpec:
+    """The task `name`, with its labels restricted and/or reordered to `task_labels` if given.
+
+    `task_labels` (comma-separated or a sequence) names labels of the task, resolved through its aliases and
+    case-insensitively: `resolve_task("fever", "SUPPORTS,REFUTES")` is two-way FEVER. The task's OOD sets that
+    use its labels get the same labels; other OOD sets (HANS) keep theirs. `--task custom` needs `task_labels`.
+    Integer label ids in files still index the task's published labels (`TaskSpec.file_label_names`).
+    """
+    if name == "custom":
+        if not task_labels:
+            raise ValueError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
+        return custom_task(_split_labels(task_labels))
+    task = get_task(name)
+    if task_labels is None or (isinstance(task_labels, str) and not task_labels.strip()):
+        return task
+    by_key = {n.lower(): n for n in task.label_names}
+    by_key.update({k.lower(): v for k, v in task.label_aliases.items() if v in task.label_names})
+    chosen: list[str] = []
+    for raw in _split_labels(task_labels):
+        label = by_key.get(raw.lower())
+        if label is None:
+            raise ValueError(
+                f"--task_labels: {raw!r} is not a label of task {name!r}; its labels are {list(task.label_names)}"
+                + (f" (aliases: {task.label_aliases})" if task.label_aliases else "")
+            )
+        if label in chosen:
+            raise ValueError(f"--task_labels: {label!r} is named twice in {task_labels!r}")
+        chosen.append(label)
+    if len(chosen) < 2:
+        raise ValueError(f"--task_labels needs at least 2 labels of task {name!r}, got {chosen}")
+    labels = tuple(chosen)
+    if labels == task.label_names:
+        return task
+    ood = tuple(replace(s, label_names=labels) if s.label_names == task.label_names else s for s in task.ood)
+    return replace(task, label_names=labels, ood=ood, published_label_names=task.label_names)
 
 
 def id_set_name(task: TaskSpec) -> str:
