@@ -37,6 +37,12 @@ class SRNetMaskConfig:
         threshold_update_interval: Δt_φ, steps between threshold updates (Table 4: the eval interval).
         sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`
             (s over all masked weights together).
+
+    Recorded with the masks (filled in by `SRNetModel`):
+        base_model_name_or_path / model_type / module_shapes / base_fingerprint: what the masks belong to.
+        tensor_checksums: sha256 of every tensor in `srnet_masks.safetensors` (dtype, shape and bytes), written by
+            `save_pretrained` and checked by `from_pretrained`. Empty in files written before hf_srnets checked
+            them: such masks load unverified.
     """
 
     target_modules: list[str] | str | None = None
@@ -58,6 +64,7 @@ class SRNetMaskConfig:
     srnet_type: str = SRNET_TYPE
     module_shapes: dict[str, list[int]] = field(default_factory=dict)
     base_fingerprint: str | None = None
+    tensor_checksums: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.validate()

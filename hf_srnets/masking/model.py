@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import logging
 import math
 import os
 from typing import Any
@@ -13,12 +15,14 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from .config import MASKS_NAME, SRNetMaskConfig
+from .config import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig
 from .layer import MaskedLinear, binarize, exact_thresholds
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
 _CLASSIFIER_PREFIX = "trainable."
+
+logger = logging.getLogger(__name__)
 
 
 def _get_submodule_parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
@@ -32,9 +36,81 @@ def pack_mask(mask: torch.Tensor) -> torch.Tensor:
 
 
 def unpack_mask(packed: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Inverse of `pack_mask`. Refuses a tensor that is not uint8 or not exactly ⌈n/8⌉ bytes for `shape`.
+
+    (`np.unpackbits` would pad a short tensor with zeros, i.e. silently prune the weights it lacks.)
+    """
     n = math.prod(shape)
-    bits = np.unpackbits(packed.numpy(), count=n).astype(np.bool_)
+    if packed.dtype != torch.uint8:
+        raise ValueError(f"A packed mask must be uint8, got {packed.dtype}")
+    if packed.numel() != math.ceil(n / 8):
+        raise ValueError(
+            f"A packed mask for shape {tuple(shape)} ({n} weights) has {math.ceil(n / 8)} bytes, got {packed.numel()}"
+        )
+    bits = np.unpackbits(packed.reshape(-1).numpy(), count=n).astype(np.bool_)
     return torch.from_numpy(bits).reshape(shape)
+
+
+def tensor_checksum(tensor: torch.Tensor) -> str:
+    """sha256 over a tensor's dtype, shape and bytes: what `srnet_config.json` records for each saved tensor."""
+    digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+    digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _load_checked_tensors(
+    directory: str, config: SRNetMaskConfig, model_id: str | os.PathLike
+) -> dict[str, torch.Tensor]:
+    """Read `srnet_masks.safetensors` and check it against the config: every mask present, uint8, of the
+    right length, and (for files that record them) every tensor's checksum. Raise `ValueError` naming the
+    file and the key otherwise."""
+    path = os.path.join(directory, MASKS_NAME)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{model_id} has {CONFIG_NAME} but no {MASKS_NAME}: the mask directory is incomplete.")
+    try:
+        tensors = load_file(path)
+    except Exception as err:  # truncated or overwritten file: safetensors cannot parse it
+        raise ValueError(f"{path} is damaged and cannot be read ({err}); save or download the masks again.") from err
+    for name, shape in config.module_shapes.items():
+        if name not in tensors:
+            raise ValueError(
+                f"{path} has no mask for {name!r} that {CONFIG_NAME} lists: the file is incomplete or belongs to "
+                "another run; save or download the masks again."
+            )
+        packed = tensors[name]
+        expected = math.ceil(math.prod(shape) / 8)
+        if packed.dtype != torch.uint8 or packed.dim() != 1:
+            raise ValueError(
+                f"The mask {name!r} in {path} is a {packed.dtype} tensor of shape {tuple(packed.shape)}; "
+                f"a bit-packed mask is a 1-d uint8 tensor ({expected} bytes). The file was not written by "
+                "SRNetModel.save_pretrained or is damaged."
+            )
+        if packed.numel() != expected:
+            raise ValueError(
+                f"The mask {name!r} in {path} has {packed.numel()} bytes, but the layer's shape {tuple(shape)} needs "
+                f"{expected}: the file is truncated or damaged; save or download the masks again."
+            )
+    if not config.tensor_checksums:
+        logger.warning(
+            f"{path} was written without checksums (an older hf_srnets): the masks are loaded unverified. "
+            "Save them again with SRNetModel.save_pretrained to record checksums."
+        )
+        return tensors
+    for key, checksum in config.tensor_checksums.items():
+        if key not in tensors:
+            raise ValueError(f"{path} lacks the tensor {key!r} that {CONFIG_NAME} records: the file is incomplete.")
+        if tensor_checksum(tensors[key]) != checksum:
+            raise ValueError(
+                f"The tensor {key!r} in {path} does not match the checksum in {CONFIG_NAME}: the file is damaged "
+                "(or was changed after saving). Save or download the masks again."
+            )
+    unrecorded = sorted(set(tensors) - set(config.tensor_checksums))
+    if unrecorded:
+        raise ValueError(
+            f"{path} holds tensors that {CONFIG_NAME} does not record, e.g. {unrecorded[0]!r}: "
+            "the two files do not belong together."
+        )
+    return tensors
 
 
 def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
@@ -233,9 +309,10 @@ class SRNetModel(nn.Module):
         alone would not reproduce the model.
         """
         os.makedirs(save_directory, exist_ok=True)
-        self.srnet_config.save_pretrained(save_directory)
         tensors = {name: pack_mask(mask) for name, mask in self.binary_masks().items()}
         tensors.update(self._trainable_base_tensors())
+        checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
+        dataclasses.replace(self.srnet_config, tensor_checksums=checksums).save_pretrained(save_directory)
         metadata = {"format": "pt", "shapes": json.dumps(self.srnet_config.module_shapes)}
         save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata=metadata)
 
@@ -315,7 +392,16 @@ class SRNetModel(nn.Module):
                     f"(fingerprint {found} != {config.base_fingerprint}; base {config.base_model_name_or_path}). "
                     "Pass check_fingerprint=False to apply the masks to these weights anyway."
                 )
-        tensors = load_file(os.path.join(directory, MASKS_NAME))
+        tensors = _load_checked_tensors(directory, config, model_id)
+        expected = srnet._trainable_base_tensors() if config.trainable_classifier else {}
+        for key, current in expected.items():
+            saved = tensors.get(key)
+            if saved is None or saved.shape != current.shape or saved.dtype != current.dtype:
+                found = "missing" if saved is None else f"a {saved.dtype} tensor of shape {tuple(saved.shape)}"
+                raise ValueError(
+                    f"The trained classifier tensor {key!r} in {os.path.join(directory, MASKS_NAME)} is {found}; "
+                    f"the model needs a {current.dtype} tensor of shape {tuple(current.shape)}."
+                )
         with torch.no_grad():
             srnet.set_masks({name: unpack_mask(tensors[name], tuple(saved_shapes[name])) for name in saved_shapes})
             trainable = {

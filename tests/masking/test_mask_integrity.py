@@ -1,0 +1,151 @@
+"""Damaged, truncated or mismatched mask files are refused with an error naming the file and the tensor."""
+
+import json
+import logging
+import math
+import os
+import struct
+
+import pytest
+import torch
+from conftest import tiny_model
+from safetensors.torch import load_file, save_file
+
+from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask, unpack_mask
+
+QUERY = "bert.encoder.layer.0.attention.self.query"
+
+
+def _saved(tmp_path, trainable_classifier=False):
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for layer in srnet.masked_layers().values():
+            layer.mask_scores.copy_(torch.rand(layer.mask_scores.shape, generator=gen))
+        if trainable_classifier:
+            srnet.base_model.classifier.base_layer.weight.add_(0.5)
+    srnet.update_thresholds(0.5)
+    srnet.save_pretrained(tmp_path)
+    return srnet
+
+
+def _flip_bytes(path, key, count=64):
+    """Flip `count` bytes inside the data of tensor `key`, leaving the safetensors header valid."""
+    raw = bytearray(path.read_bytes())
+    (header_len,) = struct.unpack("<Q", raw[:8])
+    start, end = json.loads(raw[8 : 8 + header_len])[key]["data_offsets"]
+    base = 8 + header_len + start
+    for i in range(min(count, end - start)):
+        raw[base + i] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def _rewrite(path, changes):
+    """Rewrite the masks file with some tensors replaced (None: removed), keeping the others."""
+    tensors = load_file(path)
+    for key, value in changes.items():
+        if value is None:
+            tensors.pop(key)
+        else:
+            tensors[key] = value
+    save_file(tensors, path)
+
+
+def _drop_checksums(directory):
+    """Make the config look as written before checksums existed."""
+    path = directory / CONFIG_NAME
+    config = json.loads(path.read_text())
+    config.pop("tensor_checksums", None)
+    path.write_text(json.dumps(config))
+
+
+def test_checksums_are_recorded_and_the_config_round_trips(tmp_path):
+    _saved(tmp_path, trainable_classifier=True)
+    data = json.loads((tmp_path / CONFIG_NAME).read_text())
+    tensors = load_file(tmp_path / MASKS_NAME)
+    assert set(data["tensor_checksums"]) == set(tensors)
+    assert "trainable.classifier.base_layer.weight" in data["tensor_checksums"]
+    assert SRNetMaskConfig.from_dict(data).tensor_checksums == data["tensor_checksums"]
+
+
+def test_flipped_mask_bytes_are_refused(tmp_path):
+    _saved(tmp_path)
+    _flip_bytes(tmp_path / MASKS_NAME, QUERY)
+    with pytest.raises(ValueError, match=rf"'{QUERY}' in .*{MASKS_NAME} does not match the checksum"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+def test_flipped_classifier_bytes_are_refused(tmp_path):
+    _saved(tmp_path, trainable_classifier=True)
+    _flip_bytes(tmp_path / MASKS_NAME, "trainable.classifier.base_layer.weight", count=16)
+    with pytest.raises(ValueError, match=r"'trainable\.classifier\.base_layer\.weight' .* does not match the checksum"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+@pytest.mark.parametrize("old_format", [False, True])
+def test_a_mask_cut_to_half_its_length_is_refused(tmp_path, old_format):
+    srnet = _saved(tmp_path)
+    packed = pack_mask(srnet.binary_masks()[QUERY])
+    _rewrite(tmp_path / MASKS_NAME, {QUERY: packed[: packed.numel() // 2].clone()})
+    if old_format:  # the length check alone must catch it
+        _drop_checksums(tmp_path)
+    with pytest.raises(ValueError, match=rf"'{QUERY}' in .*{MASKS_NAME} has 64 bytes, .* shape \(32, 32\) needs 128"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+def test_unpack_mask_refuses_a_short_or_non_uint8_tensor():
+    mask = torch.rand(10, 12) > 0.5
+    packed = pack_mask(mask)
+    assert torch.equal(unpack_mask(packed, (10, 12)), mask)
+    with pytest.raises(ValueError, match=r"shape \(10, 12\) \(120 weights\) has 15 bytes, got 7"):
+        unpack_mask(packed[:7], (10, 12))
+    with pytest.raises(ValueError, match="must be uint8"):
+        unpack_mask(packed.float(), (10, 12))
+
+
+@pytest.mark.parametrize("old_format", [False, True])
+def test_missing_mask_or_wrong_dtype_names_file_and_key(tmp_path, old_format):
+    srnet = _saved(tmp_path / "missing")
+    _rewrite(tmp_path / "missing" / MASKS_NAME, {QUERY: None})
+    wrong = tmp_path / "dtype"
+    srnet.save_pretrained(wrong)
+    _rewrite(wrong / MASKS_NAME, {QUERY: srnet.binary_masks()[QUERY].float()})
+    if old_format:
+        _drop_checksums(tmp_path / "missing")
+        _drop_checksums(wrong)
+    with pytest.raises(ValueError, match=rf"{MASKS_NAME} has no mask for '{QUERY}'"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path / "missing")
+    with pytest.raises(ValueError, match=rf"mask '{QUERY}' in .* is a torch.float32 tensor of shape \(32, 32\)"):
+        SRNetModel.from_pretrained(tiny_model("bert"), wrong)
+
+
+def test_missing_or_truncated_file_is_a_clear_error(tmp_path):
+    _saved(tmp_path)
+    path = tmp_path / MASKS_NAME
+    path.write_bytes(path.read_bytes()[: os.path.getsize(path) // 2])
+    with pytest.raises(ValueError, match=rf"{MASKS_NAME} is damaged and cannot be read"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+    path.unlink()
+    with pytest.raises(FileNotFoundError, match=rf"has {CONFIG_NAME} but no {MASKS_NAME}"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+def test_missing_trained_classifier_is_a_clear_error(tmp_path):
+    _saved(tmp_path, trainable_classifier=True)
+    _rewrite(tmp_path / MASKS_NAME, {"trainable.classifier.base_layer.bias": None})
+    _drop_checksums(tmp_path)
+    with pytest.raises(ValueError, match=r"'trainable\.classifier\.base_layer\.bias' in .* is missing"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+def test_masks_from_older_versions_load_unverified(tmp_path, caplog):
+    srnet = _saved(tmp_path)
+    _drop_checksums(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="hf_srnets.masking.model"):
+        loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+    assert "written without checksums" in caplog.text and "unverified" in caplog.text
+    for name, mask in srnet.binary_masks().items():
+        assert torch.equal(loaded.binary_masks()[name], mask), name
+    assert loaded.sparsity_report()["sparsity"] == pytest.approx(0.5, abs=0.01)
+    num = sum(math.floor(0.5 * m.numel()) for m in srnet.binary_masks().values())
+    assert loaded.sparsity_report()["num_pruned"] == num
