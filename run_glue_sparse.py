@@ -35,6 +35,7 @@ from hf_srnets.card_info import (
 from hf_srnets.data import (
     BIAS_COLUMN,
     TEACHER_COLUMN,
+    EvalSet,
     SplitSource,
     TaskSpec,
     id_set_name,
@@ -43,6 +44,13 @@ from hf_srnets.data import (
 from hf_srnets.data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
 from hf_srnets.evaluation import primary_metric, results_table, score_predictions, softmax
 from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, save_merged, upload_folder
+from hf_srnets.label_alignment import (
+    checkpoint_label_order,
+    label_permutation,
+    remap_dataset,
+    reorder_task,
+    to_task_order,
+)
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
@@ -170,6 +178,10 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
         raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
     if not 0.0 <= model_args.sparsity < 1.0:
         raise ValueError(f"--sparsity must be in [0, 1), got {model_args.sparsity}")
+    if model_args.pruning != "none" and not args.do_train:
+        # `--pruning mask` is a search: evaluating the initial mask and writing a card as if it had run is wrong
+        logger.info(f"--pruning {model_args.pruning} searches a subnetwork: training is on (--do_train)")
+        args.do_train = True
     if model_args.pruning in ("imp", "imp-rw"):
         imp_rounds(model_args.sparsity, model_args.imp_prune_ratio, model_args.imp_interval)
     if model_args.pruning != "mask":
@@ -185,11 +197,6 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
                 f"{model_args.pruning}: use --pruning mask, or drop them."
             )
     needs = LOSSES[args.loss].requires
-    if "bias_probs" in needs and not (data_args.bias_predictions or data_args.bias_model):
-        raise ValueError(
-            f"--loss {args.loss} needs bias predictions: pass --bias_predictions FILE "
-            "(from run_bias_model.py) or --bias_model overlap|claim."
-        )
     if "teacher_probs" in needs and not data_args.teacher_predictions:
         raise ValueError(
             f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
@@ -204,19 +211,25 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
             raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
 
 
-def load_model(model_args: ModelArguments, task: TaskSpec) -> tuple[Any, bool]:
-    """Load the classifier; return it and whether its classification head was newly initialised."""
+def align_labels(
+    model_args: ModelArguments, task: TaskSpec, train: Dataset, validation: Dataset, ood: list[tuple[EvalSet, Dataset]]
+) -> tuple[TaskSpec, Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
+    """Adopt a fine-tuned checkpoint's own label order (by name): remap gold ids and p_b/p_t columns to it."""
     config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
-    saved_labels = getattr(config, "num_labels", None)
-    finetuned = bool(getattr(config, "architectures", None)) and any(
-        a.endswith("ForSequenceClassification") for a in config.architectures
-    )
-    if finetuned and saved_labels != task.num_labels:
-        raise ValueError(
-            f"{model_args.model_name_or_path} is a classifier with {saved_labels} labels, but task {task.name!r} "
-            f"has {task.num_labels} ({list(task.label_names)}). Use a checkpoint fine-tuned on this task, or the "
-            "pre-trained model."
-        )
+    order = checkpoint_label_order(config, task, model_args.model_name_or_path)
+    if order is None or tuple(order) == tuple(task.label_names):
+        return task, train, validation, ood
+    perm = label_permutation(task.label_names, order)
+    old = tuple(task.label_names)
+    ood = [
+        (dataclasses.replace(s, label_names=tuple(order)), remap_dataset(d, perm)) if s.label_names == old else (s, d)
+        for s, d in ood
+    ]
+    return reorder_task(task, order), remap_dataset(train, perm), remap_dataset(validation, perm), ood
+
+
+def load_model(model_args: ModelArguments, task: TaskSpec) -> tuple[Any, bool]:
+    """Load the classifier (labels in `task`'s order, see `align_labels`); return it and whether its head is new."""
     id2label = dict(enumerate(task.label_names))
     model, info = AutoModelForSequenceClassification.from_pretrained(
         model_args.model_name_or_path,
@@ -257,6 +270,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if data_args.extra_train:
             train = add_extra_training_data(train, task, data_args.extra_train, data_args, ood)
         train, bias_desc = attach_probabilities(train, full_train, task, data_args, args, eval_splits)
+    task_order = task.label_names  # prediction files are read and written in this order
+    task, train, validation, ood = align_labels(model_args, task, train, validation, ood)
     if data_args.max_eval_samples is not None:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
     ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
@@ -279,11 +294,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     model, fresh_head = load_model(model_args, task)
     early_start_info: dict[str, Any] = {}
+    searched_on = model_args.model_name_or_path  # the weights the masks belong to
     if model_args.early_start_patience is not None:
         model, early_start_info = early_start(
             model, model_args.early_start_patience, args, task, train_tok, validation_tok, tokenizer, compute_metrics
         )
         fresh_head = False
+        searched_on = os.path.join(args.output_dir, "early_start")
     callbacks: list[Any] = []
     if model_args.pruning == "mask":
         interval = model_args.threshold_update_interval or (
@@ -307,7 +324,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             init_threshold=model_args.mask_threshold,
             threshold_update_interval=int(interval),
             sparsity_scope=model_args.sparsity_scope,
-            base_model_name_or_path=model_args.model_name_or_path,
+            base_model_name_or_path=searched_on,
         )
         model = SRNetModel(model, mask_config)
     elif model_args.pruning in ("imp", "imp-rw"):
@@ -317,7 +334,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 target_modules=model_args.target_modules,
                 mask_classifier=model_args.mask_classifier,
                 sparsity=model_args.sparsity,
-                base_model_name_or_path=model_args.model_name_or_path,
+                base_model_name_or_path=searched_on,
             ),
             initialize=False,
         )
@@ -420,7 +437,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names])
         )
         if args.should_save:
-            write_predictions(data_args.write_train_predictions, train["id"], softmax(output.predictions))
+            probs = to_task_order(softmax(output.predictions), label_permutation(task_order, task.label_names))
+            write_predictions(data_args.write_train_predictions, train["id"], probs)
             logger.info(f"Wrote train-set predictions to {data_args.write_train_predictions}")
 
     if trainer.is_world_process_zero():

@@ -17,7 +17,8 @@ class ModelArguments:
         default="none",
         metadata={
             "help": "none (full fine-tuning), mask (mask training), imp or imp-rw (iterative magnitude "
-            "pruning, with rewinding to the starting weights: Algorithm 1)."
+            "pruning, with rewinding to the starting weights: Algorithm 1). Any method but none searches a "
+            "subnetwork, so it trains (implies --do_train)."
         },
     )
     imp_prune_ratio: float = field(default=0.1, metadata={"help": "IMP: Δs pruned per round (Table 4: 10%%)."})

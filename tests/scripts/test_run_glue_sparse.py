@@ -390,6 +390,11 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
     assert results["early_start_best_step"] <= results["early_start_steps"]
     assert results["sparsity"] == pytest.approx(0.5, abs=1e-3)
     assert (out / "early_start" / "model.safetensors").is_file()
+    # the masks belong to the early-start weights, not to the pre-trained checkpoint: the config says so and
+    # following it loads (the fingerprint check passes)
+    searched_on = json.loads((out / "srnet_config.json").read_text())["base_model_name_or_path"]
+    assert searched_on == str(out / "early_start")
+    SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(searched_on), out)
     with pytest.raises(ValueError, match="needs --eval_strategy steps"):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--early_start_patience", "2"))
 
