@@ -165,8 +165,8 @@ def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm
 
 
 def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
-    with pytest.raises(ValueError, match="needs bias predictions"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "poe"))
+    with pytest.raises(ValueError, match="needs --teacher_predictions"):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "confreg"))
     with pytest.raises(ValueError, match="sparsity"):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--pruning", "mask", "--sparsity", "1.5"))
     bad = tmp_path / "bad.jsonl"

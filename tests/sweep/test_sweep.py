@@ -258,8 +258,8 @@ def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path, capsys):
         run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--sparsity", "0.5"], runner=_fake_runner([]))
     with pytest.raises(ValueError, match="needs --sparsities"):
         run_sweep.main([*out, "--", *mask], runner=_fake_runner([]))
-    with pytest.raises(ValueError, match="needs bias predictions"):  # checked before any run starts
-        run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--loss", "poe"], runner=_fake_runner([]))
+    with pytest.raises(ValueError, match="needs --teacher_predictions"):  # checked before any run starts
+        run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--loss", "confreg"], runner=_fake_runner([]))
     with pytest.raises(SystemExit):
         run_sweep.main(["recipe.yaml", *out, "--", *mask], runner=_fake_runner([]))
     assert "not both" in capsys.readouterr().err
