@@ -15,9 +15,14 @@ logger = logging.get_logger(__name__)
 class MaskThresholdCallback(TrainerCallback):
     """Every Δt_φ steps, recompute φ so each matrix has exactly ⌊s_t·n⌋ zeros (Algorithm 2, lines 14-16).
 
-    s_t follows the model's sparsity schedule (constant, or cubic from s_i to s). At the end of training
-    the thresholds are set once more for the final target sparsity, so the saved masks are exact. The
-    schedule depends only on `state.global_step`, so a resumed run continues where it stopped.
+    s_t follows the model's sparsity schedule (constant, or cubic from s_i to s). φ is also recomputed right
+    before every evaluation and checkpoint save the Trainer is about to make (`on_step_end` and `on_epoch_end`
+    run before `_maybe_log_save_evaluate`), so the mask that is evaluated, selected as best and saved is one and
+    the same, at the exact scheduled sparsity, even when evaluations fall between two Δt_φ updates.
+
+    At the end of training φ is set for the final target sparsity, unless the best checkpoint was loaded
+    (`load_best_model_at_end`): its mask is the one that won selection and stays as it is. The schedule
+    depends only on `state.global_step`, so a resumed run continues where it stopped.
     """
 
     def __init__(self, model: SRNetModel) -> None:
@@ -39,10 +44,20 @@ class MaskThresholdCallback(TrainerCallback):
         return control
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
-        if state.global_step % self.model.srnet_config.threshold_update_interval == 0:
+        # runs after DefaultFlowCallback.on_step_end, so control says whether this step evaluates or saves
+        due = state.global_step % self.model.srnet_config.threshold_update_interval == 0
+        if due or control.should_evaluate or control.should_save:
+            self.model.update_thresholds(self.target_sparsity(state))
+        return control
+
+    def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        if control.should_evaluate or control.should_save:  # epoch eval/save strategies
             self.model.update_thresholds(self.target_sparsity(state))
         return control
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        if args.load_best_model_at_end and state.best_model_checkpoint is not None:
+            logger.info(f"Keeping the mask of the best checkpoint {state.best_model_checkpoint} as loaded")
+            return control
         self.model.update_thresholds(self.model.srnet_config.sparsity)
         return control
