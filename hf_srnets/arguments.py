@@ -67,6 +67,13 @@ class ModelArguments:
     hub_merged_model_id: str | None = field(
         default=None, metadata={"help": "Hub repo of the merged checkpoint; default: <hub_model_id>-merged."}
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "Reuse a non-empty --output_dir: first delete what an hf_srnets run writes there (model, "
+            "masks, merged/, early_start/, checkpoints, results, card, bias-model cache); other files stay."
+        },
+    )
 
 
 @dataclass
