@@ -5,6 +5,7 @@ Also the fixed-mask training used to fine-tune a found subnetwork in isolation (
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -13,9 +14,17 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from ..masking import SRNetModel
 
+logger = logging.getLogger(__name__)
 
-def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float = 0.1) -> int:
-    """k, the number of pruning rounds of Algorithm 1 (s = k·Δs); a clear error for settings it cannot run."""
+
+def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float = 0.1, *, rewind: bool = False) -> int:
+    """k, the number of pruning rounds of Algorithm 1 (s = k·Δs); a clear error for settings it cannot run.
+
+    The rounds fall at 0, Δt, …, (k−1)·Δt (fractions of the run); `imp` then trains Δt more at the target, so
+    it needs k·Δt ≤ 1, and `imp-rw` stops right after the k-th round, so it needs (k−1)·Δt ≤ 1. Otherwise the
+    run would end below the target sparsity: refuse it and say which sparsity is reachable and which interval
+    would reach the target.
+    """
     rounds = target_sparsity / prune_ratio if 0 < prune_ratio < 1 else 0.0
     if abs(rounds - round(rounds)) > 1e-6 or round(rounds) < 1:
         raise ValueError(
@@ -24,7 +33,23 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
         )
     if not 0 < interval <= 1:
         raise ValueError(f"The IMP interval is a fraction of the training steps in (0, 1], got {interval}")
-    return round(rounds)
+    k = round(rounds)
+    spans = k - 1 if rewind else k  # intervals of Δt the run must hold
+    if spans * interval > 1 + 1e-9:
+        fitting = math.floor(1 / interval + 1e-9) + (1 if rewind else 0)  # rounds that fit in the run
+        reachable = min(fitting, k - 1) * prune_ratio
+        needed = math.floor(1000 / spans) / 1000
+        method = "imp-rw" if rewind else "imp"
+        timeline = f"(k−1)·Δt = {spans} × {interval}" if rewind else f"k·Δt = {k} × {interval}"
+        raise ValueError(
+            f"--pruning {method} with --sparsity {target_sparsity} and --imp_prune_ratio {prune_ratio} needs k = {k} "
+            f"pruning rounds spaced --imp_interval {interval} of the run apart"
+            + ("" if rewind else ", plus one interval of training at the target")
+            + f": {timeline} = {spans * interval:.3g} > 1, so the run would stop short of the target. With "
+            f"--imp_interval {interval} the largest sparsity reachable is {round(reachable, 6)}; for --sparsity "
+            f"{target_sparsity} use --imp_interval {needed} or less."
+        )
+    return k
 
 
 class FixedMaskCallback(TrainerCallback):
@@ -55,7 +80,7 @@ class IMPCallback(FixedMaskCallback):
         rewind: bool = False,
     ) -> None:
         super().__init__(model)
-        self.target_rounds = imp_rounds(target_sparsity, prune_ratio, interval)
+        self.target_rounds = imp_rounds(target_sparsity, prune_ratio, interval, rewind=rewind)
         self.prune_ratio = prune_ratio
         self.interval = interval
         self.rewind = rewind
@@ -66,8 +91,19 @@ class IMPCallback(FixedMaskCallback):
         """Pruning rounds so far, read off the masks (so a resumed run continues where it stopped)."""
         return round(self.model.sparsity_report()["sparsity"] / self.prune_ratio)
 
+    def steps_needed(self, interval_steps: int) -> int:
+        """Optimisation steps the k rounds (and, for imp, the Δt of training at the target) take."""
+        return (self.target_rounds - 1 if self.rewind else self.target_rounds) * interval_steps
+
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         self.interval_steps = max(1, math.floor(self.interval * state.max_steps))
+        if self.steps_needed(self.interval_steps) > state.max_steps:  # a run too short for Δt = 1 step
+            raise ValueError(
+                f"IMP needs {self.target_rounds} pruning rounds at least {self.interval_steps} step(s) apart, i.e. "
+                f"{self.steps_needed(self.interval_steps)} training steps, but the run has {state.max_steps}: it "
+                f"would end below the target sparsity. Raise --max_steps (or --num_train_epochs) to at least "
+                f"{self.steps_needed(self.interval_steps)}."
+            )
         if self.rewind:
             if state.global_step > 0:
                 raise ValueError("Resuming imp-rw is not supported: θ_0 is kept in memory. Restart the search.")
@@ -80,6 +116,15 @@ class IMPCallback(FixedMaskCallback):
         super().on_step_end(args, state, control, **kwargs)
         if state.global_step % self.interval_steps == 0:
             self._prune_round(control)
+        return control
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        done = self.rounds_done()
+        if done < self.target_rounds:  # stopped early (another callback, an interrupted run)
+            logger.warning(
+                f"IMP ended after {done} of {self.target_rounds} pruning rounds: the masks are "
+                f"{done * self.prune_ratio:.0%} sparse, not the target {self.target_rounds * self.prune_ratio:.0%}."
+            )
         return control
 
     def _prune_round(self, control: TrainerControl) -> None:
