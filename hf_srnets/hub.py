@@ -1,17 +1,24 @@
 """Share SRNets on the Hub: the mask repo (config + bit-packed masks + card) and, optionally, a merged checkpoint.
 
-Uploads never hold the base weights of a mask repo. When an upload fails (offline, no token, no rights) the
-local files stay complete and the error says how to retry:
+Uploads never hold the base weights of a mask repo, nor local paths: the uploaded `srnet_config.json` names a
+local base model by its directory name (the local file keeps the real path). When an upload fails (offline, no
+token, no rights) the local files stay complete and the error says how to retry each upload still to do:
 
-    python -m hf_srnets.hub OUTPUT_DIR --repo_id user/my-srnet [--merged]
+    python -m hf_srnets.hub OUTPUT_DIR --repo_id user/my-srnet                 # the mask repo
+    python -m hf_srnets.hub OUTPUT_DIR --repo_id user/my-srnet-merged --merged  # OUTPUT_DIR/merged
+    python -m hf_srnets.hub OUTPUT_DIR --repo_id user/my-model --full_model     # an unpruned run's model
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
+import re
+import shlex
 import shutil
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,10 +42,20 @@ MASK_REPO_FILES = (
     "vocab.json",
     "spm.model",
 )
+# What the repo of an unpruned run (full fine-tuning) holds: the model, tokenizer, card and results.
+FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", "README.md")
+# Fields of srnet_config.json that may hold a local path.
+PATH_FIELDS = ("base_model_name_or_path",)
+# Directory names that say nothing on their own: the parent's name is kept with them.
+_GENERIC_DIR = re.compile(r"^(model|models|merged|early_start|out|output|outputs|final|best|checkpoint-\d+)$")
 
 
 class HubUploadError(RuntimeError):
-    """An upload failed; the message says what to run to retry."""
+    """An upload failed; the message says what to run to retry. `retry_commands` lists those commands."""
+
+    def __init__(self, message: str, retry_commands: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.retry_commands = list(retry_commands)
 
 
 def mask_repo_files(output_dir: str) -> list[str]:
@@ -48,8 +65,50 @@ def mask_repo_files(output_dir: str) -> list[str]:
     return [name for name in MASK_REPO_FILES if os.path.isfile(os.path.join(output_dir, name))]
 
 
-def retry_command(output_dir: str, repo_id: str, merged: bool = False) -> str:
-    return f"python -m hf_srnets.hub {output_dir} --repo_id {repo_id}" + (" --merged" if merged else "")
+def retry_command(
+    output_dir: str, repo_id: str, merged: bool = False, *, full_model: bool = False, private: bool | None = None
+) -> str:
+    """The `python -m hf_srnets.hub` command that redoes one upload (never with the token)."""
+    command = f"python -m hf_srnets.hub {shlex.quote(str(output_dir))} --repo_id {shlex.quote(repo_id)}"
+    return (
+        command
+        + (" --merged" if merged else "")
+        + (" --full_model" if full_model else "")
+        + (" --private" if private else "")
+    )
+
+
+def portable_path(value: str) -> str:
+    """A local path as a name that means something elsewhere: its directory name (with the parent's when the
+    name is generic, e.g. `.../bert-mnli/checkpoint-500` -> `bert-mnli/checkpoint-500`). Hub ids stay as they are.
+    """
+    expanded = os.path.expanduser(value)
+    is_local = os.path.isabs(expanded) or value.startswith((".", "~")) or os.path.isdir(expanded)
+    if not is_local:
+        return value
+    parts = [p for p in os.path.abspath(expanded).replace(os.sep, "/").split("/") if p]
+    if not parts:
+        return value
+    if _GENERIC_DIR.match(parts[-1]) and len(parts) > 1:
+        return f"{parts[-2]}/{parts[-1]}"
+    return parts[-1]
+
+
+def make_config_portable(directory: str) -> None:
+    """Rewrite `directory/srnet_config.json` so that no field holds a local path (for an upload copy)."""
+    path = os.path.join(directory, CONFIG_NAME)
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    changed = False
+    for key in PATH_FIELDS:
+        value = config.get(key)
+        if isinstance(value, str) and portable_path(value) != value:
+            config[key] = portable_path(value)
+            changed = True
+    if changed:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
 
 
 def upload_folder(
@@ -61,8 +120,12 @@ def upload_folder(
     private: bool | None = None,
     commit_message: str = "Upload SRNet",
     retry: str | None = None,
+    local_dir: str | None = None,
 ) -> str:
-    """Create `repo_id` if needed and upload `files` (all of `folder` when None). Raise `HubUploadError`."""
+    """Create `repo_id` if needed and upload `files` (all of `folder` when None). Raise `HubUploadError`.
+
+    `local_dir` names the run directory in the error when `folder` is a staging copy of it.
+    """
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
@@ -76,22 +139,44 @@ def upload_folder(
         )
     except Exception as err:  # network, auth and permission errors alike: keep the local files, say how to retry
         raise HubUploadError(
-            f"Upload of {folder} to the Hub repo {repo_id!r} failed ({type(err).__name__}: {err}). "
-            f"The local files are complete. To retry: {retry or retry_command(folder, repo_id)}"
+            f"Upload of {local_dir or folder} to the Hub repo {repo_id!r} failed ({type(err).__name__}: {err}). "
+            f"The local files are complete. To retry: {retry or retry_command(local_dir or folder, repo_id)}",
+            [retry or retry_command(local_dir or folder, repo_id)],
         ) from err
     return str(info)
 
 
 def push_masks(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
-    """Upload a run's mask repo files (`mask_repo_files`) to `repo_id`."""
+    """Upload a run's mask repo files (`mask_repo_files`) to `repo_id`, with a portable `srnet_config.json`."""
+    files = mask_repo_files(output_dir)
+    with tempfile.TemporaryDirectory() as staging:  # the upload copy; the local config keeps its real paths
+        for name in files:
+            shutil.copy2(os.path.join(output_dir, name), os.path.join(staging, name))
+        make_config_portable(staging)
+        return upload_folder(
+            staging,
+            repo_id,
+            files,
+            token=token,
+            private=private,
+            commit_message="Upload SRNet masks",
+            retry=retry_command(output_dir, repo_id, private=private),
+            local_dir=output_dir,
+        )
+
+
+def push_full_model(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
+    """Upload an unpruned run's model, tokenizer, card and results (`FULL_MODEL_PATTERNS`) to `repo_id`."""
+    if not os.path.isfile(os.path.join(output_dir, "config.json")):
+        raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
     return upload_folder(
         output_dir,
         repo_id,
-        mask_repo_files(output_dir),
+        FULL_MODEL_PATTERNS,
         token=token,
         private=private,
-        commit_message="Upload SRNet masks",
-        retry=retry_command(output_dir, repo_id),
+        commit_message="Upload model",
+        retry=retry_command(output_dir, repo_id, full_model=True, private=private),
     )
 
 
@@ -126,19 +211,75 @@ def push_merged(output_dir: str, repo_id: str, *, token: str | None = None, priv
         token=token,
         private=private,
         commit_message="Upload merged SRNet",
-        retry=retry_command(output_dir, repo_id, merged=True),
+        retry=retry_command(output_dir, repo_id, merged=True, private=private),
     )
 
 
+def push_run(
+    output_dir: str,
+    repo_id: str | None,
+    merged_repo_id: str | None = None,
+    *,
+    token: str | None = None,
+    private: bool | None = None,
+    pruned: bool = True,
+) -> list[str]:
+    """Upload a run: the mask repo to `repo_id` (the full model when `pruned` is False; skipped when `repo_id`
+    is None) and the merged checkpoint `output_dir/merged` to `merged_repo_id` (when given).
+
+    Every upload is tried even if an earlier one failed; if any failed, raise one `HubUploadError` naming every
+    upload still to do with its retry command (also in `err.retry_commands`). Missing local files raise
+    `FileNotFoundError` before anything is uploaded. Returns the commit infos of the uploads.
+    """
+    uploads: list[tuple[str, str, Any, str]] = []  # (what, repo, push function, retry command)
+    if repo_id is not None:
+        if pruned:
+            mask_repo_files(output_dir)
+            uploads.append(("the masks", repo_id, push_masks, retry_command(output_dir, repo_id, private=private)))
+        else:
+            if not os.path.isfile(os.path.join(output_dir, "config.json")):
+                raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
+            retry = retry_command(output_dir, repo_id, full_model=True, private=private)
+            uploads.append(("the model", repo_id, push_full_model, retry))
+    if merged_repo_id is not None:
+        if not os.path.isfile(os.path.join(output_dir, MERGED_DIR, "config.json")):
+            raise FileNotFoundError(
+                f"No merged checkpoint in {os.path.join(output_dir, MERGED_DIR)}: run with --push_merged "
+                "(or save_merged) first"
+            )
+        retry = retry_command(output_dir, merged_repo_id, merged=True, private=private)
+        uploads.append(("the merged checkpoint", merged_repo_id, push_merged, retry))
+    done: list[str] = []
+    failed: list[tuple[str, str, str, HubUploadError]] = []
+    for what, repo, push, retry in uploads:
+        try:
+            done.append(push(output_dir, repo, token=token, private=private))
+            logger.info(f"Pushed {what} of {output_dir} to the Hub: {repo}")
+        except HubUploadError as err:
+            failed.append((what, repo, retry, err))
+    if failed:
+        cause = failed[0][3].__cause__
+        lines = [f"{len(failed)} of {len(uploads)} Hub upload(s) failed; the local files in {output_dir} are complete."]
+        lines += [f"  - {what} to {repo!r}: {type(e.__cause__).__name__}: {e.__cause__}" for what, repo, _, e in failed]
+        lines.append("To retry, run:")
+        lines += [f"  {retry}" for _, _, retry, _ in failed]
+        raise HubUploadError("\n".join(lines), [retry for _, _, retry, _ in failed]) from cause
+    return done
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Upload an hf_srnets output dir (masks, or --merged) to the Hub.")
+    parser = argparse.ArgumentParser(description="Upload an hf_srnets output dir (masks, --merged or --full_model).")
     parser.add_argument("output_dir")
     parser.add_argument("--repo_id", required=True)
-    parser.add_argument("--merged", action="store_true", help="upload OUTPUT_DIR/merged instead of the masks")
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--merged", action="store_true", help="upload OUTPUT_DIR/merged instead of the masks")
+    kind.add_argument(
+        "--full_model", action="store_true", help="upload the model of an unpruned run (no masks) instead"
+    )
     parser.add_argument("--private", action="store_true")
     parser.add_argument("--token", default=None)
     args = parser.parse_args(argv)
-    push = push_merged if args.merged else push_masks
+    push = push_merged if args.merged else push_full_model if args.full_model else push_masks
     print(push(args.output_dir, args.repo_id, token=args.token, private=args.private or None))
 
 

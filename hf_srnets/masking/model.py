@@ -422,10 +422,11 @@ class SRNetModel(nn.Module):
         """
         import tempfile
 
-        from ..hub import upload_folder
+        from ..hub import make_config_portable, upload_folder
 
         with tempfile.TemporaryDirectory() as tmp:
             self.save_pretrained(tmp)
+            make_config_portable(tmp)  # no local paths in the uploaded config
             return upload_folder(
                 tmp,
                 repo_id,
