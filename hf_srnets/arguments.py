@@ -84,7 +84,28 @@ class DataArguments:
     validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
     # "extend": repeated flags add up (argparse's default would keep only the last one)
     ood_file: list[str] = field(
-        default_factory=list, metadata={"help": "NAME=PATH, repeatable: extra OOD sets.", "action": "extend"}
+        default_factory=list,
+        metadata={
+            "help": "NAME=PATH, repeatable: extra OOD sets. A NAME of a default OOD set (e.g. hans) replaces it.",
+            "action": "extend",
+        },
+    )
+    ood_labels: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "NAME=LABEL0,LABEL1,..., repeatable: what the integer labels 0,1,... of OOD set NAME mean, "
+            "each a label of the task (or an alias); on NLI tasks entailment/non-entailment gives a 2-way set "
+            "scored like HANS (e.g. paws=non-entailment,entailment). Needed when a set's integer labels do not "
+            "use every id of the task's labels (it has a label set of its own).",
+            "action": "extend",
+        },
+    )
+    skip_incomplete_rows: bool = field(
+        default=False,
+        metadata={
+            "help": "Drop rows with a missing or empty text, id or label, or the wrong number of TSV fields, "
+            "and log how many (default: such a row is an error)."
+        },
     )
     extra_train: list[str] = field(
         default_factory=list,
@@ -94,7 +115,13 @@ class DataArguments:
         },
     )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
-    task_labels: str | None = field(default=None, metadata={"help": "Comma-separated label names for --task custom."})
+    task_labels: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated label names: required for --task custom; for a named task, its labels to use "
+            "in this order (names or aliases), e.g. --task fever --task_labels SUPPORTS,REFUTES for 2-way FEVER."
+        },
+    )
     max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N ID dev rows."})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -18,9 +19,19 @@ from datasets import Dataset
 
 from .tasks import SplitSource
 
+logger = logging.getLogger(__name__)
+
 ID_COLUMNS = ("id", "idx", "guid", "pairID", "pair_id", "uid")
-SENTENCE1_COLUMNS = ("sentence1", "premise", "question1", "claim", "text_a", "text", "sentence")
-SENTENCE2_COLUMNS = ("sentence2", "hypothesis", "question2", "evidence", "evidence_sentence", "text_b")
+# Text columns of a task without `TaskSpec.text_fields` (custom): the first pair present, else one text column.
+GENERIC_PAIRS = (
+    ("premise", "hypothesis"),
+    ("question1", "question2"),
+    ("claim", "evidence"),
+    ("claim", "evidence_sentence"),
+    ("sentence1", "sentence2"),
+    ("text_a", "text_b"),
+)
+SINGLE_COLUMNS = ("sentence", "text", "sentence1", "text_a", "review", "premise", "question1", "claim")
 LABEL_COLUMNS = ("label", "gold_label", "labels", "is_duplicate")
 
 
@@ -50,13 +61,6 @@ def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
     raise ValueError(f"Unsupported data file type {ext!r} for {path}: use .tsv, .csv or .jsonl")
 
 
-def _pick(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
-    for candidate in candidates:
-        if candidate in columns:
-            return candidate
-    return None
-
-
 def normalize_label(
     value: Any,
     label_names: Sequence[str],
@@ -82,6 +86,10 @@ def normalize_label(
             return value
         value = names[value]
     text = str(value).strip()
+    if id_label_names is not None and text.isdigit():  # named ids win over aliases like QQP's "0"/"1"
+        return normalize_label(
+            int(text), label_names, aliases, where, id_label_names=id_label_names, excluded_labels=excluded_labels
+        )
     lowered = {name.lower(): i for i, name in enumerate(label_names)}
     key = aliases.get(text, aliases.get(text.lower(), text)).lower()
     if key in lowered:
@@ -98,6 +106,97 @@ def normalize_label(
     raise ValueError(f"{where}: unknown label {value!r}; expected one of {list(label_names)}")
 
 
+def _pick(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
+    for candidate in candidates:
+        if candidate in columns:
+            return candidate
+    return None
+
+
+def _text_columns(
+    columns: Sequence[str], text_fields: Sequence[tuple[str, Sequence[str]]], name: str
+) -> tuple[str, str | None]:
+    """The source columns of `sentence1` and `sentence2` (None: single text), chosen by meaning."""
+    if not text_fields:  # custom task: the first known pair of names, else one known text column
+        for first, second in GENERIC_PAIRS:
+            if first in columns and second in columns:
+                return first, second
+        single = _pick(columns, SINGLE_COLUMNS)
+        if single is None:
+            raise ValueError(
+                f"{name}: no text column found among {list(columns)}; expected one of {list(SINGLE_COLUMNS)} "
+                f"or a pair {[list(p) for p in GENERIC_PAIRS]}"
+            )
+        return single, None
+    chosen = []
+    for role, candidates in text_fields:
+        column = _pick(columns, candidates)
+        if column is None:
+            roles = " and ".join(r for r, _ in text_fields)
+            hint = ""
+            if "sentence1" in columns and "sentence1" not in candidates:
+                hint = (
+                    f" Its sentence1/sentence2 columns do not say which text is the {role} (FEVER-Symmetric v0.2 "
+                    "puts the evidence in sentence1): rename them."
+                )
+            raise ValueError(
+                f"{name}: no {role} column among {list(columns)}; this task's inputs are the {roles}, and the "
+                f"{role} is read from the first of {list(candidates)} (a pair task needs both texts).{hint}"
+            )
+        chosen.append(column)
+    return chosen[0], (chosen[1] if len(chosen) > 1 else None)
+
+
+def _is_unlabelled(value: Any) -> bool:
+    """`-` (MNLI pairs without a gold label) and -1 (GLUE test splits on the Hub) mark unlabelled rows."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value == -1) or (
+        isinstance(value, str) and value.strip() in ("-", "-1")
+    )
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _extra_column_kind(values: list[Any]) -> str:
+    """`keep` (one scalar type, or int and float), `stringify` (mixed scalars) or `drop` (lists, dicts)."""
+    types = {type(v) for v in values if v is not None}
+    if any(not issubclass(t, (str, int, float, bool)) for t in types):
+        return "drop"
+    if len(types) <= 1 or types == {int, float}:
+        return "keep"
+    return "stringify"
+
+
+def _check_label_ids(
+    raw_labels: list[Any],
+    label_names: Sequence[str],
+    aliases: dict[str, str],
+    id_label_names: Sequence[str] | None,
+    name: str,
+    fix: str,
+) -> None:
+    """Refuse integer labels that do not use every id of the labels: the file likely has its own label set."""
+    names = list(label_names if id_label_names is None else id_label_names)
+    known = {n.lower() for n in label_names} | {a.lower() for a in aliases}
+    ids = set()
+    for value in raw_labels:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            continue
+        text = str(value).strip()
+        if text.lower() not in known and text.lstrip("-").isdigit():
+            ids.add(int(text))
+    if ids and ids != set(range(len(names))):
+        as_read = ", ".join(f"{i} = {names[i]}" for i in sorted(ids) if 0 <= i < len(names))
+        raise ValueError(
+            f"{name}: its labels are the integer ids {sorted(ids)}, but its label set {names} has the ids "
+            f"0..{len(names) - 1} and a file with these labels would use them all, so this file likely has a "
+            f"label set of its own"
+            + (f" (it would be read as {as_read})" if as_read else "")
+            + f". Name its labels, in id order, with {fix}, or write label names into the file."
+        )
+
+
 def canonicalize(
     rows: list[dict[str, Any]],
     label_names: Sequence[str],
@@ -107,38 +206,93 @@ def canonicalize(
     require_labels: bool = True,
     id_label_names: Sequence[str] | None = None,
     excluded_labels: Sequence[str] = (),
+    text_fields: Sequence[tuple[str, Sequence[str]]] = (),
+    skip_incomplete_rows: bool = False,
+    check_label_ids: str | None = None,
 ) -> Dataset:
-    """Rename columns to the canonical schema, map labels to ids and check ids are unique."""
+    """Rename columns to the canonical schema, map labels to ids and check ids are unique.
+
+    `text_fields` (a task's `TaskSpec.text_fields`) chooses `sentence1`/`sentence2` by meaning; without it the
+    first known pair of column names is used (see `GENERIC_PAIRS`), else one text column. Rows labelled `-`
+    or -1 are unlabelled and dropped (logged). A row with a missing or empty text, id or label, or a TSV row with
+    the wrong number of fields, is an error, or dropped (logged) with `skip_incomplete_rows`. Extra columns are
+    kept if each holds one scalar type; mixed scalars are stringified and lists/dicts dropped (both logged).
+    With `check_label_ids` (how to name the labels, for the message), integer labels that do not use every id
+    0..n-1 are refused: the file probably has a label set of its own (PAWS 0/1 read as MNLI labels).
+    """
     if not rows:
         raise ValueError(f"{name} has no rows")
-    columns = list(rows[0].keys())
+    columns = [c for c in rows[0].keys() if c is not None]
     id_col = _pick(columns, ID_COLUMNS)
-    s1 = _pick(columns, SENTENCE1_COLUMNS)
-    s2 = _pick(columns, [c for c in SENTENCE2_COLUMNS if c != s1])
+    s1, s2 = _text_columns(columns, text_fields, name)
     label_col = _pick(columns, LABEL_COLUMNS)
-    if s1 is None:
-        raise ValueError(f"{name}: no text column found among {columns}; expected one of {SENTENCE1_COLUMNS}")
     if label_col is None and require_labels:
         raise ValueError(f"{name}: no label column found among {columns}; expected one of {LABEL_COLUMNS}")
     aliases = aliases or {}
+    used = {id_col, s1, s2, label_col}
+    # Other candidates for the canonical columns are left out: a second text pair (FEVER-Symmetric v0.2's
+    # reversed sentence1/sentence2), a second label column (gold_label next to label; `labels` would be taken
+    # for the labels by the Trainer), columns named like the canonical ones.
+    candidates = {*SINGLE_COLUMNS, *(c for pair in GENERIC_PAIRS for c in pair), *LABEL_COLUMNS, "id"}
+    candidates |= {c for _, names in text_fields for c in names}
+    ignored = [c for c in columns if c not in used and c in candidates]
+    extras = [c for c in columns if c not in used and c not in candidates]
+    texts = [c for c in (s1, s2) if c is not None]
+    required = [c for c in (id_col, *texts, label_col) if c is not None]
+
+    kept: list[tuple[int, dict[str, Any]]] = []  # (row number in the file, row)
+    unlabelled, incomplete = 0, []
+    for i, row in enumerate(rows):
+        problem = None
+        if None in row:  # csv.DictReader puts the fields beyond the header under None
+            problem = f"{len(columns) + len(row[None])} fields, but the header has {len(columns)}"
+        else:
+            missing = [c for c in required if _is_missing(row.get(c))]
+            if missing:
+                problem = f"missing or empty {missing}"
+        if problem is None and label_col is not None and _is_unlabelled(row[label_col]):
+            unlabelled += 1
+            continue
+        if problem is not None:
+            if not skip_incomplete_rows:
+                raise ValueError(
+                    f"{name} row {i}: {problem}. Fix the file, or pass --skip_incomplete_rows to drop such rows "
+                    "(the number dropped is logged)."
+                )
+            incomplete.append((i, problem))
+            continue
+        for c in texts:
+            if not isinstance(row[c], (str, int, float)):
+                raise ValueError(f"{name} row {i}: {c!r} holds a {type(row[c]).__name__}, not a text")
+        kept.append((i, row))
+    if unlabelled:
+        logger.warning(f"{name}: dropped {unlabelled} of {len(rows)} rows without a gold label ('-' or -1)")
+    if incomplete:
+        first, problem = incomplete[0]
+        logger.warning(
+            f"{name}: dropped {len(incomplete)} of {len(rows)} incomplete rows (--skip_incomplete_rows); "
+            f"first: row {first}, {problem}"
+        )
+    if not kept:
+        raise ValueError(
+            f"{name}: no usable rows: {unlabelled} of {len(rows)} lack a gold label, {len(incomplete)} are incomplete"
+        )
+
+    if check_label_ids is not None and label_col is not None:
+        _check_label_ids(
+            [row[label_col] for _, row in kept], label_names, aliases, id_label_names, name, check_label_ids
+        )
+
     out: dict[str, list[Any]] = {"id": [], "sentence1": []}
     if s2:
         out["sentence2"] = []
     out["label"] = []
-    extras = [c for c in columns if c not in {id_col, s1, s2, label_col} and c not in out]
-    for c in extras:
-        out[c] = []
     seen: dict[str, int] = {}
-    skipped = 0
-    for i, row in enumerate(rows):
-        raw_label = row.get(label_col) if label_col else None
-        if label_col and (raw_label is None or str(raw_label).strip() in ("", "-", "-1")):
-            skipped += 1  # unlabeled rows (e.g. GLUE test, MNLI pairs without gold agreement)
-            continue
+    for i, row in kept:
         if id_col is not None:
             ex_id = str(row[id_col])
         else:  # no id column: a content hash is stable under reordering, unlike a row number
-            ex_id = hashlib.sha1(f"{row.get(s1)}\t{row.get(s2) if s2 else ''}".encode()).hexdigest()[:16]
+            ex_id = hashlib.sha1(f"{row[s1]}\t{row[s2] if s2 else ''}".encode()).hexdigest()[:16]
             if ex_id in seen:
                 seen[ex_id] += 1
                 ex_id = f"{ex_id}-{seen[ex_id]}"
@@ -151,20 +305,38 @@ def canonicalize(
             out["sentence2"].append(str(row[s2]))
         out["label"].append(
             normalize_label(
-                raw_label,
+                row[label_col],
                 label_names,
                 aliases,
-                f"{name} row {i}",
+                f"{name} row {i} (id {ex_id!r})",
                 id_label_names=id_label_names,
                 excluded_labels=excluded_labels,
             )
             if label_col
             else -1
         )
-        for c in extras:
-            out[c].append(row.get(c))
-    if not out["id"]:
-        raise ValueError(f"{name}: all {len(rows)} rows lack a label ({skipped} skipped)")
+    dropped, stringified = [], []
+    for c in extras:
+        values = [row.get(c) for _, row in kept]
+        kind = _extra_column_kind(values)
+        if kind == "drop":
+            dropped.append(c)
+            continue
+        if kind == "stringify":
+            stringified.append(c)
+            values = [None if v is None else str(v) for v in values]
+        out[c] = values
+    notes = []
+    if ignored:
+        notes.append(f"ignored the columns {ignored} (the inputs are {texts}, the label {label_col!r})")
+    if dropped:
+        notes.append(f"dropped the columns {dropped} (lists or dicts)")
+    if stringified:
+        notes.append(f"stored the columns {stringified} as strings (mixed value types)")
+    if notes:
+        logger.info(
+            f"{name}: read sentence1 from {s1!r}" + (f", sentence2 from {s2!r}" if s2 else "") + "; " + "; ".join(notes)
+        )
     return Dataset.from_dict(out)
 
 
@@ -176,16 +348,17 @@ def load_source(
     data_dir: str | None = None,
     aliases: dict[str, str] | None = None,
     cache_dir: str | None = None,
-    id_label_names: Sequence[str] | None = None,
-    excluded_labels: Sequence[str] = (),
+    **options: Any,
 ) -> Dataset:
-    """Load a split from `data_dir` (first existing of `source.local_paths`) or else from the Hub."""
-    labels: dict[str, Any] = {"id_label_names": id_label_names, "excluded_labels": excluded_labels}
+    """Load a split from `data_dir` (first existing of `source.local_paths`) or else from the Hub.
+
+    `options` go to `canonicalize` (`text_fields`, `skip_incomplete_rows`, `id_label_names`, `excluded_labels`).
+    """
     if data_dir is not None:
         for rel in source.local_paths:
             path = os.path.join(data_dir, rel)
             if os.path.isfile(path):
-                return canonicalize(read_rows(path), label_names, name=f"{name} ({path})", aliases=aliases, **labels)
+                return canonicalize(read_rows(path), label_names, name=f"{name} ({path})", aliases=aliases, **options)
         if source.hub_path is None:
             raise FileNotFoundError(
                 f"{name}: none of {list(source.local_paths)} exists under --data_dir {data_dir}; "
@@ -210,7 +383,7 @@ def load_source(
         names = hub.features["label"].names
         for row in rows:
             row["label"] = names[row["label"]] if 0 <= row["label"] < len(names) else -1
-    return canonicalize(rows, label_names, name=name, aliases=aliases, **labels)
+    return canonicalize(rows, label_names, name=name, aliases=aliases, **options)
 
 
 def load_file(
@@ -219,14 +392,7 @@ def load_file(
     *,
     name: str | None = None,
     aliases: dict[str, str] | None = None,
-    id_label_names: Sequence[str] | None = None,
-    excluded_labels: Sequence[str] = (),
+    **options: Any,
 ) -> Dataset:
-    return canonicalize(
-        read_rows(path),
-        label_names,
-        name=name or path,
-        aliases=aliases,
-        id_label_names=id_label_names,
-        excluded_labels=excluded_labels,
-    )
+    """Load one file; `options` go to `canonicalize` (e.g. `text_fields=task.text_fields`)."""
+    return canonicalize(read_rows(path), label_names, name=name or path, aliases=aliases, **options)

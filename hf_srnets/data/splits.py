@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from typing import Any
 
 import numpy as np
 from datasets import Dataset, concatenate_datasets
@@ -30,46 +31,129 @@ def label_options(task: TaskSpec, label_names: tuple[str, ...]) -> dict:
     return {}
 
 
+def parse_ood_labels(specs: list[str]) -> dict[str, tuple[str, ...]]:
+    """`--ood_labels NAME=LABEL0,LABEL1,...` -> {NAME: labels}."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in specs:
+        name, sep, labels = spec.partition("=")
+        names = tuple(n.strip() for n in labels.split(","))
+        if not sep or not name or len(names) < 2 or not all(names):
+            raise ValueError(f"--ood_labels expects NAME=LABEL0,LABEL1,... (at least 2 labels), got {spec!r}")
+        if name in out:
+            raise ValueError(f"--ood_labels names the labels of {name!r} twice")
+        out[name] = names
+    return out
+
+
+def ood_label_options(
+    task: TaskSpec, eval_set: EvalSet, named: tuple[str, ...] | None
+) -> tuple[EvalSet, dict[str, Any]]:
+    """The OOD set and how its labels are read.
+
+    Without `--ood_labels`, integer labels must use every id of the set's labels (else the file has another
+    label set: refused). With `--ood_labels NAME=L0,L1,...`, integer id k means Lk: each Lk must be a label of the
+    set (a label of the task, or an alias), or on an NLI task the names are entailment/non-entailment and the set
+    is scored like HANS (neutral and contradiction predictions count as non-entailment).
+    """
+    fix = f"--ood_labels {eval_set.name}=LABEL0,LABEL1,..."
+    if named is None:
+        return eval_set, {**label_options(task, eval_set.label_names), "check_label_ids": fix}
+    aliases = {k.lower(): v for k, v in task.label_aliases.items()}
+
+    def resolve(labels: tuple[str, ...]) -> list[str] | None:
+        lowered = {n.lower(): n for n in labels}
+        out = [lowered.get(aliases.get(n.lower(), n).lower()) for n in named]
+        return None if None in out else [str(n) for n in out]
+
+    resolved = resolve(eval_set.label_names)
+    if resolved is not None:
+        options = label_options(task, eval_set.label_names)
+        return eval_set, {**options, "id_label_names": resolved}
+    if "entailment" in task.label_names:
+        resolved = resolve(tasks.HANS_LABELS)
+        if resolved is not None:
+            logger.info(
+                f"{eval_set.name}: labels {resolved}: scored like HANS (neutral/contradiction = non-entailment)"
+            )
+            return EvalSet(eval_set.name, eval_set.source, tasks.HANS_LABELS, kind="hans"), {"id_label_names": resolved}
+    allowed = list(eval_set.label_names) + (list(tasks.HANS_LABELS[1:]) if "entailment" in task.label_names else [])
+    raise ValueError(
+        f"--ood_labels {eval_set.name}={','.join(named)}: each label must be one of {allowed}"
+        + (" (entailment/non-entailment: a 2-way set scored like HANS)" if "entailment" in task.label_names else "")
+    )
+
+
 def load_splits(
     task: TaskSpec, data_args: DataArguments, cache_dir: str | None
 ) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
-    def load(source: SplitSource, file: str | None, labels: tuple[str, ...], name: str) -> Dataset:
+    """The training, ID dev and OOD sets of a run.
+
+    Texts are read by meaning (`task.text_fields`); `--skip_incomplete_rows` drops incomplete rows instead of
+    failing. An `--ood_file` whose NAME is one of the task's default OOD sets replaces it. All sets must agree on
+    single texts vs pairs.
+    """
+    options: dict[str, Any] = {
+        "text_fields": task.text_fields,
+        "skip_incomplete_rows": getattr(data_args, "skip_incomplete_rows", False),
+    }
+
+    def load(source: SplitSource, file: str | None, label_names: tuple[str, ...], name: str, **labels: Any) -> Dataset:
         if file:
             return load_file(
-                file, labels, name=f"{name} ({file})", aliases=task.label_aliases, **label_options(task, labels)
+                file, label_names, name=f"{name} ({file})", aliases=task.label_aliases, **options, **labels
             )
         return load_source(
             source,
-            labels,
+            label_names,
             name=name,
             data_dir=data_args.data_dir,
             aliases=task.label_aliases,
             cache_dir=cache_dir,
-            **label_options(task, labels),
+            **options,
+            **labels,
         )
 
-    train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train")
-    validation = load(task.validation, data_args.validation_file, task.label_names, f"{task.name} validation")
-    ood: list[tuple[EvalSet, Dataset]] = []
+    id_labels = label_options(task, task.label_names)
+    train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train", **id_labels)
+    validation = load(
+        task.validation, data_args.validation_file, task.label_names, f"{task.name} validation", **id_labels
+    )
+
+    file_sets = [ood_file_set(spec, task) for spec in data_args.ood_file]
+    names = [s.name for s in file_sets]
+    if len(set(names)) < len(names):
+        raise ValueError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
+    sets = []
     if not data_args.no_default_ood:
         for eval_set in task.ood:
-            ood.append((eval_set, load(eval_set.source, None, eval_set.label_names, eval_set.name)))
-    for spec in data_args.ood_file:
-        eval_set = ood_file_set(spec, task)
-        path = eval_set.source.local_paths[0]
-        ood.append(
-            (
-                eval_set,
-                load_file(
-                    path,
-                    eval_set.label_names,
-                    name=f"{eval_set.name} ({path})",
-                    aliases=task.label_aliases,
-                    **label_options(task, eval_set.label_names),
-                ),
-            )
-        )
+            if eval_set.name in names:
+                logger.info(f"--ood_file {eval_set.name}=... replaces the default {eval_set.name} set")
+            else:
+                sets.append(eval_set)
+    sets += file_sets
+    ood_labels = parse_ood_labels(getattr(data_args, "ood_labels", None) or [])
+    unknown = sorted(set(ood_labels) - {s.name for s in sets})
+    if unknown:
+        raise ValueError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
+    ood: list[tuple[EvalSet, Dataset]] = []
+    for eval_set in sets:
+        path = eval_set.source.local_paths[0] if eval_set in file_sets else None
+        eval_set, labels = ood_label_options(task, eval_set, ood_labels.get(eval_set.name))
+        ood.append((eval_set, load(eval_set.source, path, eval_set.label_names, eval_set.name, **labels)))
+    check_same_inputs([("train", train), ("validation", validation), *((s.name, d) for s, d in ood)])
     return train, validation, ood
+
+
+def check_same_inputs(named_sets: list[tuple[str, Dataset]]) -> None:
+    """Refuse a mix of single-text and pair sets (e.g. a training file without its hypothesis column)."""
+    pairs = [n for n, d in named_sets if "sentence2" in d.column_names]
+    singles = [n for n, d in named_sets if "sentence2" not in d.column_names]
+    if pairs and singles:
+        raise ValueError(
+            f"{singles} have one text column but {pairs} have text pairs: a model trained on one and evaluated on "
+            "the other would be scored on inputs it never saw. Give every file both texts (or only one), with "
+            "the same column names."
+        )
 
 
 EXTRA_TRAIN_PATTERN = re.compile(r"^(?P<name>[\w.-]+)=(?P<path>.+?)(?:x(?P<copies>\d+))?$")
@@ -81,7 +165,11 @@ NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contr
 def add_extra_training_data(
     train: Dataset, task: TaskSpec, specs: list[str], data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]
 ) -> Dataset:
-    """Append `NAME=PATH[xK]` sets to the training data (ids prefixed `NAME[#k]:`); refuse evaluation sets."""
+    """Append `NAME=PATH[xK]` sets to the training data (ids prefixed `NAME[#k]:`); refuse evaluation sets.
+
+    Every returned row has `source_name` (`"train"` for the task's own rows, else the set's NAME) and `source_id`
+    (its id in its own file), so per-example values such as p_b can be joined or predicted for extra rows too.
+    """
     eval_paths = {
         os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
     }
@@ -90,8 +178,14 @@ def add_extra_training_data(
             eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
     eval_pairs = [set(zip(d["sentence1"], d["sentence2"])) for _, d in ood if "sentence2" in d.column_names]
     columns = [c for c in ("id", "sentence1", "sentence2", "label") if c in train.column_names]
-    parts = [train.select_columns(columns)]
+    own = train.select_columns(columns)
+    parts = [own.add_column("source_name", ["train"] * len(own)).add_column("source_id", [str(i) for i in own["id"]])]
     aliases = {**task.label_aliases, **(NLI_EXTRA_ALIASES if "entailment" in task.label_names else {})}
+    options = {
+        "text_fields": task.text_fields,
+        "skip_incomplete_rows": getattr(data_args, "skip_incomplete_rows", False),
+        **label_options(task, task.label_names),
+    }
     for spec in specs:
         match = EXTRA_TRAIN_PATTERN.match(spec)
         if match is None:
@@ -102,9 +196,8 @@ def add_extra_training_data(
                 f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
                 "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
             )
-        extra = load_file(
-            path, task.label_names, name=f"{name} ({path})", aliases=aliases, **label_options(task, task.label_names)
-        )
+        extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases, **options)
+        check_same_inputs([("train", train), (f"--extra_train {name}", extra)])
         if "sentence2" in extra.column_names:
             pairs = set(zip(extra["sentence1"], extra["sentence2"]))
             for seen in eval_pairs:
@@ -116,7 +209,12 @@ def add_extra_training_data(
         extra = extra.select_columns(columns)
         for k in range(copies):
             prefix = f"{name}:" if copies == 1 else f"{name}#{k}:"
-            parts.append(extra.map(lambda row, p=prefix: {"id": p + row["id"]}, desc=f"adding {name}"))
+            parts.append(
+                extra.map(
+                    lambda row, p=prefix, n=name: {"id": p + row["id"], "source_name": n, "source_id": row["id"]},
+                    desc=f"adding {name}",
+                )
+            )
         logger.info(f"Added {copies} x {len(extra)} examples of {name} to the training set")
     return concatenate_datasets(parts)
 

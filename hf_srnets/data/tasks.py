@@ -46,6 +46,10 @@ class TaskSpec:
     # The task's published labels when `label_names` is a restriction/reordering (`resolve_task`): integer label
     # ids in files index these, and a row labelled with one that `label_names` lacks is an error. Empty: unrestricted.
     published_label_names: tuple[str, ...] = ()
+    # The task's text inputs by meaning, in model input order: (role, source field names tried in order). The
+    # first becomes `sentence1` (the claim for FEVER: the claim-only bias model reads it), the second `sentence2`.
+    # Empty (custom tasks): the generic column names of `loading.canonicalize`.
+    text_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def num_labels(self) -> int:
@@ -83,6 +87,11 @@ TASKS: dict[str, TaskSpec] = {
             ),
         ),
         label_aliases={"non_entailment": "non-entailment"},
+        # GLUE/MultiNLI/HANS write sentence1 = premise; TaxiNLI writes prem/hyp.
+        text_fields=(
+            ("premise", ("premise", "sentence1", "prem", "text_a")),
+            ("hypothesis", ("hypothesis", "sentence2", "hyp", "text_b")),
+        ),
     ),
     "qqp": TaskSpec(
         name="qqp",
@@ -100,6 +109,11 @@ TASKS: dict[str, TaskSpec] = {
             ),
         ),
         label_aliases={"0": "not_duplicate", "1": "duplicate"},
+        # GLUE QQP: question1/question2; PAWS: sentence1/sentence2.
+        text_fields=(
+            ("question1", ("question1", "sentence1", "text_a")),
+            ("question2", ("question2", "sentence2", "text_b")),
+        ),
     ),
     "fever": TaskSpec(
         name="fever",
@@ -116,6 +130,9 @@ TASKS: dict[str, TaskSpec] = {
         ),
         bias_model="claim",
         label_aliases={"supported": "SUPPORTS", "refuted": "REFUTES", "nei": "NOT ENOUGH INFO"},
+        # By name only: FEVER files disagree on what sentence1/sentence2 mean (FEVER-Symmetric v0.2 has
+        # sentence1 = evidence, sentence2 = claim), so a file must say which text is the claim.
+        text_fields=(("claim", ("claim",)), ("evidence", ("evidence", "evidence_sentence"))),
     ),
 }
 

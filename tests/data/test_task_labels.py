@@ -58,5 +58,7 @@ def test_row_with_a_removed_label_is_an_error_naming_row_label_and_fix(tmp_path)
         '{"id": 1, "claim": "c", "evidence": "e", "gold_label": "SUPPORTS"}\n'
         '{"id": 2, "claim": "c2", "evidence": "e2", "gold_label": "NOT ENOUGH INFO"}\n'
     )
-    with pytest.raises(ValueError, match=r"row 1: label 'NOT ENOUGH INFO' is not among .*--task_labels; remove"):
+    with pytest.raises(
+        ValueError, match=r"row 1 \(id '2'\): label 'NOT ENOUGH INFO' is not among .*--task_labels; remove"
+    ):
         load_file(str(path), task.label_names, aliases=task.label_aliases, excluded_labels=task.excluded_label_names)
