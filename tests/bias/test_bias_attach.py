@@ -1,0 +1,162 @@
+"""attach_probabilities (issue 10): the p_b cache is keyed by the data, not the folder; the task's bias model is fitted
+when no predictions are given; --extra_train rows get p_b too. On real MNLI/HANS/SST-2 files in their published
+formats (copied in part into tmp_path)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hf_srnets.arguments import DataArguments
+from hf_srnets.bias import compute_bias_predictions
+from hf_srnets.bias.attach import attach_probabilities
+from hf_srnets.data import BIAS_COLUMN, custom_task, get_task, load_file, read_predictions
+from hf_srnets.data.splits import add_extra_training_data
+from hf_srnets.training_args import SRNetTrainingArguments
+
+MNLI = get_task("mnli")
+
+
+def head(src: Path, dst: Path, rows: int, skip: int = 0) -> str:
+    """The header and `rows` data lines (after `skip`) of a published TSV, every column kept."""
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    dst.write_text(lines[0] + "".join(lines[1 + skip : 1 + skip + rows]), encoding="utf-8")
+    return str(dst)
+
+
+def mnli(path: str):
+    return load_file(path, MNLI.label_names, aliases=MNLI.label_aliases)
+
+
+def run_args(out: Path, loss: str = "poe") -> SRNetTrainingArguments:
+    return SRNetTrainingArguments(output_dir=str(out), loss=loss, seed=42, report_to=[])
+
+
+def probs(dataset) -> np.ndarray:
+    return np.asarray(dataset[BIAS_COLUMN])
+
+
+@pytest.fixture
+def two_files(data_dir, tmp_path):
+    """File A (MNLI dev_matched rows) and file B (other dev_mismatched rows under the same ids)."""
+    a = mnli(head(data_dir / "mnli" / "dev_matched.tsv", tmp_path / "a.tsv", 400))
+    b = mnli(head(data_dir / "mnli" / "dev_mismatched.tsv", tmp_path / "b.tsv", 400))
+    b = b.remove_columns("id").add_column("id", a["id"])
+    return a, b
+
+
+def test_reused_output_dir_refits_on_other_data_and_says_so(two_files, tmp_path):
+    a, b = two_files
+    out, data_args = tmp_path / "run", DataArguments(task="mnli", bias_model="overlap")
+    _, desc_a = attach_probabilities(a, a, MNLI, data_args, run_args(out), {})
+    with_b, desc_b = attach_probabilities(b, b, MNLI, data_args, run_args(out), {})
+    fresh, _ = compute_bias_predictions(MNLI, b, {}, cache_dir=str(tmp_path / "fresh"), seed=42)
+    np.testing.assert_allclose(probs(with_b), [fresh["train"][i] for i in b["id"]], atol=1e-9)
+    assert "fitted in this run" in desc_a and "fitted in this run" in desc_b and desc_b != desc_a
+    # the same data again is loaded from its cache entry, and the description says so
+    again, desc_again = attach_probabilities(b, b, MNLI, data_args, run_args(out), {})
+    np.testing.assert_array_equal(probs(again), probs(with_b))
+    assert "loaded from the cache" in desc_again and desc_b.split("`")[1] in desc_again  # same key
+    entries = sorted(p.name for p in (out / "bias_model").iterdir() if p.is_dir())
+    assert len(entries) == 2 and not [p for p in (out / "bias_model").iterdir() if p.name.startswith(".")]
+    report = json.loads((out / "bias_model" / desc_b.split("`")[1] / "bias_report.json").read_text())
+    assert report["cache"]["key"] == desc_b.split("`")[1] and report["cache"]["splits"] == {"train": 400}
+
+
+def test_cache_key_covers_labels_seed_and_predicted_splits(two_files, tmp_path):
+    a, b = two_files
+    out, data_args = tmp_path / "run", DataArguments(task="mnli", bias_model="overlap")
+    _, first = attach_probabilities(a, a, MNLI, data_args, run_args(out), {})
+    relabelled = a.map(lambda r: {"label": (r["label"] + 1) % 3})
+    _, other_labels = attach_probabilities(relabelled, relabelled, MNLI, data_args, run_args(out), {})
+    other_seed_args = run_args(out)
+    other_seed_args.seed = 7
+    _, other_seed = attach_probabilities(a, a, MNLI, data_args, other_seed_args, {})
+    _, other_splits = attach_probabilities(a, a, MNLI, data_args, run_args(out), {"validation": b})
+    keys = [d.split("`")[1] for d in (first, other_labels, other_seed, other_splits)]
+    assert len(set(keys)) == 4 and all("fitted in this run" in d for d in (other_labels, other_seed, other_splits))
+
+
+def test_poe_without_bias_flags_fits_the_tasks_bias_model(two_files, tmp_path):
+    a, _ = two_files
+    data_args = DataArguments(task="mnli")  # no --bias_model, no --bias_predictions
+    train, desc = attach_probabilities(a, a, MNLI, data_args, run_args(tmp_path / "run", "reweight"), {})
+    assert desc.startswith("overlap features") and "fitted in this run on 400 training rows" in desc
+    np.testing.assert_allclose(probs(train).sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_custom_single_text_task_fits_the_claim_only_model(data_dir, tmp_path):
+    # SST-2 as published (sentence, label 0/1; no id, no second text): the overlap model cannot apply
+    task = custom_task(["negative", "positive"])
+    sst2 = load_file(
+        head(data_dir / "sst2" / "sst2_train_part1_alps_train.tsv", tmp_path / "sst2.tsv", 300),
+        ("negative", "positive"),
+    )
+    train, desc = attach_probabilities(sst2, sst2, task, DataArguments(task="custom"), run_args(tmp_path / "run"), {})
+    assert desc.startswith("claim features") and probs(train).shape == (300, 2)
+
+
+@pytest.fixture
+def with_hans(data_dir, tmp_path):
+    """MNLI rows plus HANS training pairs (published heuristics_train_set.tsv format), the HANS set twice."""
+    mnli_tsv = head(data_dir / "mnli" / "dev_matched.tsv", tmp_path / "mnli.tsv", 600)
+    hans_tsv = head(data_dir / "hans" / "heuristics_train_set.tsv", tmp_path / "hans_train.tsv", 200, skip=4000)
+    full = mnli(mnli_tsv)
+    data_args = DataArguments(task="mnli", train_file=mnli_tsv, extra_train=[f"hans_train={hans_tsv}x2"])
+    train = full.select(range(500))  # --max_train_samples 500
+    train = add_extra_training_data(train, MNLI, data_args.extra_train, data_args, [])
+    return full, train, data_args, hans_tsv
+
+
+def test_extra_training_rows_get_the_bias_models_predictions(with_hans, tmp_path):
+    full, train, data_args, hans_tsv = with_hans
+    data_args.max_train_samples = 500
+    out = tmp_path / "run"
+    joined, desc = attach_probabilities(train, full, MNLI, data_args, run_args(out), {})
+    assert len(joined) == 500 + 2 * 200 and "hans_train" in desc
+    p = probs(joined)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
+    # the extra rows' p_b is the ID-trained bias model's prediction for the HANS pair, the same for both copies
+    hans = load_file(hans_tsv, MNLI.label_names, aliases={"non-entailment": "contradiction"})
+    key = desc.split("`")[1]
+    fitted = read_predictions(out / "bias_model" / key / "bias_extra_hans_train.jsonl", 3)
+    assert sorted(fitted) == sorted(hans["id"])
+    ids = joined["id"]
+    for k in (0, 1):
+        rows = [i for i, row_id in enumerate(ids) if row_id.startswith(f"hans_train#{k}:")]
+        np.testing.assert_allclose(p[rows], [fitted[i] for i in hans["id"]], atol=1e-9)
+    # the ID rows keep the predictions of the model fitted on the full MNLI training set
+    own = read_predictions(out / "bias_model" / key / "bias_train.jsonl", 3)
+    assert len(own) == 600
+    np.testing.assert_allclose(p[:500], [own[i] for i in ids[:500]], atol=1e-9)
+    # HANS pairs overlap fully: the overlap bias model calls most of them entailment
+    assert (p[500:, 0] > 0.5).mean() > 0.8
+
+
+def test_extra_training_rows_join_a_users_bias_file_by_their_own_id(with_hans, tmp_path):
+    full, train, data_args, hans_tsv = with_hans
+    data_args.max_train_samples = 500
+    bias_dir = tmp_path / "bias"
+    bias_dir.mkdir()
+    own = {i: [0.5, 0.25, 0.25] for i in full["id"]}
+    hans = load_file(hans_tsv, ("entailment", "non-entailment"), aliases=MNLI.label_aliases)
+    (bias_dir / "bias_train.jsonl").write_text(
+        "".join(json.dumps({"id": i, "probs": p}) + "\n" for i, p in own.items())
+    )
+    data_args.bias_predictions = str(bias_dir / "bias_train.jsonl")
+    with pytest.raises(
+        ValueError, match=r"hans_train.*no p_b for its rows.*bias_hans_train\.jsonl.*--ood_file hans_train="
+    ):
+        attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
+    users = {i: [0.1 + (j % 7) / 10, 0.2, 0.7 - (j % 7) / 10] for j, i in enumerate(hans["id"])}
+    lines = [json.dumps({"id": i, "probs": p}) + "\n" for i, p in users.items()]
+    (bias_dir / "bias_hans_train.jsonl").write_text("".join(lines))
+    joined, desc = attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
+    p = probs(joined)
+    np.testing.assert_allclose(p[:500], np.tile([0.5, 0.25, 0.25], (500, 1)))
+    np.testing.assert_allclose(p[500:], [users[i] for i in hans["id"]] * 2)  # by each row's id in the HANS file
+    assert "bias_hans_train.jsonl" in desc
+    (bias_dir / "bias_hans_train.jsonl").write_text("".join(lines[:-1]))
+    with pytest.raises(ValueError, match=r"bias_hans_train\.jsonl: no prediction for 2 rows of the extra training set"):
+        attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
