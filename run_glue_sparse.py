@@ -404,33 +404,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if sparsity is not None:
             with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
                 json.dump(sparsity, f, indent=2)
-        info = {
-            "title": os.path.basename(os.path.normpath(args.output_dir)),
-            "task": task.name,
-            "base_model": model_args.model_name_or_path,
-            "pruning": model_args.pruning,
-            "schedule": schedule_description(model_args),
-            "loss": args.loss,
-            "bias_model": bias_desc,
-            "sparsity_report": sparsity,
-            "results": results,
-            "metric_rows": metric_rows,
-            "datasets": TASK_DATASETS.get(task.name, []),
-            "usage": usage_snippet(model_args, repo_id if push_to_hub else args.output_dir),
-            "training_args": card_training_args(model_args, data_args, args, len(train)),
-        }
+        from hf_srnets.card_info import describe_splits, merged_card_info, run_card_info
+
+        # the card states the data as read (files, subsets) and the effective settings of the saved model
+        splits = describe_splits(
+            task,
+            data_args,
+            train_rows=len(train),
+            train_total=len(full_train),
+            validation_rows=len(validation),
+            ood=[(s, len(d)) for s, d in ood],
+            id_name=id_name,
+        )
+        info = run_card_info(
+            model_args,
+            data_args,
+            args,
+            task=task,
+            results=results,
+            metric_rows=metric_rows,
+            splits=splits,
+            bias_desc=bias_desc,
+            srnet=srnet,
+            model=trainer.model,
+            repo_id=repo_id if push_to_hub else None,
+        )
         with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
             f.write(render_model_card(info))
         merged_repo = model_args.hub_merged_model_id or f"{repo_id}-merged"
         if srnet is not None and (model_args.save_merged or model_args.push_merged):
-            merged_info = {
-                **info,
-                "merged": True,
-                "usage": merged_usage(
-                    merged_repo if model_args.push_merged else os.path.join(args.output_dir, MERGED_DIR)
-                ),
-            }
-            save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_info))
+            merged_at = merged_repo if model_args.push_merged else os.path.join(args.output_dir, MERGED_DIR)
+            save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_card_info(info, merged_at)))
 
     if data_args.write_train_predictions:
         output = trainer.predict(

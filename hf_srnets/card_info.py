@@ -1,17 +1,207 @@
-"""What a run's model card says about it: datasets, search schedule, load snippet and training arguments."""
+"""What a run's model card says about it: the data it read, its effective settings, and a load snippet that runs.
+
+The card states what was run, not what the flags or the task's defaults suggest:
+
+* Data (`describe_splits`): each split's actual origin (a local file by name, a file under `--data_dir`, or a Hub
+  split) and how many rows were used. Model-index results (the Hub's leaderboard metadata) are claimed only for a
+  full official split: loaded from the Hub, or from the task's local copy of it with the official row count.
+* Settings (`card_training_args`, `schedule_description`): read from the mask config the run used (the
+  effective Δt_φ, schedule, classifier training), not from the raw flags, whose `None` means "a default".
+* Loading (`usage_snippet`): the weights the masks were searched on (`srnet_config.base_model_name_or_path`, which
+  is `<output_dir>/early_start` after an early start), the run's labels (a pre-trained base gets a new head of the
+  right size and names), and no local absolute paths in a card meant for the Hub.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from .arguments import DataArguments, ModelArguments
-from .data.tasks import SplitSource
+from .data.tasks import EvalSet, SplitSource, TaskSpec
 from .training_args import SRNetTrainingArguments
 
+# Rows of the official splits the tasks name: a split counts as "full" (model-index) only with all of these.
+OFFICIAL_ROWS: dict[tuple[str, str | None, str], int] = {
+    ("nyu-mll/glue", "mnli", "train"): 392_702,
+    ("nyu-mll/glue", "mnli", "validation_matched"): 9_815,
+    ("nyu-mll/glue", "mnli", "validation_mismatched"): 9_832,
+    ("jhu-cogsci/hans", None, "validation"): 30_000,
+    ("nyu-mll/glue", "qqp", "train"): 363_846,
+    ("nyu-mll/glue", "qqp", "validation"): 40_430,
+    ("google-research-datasets/paws", "labeled_final", "test"): 8_000,
+}
+
+# The Hub datasets of each task (kept for older callers; cards now list what a run trained on, `training_datasets`).
 TASK_DATASETS = {
     "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
     "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
 }
+
+ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
+
+
+@dataclass(frozen=True)
+class SplitUse:
+    """One split a run read: its role, where it came from, and how much of it was used."""
+
+    role: str  # "train", "validation" or "ood"
+    name: str
+    origin: str  # markdown, without local absolute paths
+    rows: int
+    selection: str  # "all rows", "first 3,000 rows (--max_eval_samples 3000)", ...
+    hub: SplitSource | None = None  # the official Hub split, set only when all of it was used
+
+    def model_index_dataset(self) -> dict[str, Any] | None:
+        """The model-index `dataset` entry, or None when the results are not on a full official split."""
+        if self.hub is None:
+            return None
+        entry: dict[str, Any] = {"name": self.name, "type": self.hub.hub_path}
+        if self.hub.hub_config:
+            entry["config"] = self.hub.hub_config
+        if self.hub.hub_split:
+            entry["split"] = self.hub.hub_split
+        return entry
+
+
+def _hub_label(source: SplitSource) -> str:
+    return f"`{source.hub_path}`" + "".join(f" {p}" for p in (source.hub_config, source.hub_split) if p)
+
+
+def _official_rows(source: SplitSource) -> int | None:
+    if source.hub_path is None or source.hub_split is None:
+        return None
+    return OFFICIAL_ROWS.get((source.hub_path, source.hub_config, source.hub_split))
+
+
+def describe_split(
+    role: str,
+    name: str,
+    source: SplitSource,
+    file: str | None,
+    data_dir: str | None,
+    rows: int,
+    cap: int | None,
+    cap_flag: str,
+    how: str = "first",
+) -> SplitUse:
+    """Where one split came from (as `load_splits` resolves it: a file, else `--data_dir`, else the Hub).
+
+    `cap` is the `--max_*_samples` value that limited it (`cap_flag` names the flag) and `how` how rows were
+    picked ("first" or "evenly spaced").
+    """
+    official = _official_rows(source)
+    hub: SplitSource | None = None
+    if file:
+        origin = f"local file `{os.path.basename(file)}`"
+    else:
+        local = next(
+            (rel for rel in source.local_paths if data_dir and os.path.isfile(os.path.join(data_dir, rel))), None
+        )
+        if local is not None:
+            origin = f"`{local}` under `--data_dir`" + (
+                f" (the task's local copy of {_hub_label(source)})" if source.hub_path else ""
+            )
+            hub = source if official is not None and rows == official else None
+        elif source.hub_path:
+            origin = f"Hub dataset {_hub_label(source)}"
+            hub = source
+        else:
+            origin = "unknown source"
+    capped = cap is not None and rows >= cap and rows != official
+    if capped:
+        picked = "first" if how == "first" else "evenly spaced"
+        of = f" of {official:,}" if official is not None and not file else ""
+        selection = f"{rows:,}{of} rows, {picked} ({cap_flag} {cap})"
+        hub = None
+    else:
+        selection = f"all {rows:,} rows"
+    return SplitUse(role, name, origin, rows, selection, hub)
+
+
+def describe_splits(
+    task: TaskSpec,
+    data_args: DataArguments,
+    *,
+    train_rows: int,
+    train_total: int,
+    validation_rows: int,
+    ood: list[tuple[EvalSet, int]],
+    id_name: str | None = None,
+) -> list[SplitUse]:
+    """The splits of a run for its card: training (`train_total` rows read, `train_rows` used including
+    `--extra_train` sets), ID evaluation and each OOD set with the rows evaluated."""
+    own = min(train_total, data_args.max_train_samples) if data_args.max_train_samples is not None else train_total
+    train = describe_split(
+        "train",
+        task.name,
+        task.train,
+        data_args.train_file,
+        data_args.data_dir,
+        own,
+        data_args.max_train_samples,
+        "--max_train_samples",
+    )
+    if own < train_total:
+        of = f"first {own:,} of {train_total:,} rows (--max_train_samples {data_args.max_train_samples})"
+        train = SplitUse("train", train.name, train.origin, own, of, None)
+    splits = [train]
+    if train_rows > own:
+        names = ", ".join(f"`{re.split(r'[=]', s, maxsplit=1)[0]}`" for s in data_args.extra_train)
+        splits.append(
+            SplitUse("train", "extra", f"--extra_train sets {names}", train_rows - own, "all rows, as given", None)
+        )
+    splits.append(
+        describe_split(
+            "validation",
+            id_name or task.name,
+            task.validation,
+            data_args.validation_file,
+            data_args.data_dir,
+            validation_rows,
+            data_args.max_eval_samples,
+            "--max_eval_samples",
+        )
+    )
+    defaults = {s.source for s in task.ood}
+    for eval_set, rows in ood:
+        file = None if eval_set.source in defaults else (eval_set.source.local_paths or (None,))[0]
+        splits.append(
+            describe_split(
+                "ood",
+                eval_set.name,
+                eval_set.source,
+                file,
+                data_args.data_dir,
+                rows,
+                data_args.max_ood_samples,
+                "--max_ood_samples",
+                how="evenly spaced",
+            )
+        )
+    return splits
+
+
+def training_datasets(splits: list[SplitUse], task: TaskSpec) -> list[str]:
+    """Hub ids of the data the model was trained on (card metadata `datasets`): only a known Hub dataset
+    (read from the Hub or from the task's local copy of it), never a guess about a user's file."""
+    train = next((s for s in splits if s.role == "train"), None)
+    if train is None or train.origin.startswith("local file") or task.train.hub_path is None:
+        return []
+    return [task.train.hub_path]
+
+
+def data_section(splits: list[SplitUse]) -> str:
+    """A markdown table of the splits a run read."""
+    lines = ["| role | set | source | rows used |", "|---|---|---|---|"]
+    lines += [f"| {ROLE_TITLES.get(s.role, s.role)} | {s.name} | {s.origin} | {s.selection} |" for s in splits]
+    note = (
+        "Results on a subset or on a local file are not entered as Hub model-index results; only a full official "
+        "split is."
+    )
+    return "\n".join(lines) + "\n\n" + note
 
 
 def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
@@ -24,9 +214,11 @@ def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
     return entry
 
 
-def schedule_description(model_args: ModelArguments) -> str | None:
+def schedule_description(model_args: ModelArguments, mask_config: Any = None) -> str | None:
+    """The search in words, from the effective mask config (`SRNetMaskConfig`) when the run made one."""
     if model_args.mask_from:
-        return f"weights fine-tuned in isolation under the fixed masks of `{model_args.mask_from}` (paradigm b)"
+        masks = portable(model_args.mask_from)
+        return f"weights fine-tuned in isolation under the fixed masks of `{masks}` (paradigm b)"
     if model_args.pruning in ("imp", "imp-rw"):
         return (
             f"iterative magnitude pruning (Algorithm 1): {model_args.imp_prune_ratio:.0%} of each matrix every "
@@ -35,60 +227,263 @@ def schedule_description(model_args: ModelArguments) -> str | None:
         )
     if model_args.pruning != "mask":
         return None
-    init = f"{model_args.mask_init} init (appendix Eq. {1 if model_args.mask_init == 'hard' else 2})"
-    if model_args.initial_sparsity is None:
-        return f"mask training, sparsity fixed at {model_args.sparsity}, {init}"
+    cfg = mask_config
+    mask_init = cfg.mask_init if cfg is not None else model_args.mask_init
+    sparsity = cfg.sparsity if cfg is not None else model_args.sparsity
+    initial = cfg.initial_sparsity if cfg is not None else model_args.initial_sparsity
+    init = f"{mask_init} init (appendix Eq. {1 if mask_init == 'hard' else 2})"
+    interval = f", threshold updated every {cfg.threshold_update_interval} steps" if cfg is not None else ""
+    cubic = cfg.sparsity_schedule == "cubic" if cfg is not None else initial is not None
+    if not cubic:
+        return f"mask training, sparsity fixed at {sparsity}, {init}{interval}"
+    end = cfg.schedule_end if cfg is not None else model_args.schedule_end
     return (
-        f"mask training, cubic sparsity schedule {model_args.initial_sparsity} -> {model_args.sparsity} "
-        f"(reached at {model_args.schedule_end} of training), {init}"
+        f"mask training, cubic sparsity schedule {initial} -> {sparsity} (reached at {end} of training), "
+        f"{init}{interval}"
     )
+
+
+def portable(path: str | None) -> str:
+    """A name for a model that is fine in a public card: a Hub id as is; for a local dir, the Hub id of a Hub
+    cache snapshot (`.../models--org--name/snapshots/<sha>`) or else the dir's own name."""
+    if not path:
+        return ""
+    if not (os.path.isabs(path) or os.path.exists(path)):
+        return path
+    match = re.search(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]", path)
+    if match:
+        return f"{match[1]}/{match[2]}"
+    return os.path.basename(os.path.normpath(path))
+
+
+def _labels_code(id2label: dict[int, str] | None) -> tuple[str, str]:
+    if not id2label:
+        return "", ""
+    labels = {int(k): str(v) for k, v in id2label.items()}
+    setup = f"id2label = {labels!r}\n"
+    args = f", num_labels={len(labels)}, id2label=id2label, label2id={{v: k for k, v in id2label.items()}}"
+    return setup, args
 
 
 def merged_usage(path: str) -> str:
     return (
-        "from transformers import AutoModelForSequenceClassification\n"
-        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0'
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
+        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0\n'
+        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
     )
 
 
-def usage_snippet(model_args: ModelArguments, output_dir: str) -> str:
-    if model_args.pruning == "none":
+def usage_snippet(
+    model_args: ModelArguments | None = None,
+    output_dir: str | None = None,
+    *,
+    pruned: bool | None = None,
+    base: str | None = None,
+    id2label: dict[int, str] | None = None,
+    base_note: str | None = None,
+) -> str:
+    """Code that loads the run's model. `output_dir` is where the model or masks are (a dir or Hub repo id).
+
+    For masks: `base` is the model the masks were searched on (`srnet_config.base_model_name_or_path`) and
+    `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
+    trained head itself comes from the mask file when it trained).
+    """
+    if pruned is None:
+        pruned = model_args is not None and model_args.pruning != "none"
+    if not pruned:
         return (
-            f"from transformers import AutoModelForSequenceClassification\n"
-            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")'
+            "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
+            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")\n'
+            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
         )
+    base = base or (model_args.model_name_or_path if model_args is not None else None)
+    setup, label_args = _labels_code(id2label)
+    comment = f"  # {base_note}" if base_note else ""
     return (
-        "from transformers import AutoModelForSequenceClassification\n"
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
         "from hf_srnets.masking import SRNetModel\n\n"
-        f'base = AutoModelForSequenceClassification.from_pretrained("{model_args.model_name_or_path}")\n'
+        f"{setup}"
+        f'base = AutoModelForSequenceClassification.from_pretrained(\n    "{base}"{label_args}\n){comment}\n'
         f'srnet = SRNetModel.from_pretrained(base, "{output_dir}")\n'
-        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0"
+        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0\n"
+        f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
     )
 
 
 def card_training_args(
-    model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments, num_train: int
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    num_train: int,
+    mask_config: Any = None,
+    train_steps: int | None = None,
 ) -> dict[str, Any]:
-    out = {
+    """The settings of the run as used: the mask config's effective values, the rate the scores trained with."""
+    out: dict[str, Any] = {
         "pruning": model_args.pruning,
         "loss": args.loss,
         "training examples": num_train,
         "learning_rate": args.learning_rate,
         "per_device_train_batch_size": args.per_device_train_batch_size,
-        "num_train_epochs": args.num_train_epochs,
-        "max_steps": args.max_steps,
         "seed": args.seed,
         "max_seq_length": data_args.max_seq_length,
     }
+    if args.max_steps is not None and args.max_steps > 0:
+        out["max_steps"] = args.max_steps
+    else:
+        out["num_train_epochs"] = args.num_train_epochs
+    if train_steps is not None:
+        out["training steps"] = train_steps
+    if model_args.early_start_patience is not None:
+        out["early_start_patience"] = model_args.early_start_patience
     if model_args.pruning == "mask":
+        cfg = mask_config
         out.update(
             {
-                "sparsity": model_args.sparsity,
-                "initial_sparsity": model_args.initial_sparsity,
-                "mask_init": model_args.mask_init,
-                "mask_learning_rate": args.mask_learning_rate,
-                "threshold_update_interval": model_args.threshold_update_interval,
+                "sparsity": cfg.sparsity if cfg is not None else model_args.sparsity,
+                "sparsity_schedule": cfg.sparsity_schedule if cfg is not None else None,
+                "initial_sparsity": cfg.initial_sparsity if cfg is not None else model_args.initial_sparsity,
+                "mask_init": cfg.mask_init if cfg is not None else model_args.mask_init,
+                "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
+                "threshold_update_interval": (
+                    cfg.threshold_update_interval if cfg is not None else model_args.threshold_update_interval
+                ),
+                "sparsity_scope": cfg.sparsity_scope if cfg is not None else model_args.sparsity_scope,
+                "trainable_classifier": cfg.trainable_classifier if cfg is not None else None,
                 "select_best_after": args.select_best_after,
             }
         )
+        if out["sparsity_schedule"] != "cubic":
+            out.pop("initial_sparsity")
+        out = {k: v for k, v in out.items() if v is not None}
+    elif model_args.pruning in ("imp", "imp-rw"):
+        out.update(
+            {
+                "sparsity": model_args.sparsity,
+                "imp_prune_ratio": model_args.imp_prune_ratio,
+                "imp_interval": model_args.imp_interval,
+                "rewind": model_args.pruning == "imp-rw",
+            }
+        )
     return out
+
+
+def _inside(path: str, directory: str) -> bool:
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _is_hub_id(name: str | None) -> bool:
+    return bool(name) and not os.path.exists(str(name)) and not os.path.isabs(str(name))
+
+
+def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str | None = None) -> tuple[str, str | None]:
+    """How a card names the weights the masks apply to: (name for the snippet, note or None).
+
+    In a card for the Hub a local dir becomes a portable name and the note says which weights are meant; a base
+    inside the run's output dir (the early-start checkpoint) is not in the mask repo, so the note says so.
+    """
+    if _is_hub_id(base):
+        return base, None
+    origin = f" fine-tuned from `{portable(pretrained)}`" if pretrained and pretrained != base else ""
+    if _inside(base, output_dir):
+        where = os.path.relpath(os.path.realpath(base), os.path.realpath(output_dir))
+        note = (
+            f"the masks apply to the run's `{where}/` checkpoint{origin} (not part of the mask repo); "
+            "the merged checkpoint needs no base"
+        )
+        return (f"path/to/{where}" if for_hub else base), note
+    if not for_hub:
+        return base, None
+    name = portable(base)
+    if _is_hub_id(name) and "/" in name:  # a Hub cache snapshot
+        return name, None
+    return name, (
+        f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "
+        "which SRNetModel.from_pretrained checks)"
+    )
+
+
+def run_card_info(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    *,
+    task: TaskSpec,
+    results: dict[str, Any],
+    metric_rows: list[tuple[str, str, Any]],
+    splits: list[SplitUse],
+    bias_desc: str | None,
+    srnet: Any,
+    model: Any,
+    repo_id: str | None,
+) -> dict[str, Any]:
+    """Everything `render_model_card` needs about a finished run.
+
+    `srnet` is the run's `SRNetModel` (None when unpruned), `model` the trained model (for its labels). `repo_id`
+    is the Hub repo the card is for; None writes a card for the local output dir (its paths as given).
+    """
+    cfg = srnet.srnet_config if srnet is not None else None
+    config = getattr(getattr(srnet, "base_model", model), "config", None) or getattr(model, "config", None)
+    id2label = dict(getattr(config, "id2label", None) or {}) or None
+    location = repo_id or args.output_dir
+    pretrained = model_args.model_name_or_path
+    if srnet is not None:
+        searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
+        base, base_note = base_weights(
+            searched_on, output_dir=args.output_dir, for_hub=repo_id is not None, pretrained=pretrained
+        )
+        usage = usage_snippet(pruned=True, base=base, id2label=id2label, output_dir=location, base_note=base_note)
+        trained = set(srnet._trainable_base_tensors())
+        classifier_only = cfg is not None and cfg.trainable_classifier and model_args.pruning == "mask"
+        if model_args.pruning == "mask" and not trained:
+            holds = "the mask config and the bit-packed masks only; every weight comes from the base model"
+        elif classifier_only:
+            holds = (
+                "the mask config, the bit-packed masks and the classifier trained with them; every other weight "
+                "comes from the base model"
+            )
+        else:
+            holds = (
+                "the mask config, the bit-packed masks and the weights trained under them (all of the model's "
+                "weights); the base model gives the architecture"
+            )
+    else:
+        base, base_note, holds = portable(pretrained) if repo_id else pretrained, None, None
+        # an evaluation-only run saves no model: the card loads the model it evaluated
+        usage = usage_snippet(pruned=False, output_dir=location if args.do_train else base)
+    hub_base = pretrained if _is_hub_id(pretrained) else None
+    return {
+        "title": repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(args.output_dir)),
+        "task": task.name,
+        "base_model": hub_base,
+        "base_name": base if srnet is not None else (hub_base or portable(pretrained)),
+        "base_note": base_note,
+        "holds": holds,
+        "pruning": model_args.pruning,
+        "schedule": schedule_description(model_args, cfg),
+        "loss": args.loss,
+        "bias_model": bias_desc,
+        "sparsity_report": srnet.sparsity_report() if srnet is not None else None,
+        "results": results,
+        "metric_rows": metric_rows,
+        "splits": splits,
+        "datasets": training_datasets(splits, task),
+        "usage": usage,
+        "training_args": card_training_args(
+            model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
+        ),
+    }
+
+
+def merged_card_info(info: dict[str, Any], location: str) -> dict[str, Any]:
+    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card info."""
+    base_name = portable(info.get("base_name")) or info.get("base_name")
+    return {
+        **info,
+        "merged": True,
+        "holds": None,
+        "base_note": None,
+        "base_name": base_name,
+        "usage": merged_usage(location),
+    }

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from .card_info import data_section
 from .evaluation import results_table
 from .metrics import HANS_HEURISTICS, HANS_LABELS
 
@@ -54,10 +55,16 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
     """Hub model-card metadata (the YAML header)."""
     results = info.get("results", {})
     model_index_results = []
+    # With `splits` (`card_info.describe_splits`), only results on a full official split are entered.
+    claims = None
+    if "splits" in info:
+        claims = {s.name: s.model_index_dataset() for s in info["splits"] if s.role != "train"}
     for name, key, dataset in info.get("metric_rows", []):
+        if claims is not None:
+            dataset = claims.get(name)
         if isinstance(dataset, str):
             dataset = {"name": dataset, "type": dataset}
-        if key in results:
+        if dataset and key in results:
             model_index_results.append(
                 {
                     "task": {"type": "text-classification", "name": "Text Classification"},
@@ -78,7 +85,7 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
         "tags": ["hf_srnets", "srnet", "pruning", "debiasing", info.get("task", "custom")],
         "license": "apache-2.0",
     }
-    if info.get("base_model") and not os.path.isdir(str(info["base_model"])):
+    if info.get("base_model") and not os.path.exists(str(info["base_model"])) and not os.path.isabs(info["base_model"]):
         meta["base_model"] = info["base_model"]
     if info.get("datasets"):
         meta["datasets"] = info["datasets"]
@@ -93,9 +100,10 @@ def render_model_card(info: dict[str, Any]) -> str:
     results = info.get("results", {})
     pruning, loss = info.get("pruning", "none"), info.get("loss", "ce")
     sparsity = info.get("sparsity_report")
+    base_name = info.get("base_name") or info.get("base_model")
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
-        f"`{info.get('base_model')}` for **{info.get('task')}**, trained with the **{loss}** loss"
+        f"`{base_name}` for **{info.get('task')}**, trained with the **{loss}** loss"
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
         + (f" Search: {info['schedule']}." if info.get("schedule") else "")
@@ -107,10 +115,14 @@ def render_model_card(info: dict[str, Any]) -> str:
             " 0), so `transformers` alone loads it. Its size is that of the dense model; store the mask repo for the"
             " 1-bit-per-weight form."
         )
+    elif info.get("holds"):
+        summary += f"\n\nThis repo holds {info['holds']}."
     elif pruning != "none":
         summary += (
             "\n\nThis repo holds the mask config and the bit-packed masks only; the weights come from the base model."
         )
+    if info.get("base_note") and not info.get("merged"):
+        summary += f" Base weights: {info['base_note']}."
 
     rows = [(name, key) for name, key, _ in info.get("metric_rows", [])]
     hans_rows = [("hans", f"eval_hans_{h}_{lab}_accuracy") for h in HANS_HEURISTICS for lab in HANS_LABELS]
@@ -128,8 +140,10 @@ def render_model_card(info: dict[str, Any]) -> str:
     training = info.get("training_args", {})
     training_table = "| argument | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in training.items())
     cites = ["winwin", *LOSS_CITATIONS.get(loss, [])]
+    splits = info.get("splits")
     return template.format(
         metadata=yaml.safe_dump(card_metadata(info), sort_keys=False).strip(),
+        data_section=data_section(splits) if splits else "Not recorded.",
         title=info.get("title", "SRNet"),
         summary=summary,
         results_table=results_table(results, rows),
