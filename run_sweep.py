@@ -14,7 +14,7 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 `sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
 method's ID metric is also given as a percentage of it, and every metric as a difference from it). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
-skipped, so re-running a sweep continues it. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
+skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared). Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
 same as a Markdown table), `runs.csv` (one row per run) and `summary.png`.
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
@@ -150,7 +150,8 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
         with open(os.path.join(out, RUN_META), "w") as f:
             json.dump({"method": method, "sparsity": sparsity, "seed": seed}, f)
         print(f"== {method} sparsity={sparsity} seed={seed}", flush=True)
-        runner(argv)
+        # the sweep owns the run dir: what an unfinished attempt left there is cleared (sweep_run.json stays)
+        runner([*argv, "--overwrite_output_dir", "true"])
     records = collect(recipe["output_dir"])
     rows = aggregate(records, recipe["metrics"])
     reference = recipe.get("reference")

@@ -275,3 +275,31 @@ def test_default_metrics_are_the_id_metric_then_each_ood_sets():
     ]
     custom = custom_task(["negative", "positive"])
     assert default_metrics(custom, ["imdb=x.tsv"]) == ["eval_validation_accuracy", "eval_imdb_accuracy"]
+
+
+def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
+    """A run that died left outputs: re-running the sweep must not be refused by the output-dir rules."""
+    from hf_srnets.output_dir import prepare_output_dir
+
+    recipe = {
+        "output_dir": str(tmp_path),
+        "sparsities": [0.5],
+        "seeds": [1],
+        "metrics": ["eval_mnli_accuracy"],
+        "methods": {"mask_poe": {"pruning": "mask", "loss": "poe", "model_name_or_path": "m"}},
+    }
+    out = run_dir(str(tmp_path), "mask_poe", 0.5, 1)
+    os.makedirs(os.path.join(out, "checkpoint-2"))
+    with open(os.path.join(out, "trainer_state.json"), "w") as f:
+        f.write("{}")
+
+    def runner(argv):
+        model_args, _, args = run_sweep.parse_args(argv)
+        with prepare_output_dir(
+            args.output_dir, overwrite=model_args.overwrite_output_dir, resume=None, is_main_process=True
+        ):
+            assert sorted(os.listdir(args.output_dir)) == [".hf_srnets.lock", "sweep_run.json"]
+            _fake_runner([])(argv)
+
+    run_sweep.sweep(recipe, runner=runner)
+    assert run_sweep.is_finished(out)
