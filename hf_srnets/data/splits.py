@@ -23,7 +23,7 @@ def resolve_task(data_args: DataArguments) -> TaskSpec:
     return tasks.resolve_task(data_args.task, data_args.task_labels)
 
 
-def label_options(task: TaskSpec, label_names: tuple[str, ...]) -> dict:
+def label_options(task: TaskSpec, label_names: tuple[str, ...]) -> dict[str, Any]:
     """How a set with `label_names` reads labels: integer ids index the task's published labels when the set
     uses the (restricted) task labels, and labels removed by `--task_labels` are refused by name."""
     if task.published_label_names and label_names == task.label_names:
