@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,45 @@ def ood_label_options(
     )
 
 
+def plan_ood_sets(
+    task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False, ood_labels: Sequence[str] = ()
+) -> list[tuple[EvalSet, str | None, dict[str, Any]]]:
+    """A run's OOD sets, without loading them: (set, its `--ood_file` path or None, label options for `load_file`).
+
+    The task's default sets (unless `no_default_ood`), then each `--ood_file NAME=PATH`; a NAME of a default set
+    replaces it. `--ood_labels` may turn a set into a HANS-style one (see `ood_label_options`).
+    """
+    file_sets = [ood_file_set(spec, task) for spec in ood_files]
+    names = [s.name for s in file_sets]
+    if len(set(names)) < len(names):
+        raise ValueError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
+    sets = []
+    if not no_default_ood:
+        for eval_set in task.ood:
+            if eval_set.name in names:
+                logger.info(f"--ood_file {eval_set.name}=... replaces the default {eval_set.name} set")
+            else:
+                sets.append(eval_set)
+    sets += file_sets
+    named = parse_ood_labels(list(ood_labels))
+    unknown = sorted(set(named) - {s.name for s in sets})
+    if unknown:
+        raise ValueError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
+    out = []
+    for eval_set in sets:
+        path = eval_set.source.local_paths[0] if eval_set in file_sets else None
+        eval_set, labels = ood_label_options(task, eval_set, named.get(eval_set.name))
+        out.append((eval_set, path, labels))
+    return out
+
+
+def ood_eval_sets(
+    task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False, ood_labels: Sequence[str] = ()
+) -> list[EvalSet]:
+    """The OOD sets a run evaluates (names, labels, kind), as `load_splits` builds them: for metric keys."""
+    return [s for s, _, _ in plan_ood_sets(task, ood_files, no_default_ood, ood_labels)]
+
+
 def load_splits(
     task: TaskSpec, data_args: DataArguments, cache_dir: str | None
 ) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
@@ -119,26 +159,10 @@ def load_splits(
         task.validation, data_args.validation_file, task.label_names, f"{task.name} validation", **id_labels
     )
 
-    file_sets = [ood_file_set(spec, task) for spec in data_args.ood_file]
-    names = [s.name for s in file_sets]
-    if len(set(names)) < len(names):
-        raise ValueError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
-    sets = []
-    if not data_args.no_default_ood:
-        for eval_set in task.ood:
-            if eval_set.name in names:
-                logger.info(f"--ood_file {eval_set.name}=... replaces the default {eval_set.name} set")
-            else:
-                sets.append(eval_set)
-    sets += file_sets
-    ood_labels = parse_ood_labels(getattr(data_args, "ood_labels", None) or [])
-    unknown = sorted(set(ood_labels) - {s.name for s in sets})
-    if unknown:
-        raise ValueError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
     ood: list[tuple[EvalSet, Dataset]] = []
-    for eval_set in sets:
-        path = eval_set.source.local_paths[0] if eval_set in file_sets else None
-        eval_set, labels = ood_label_options(task, eval_set, ood_labels.get(eval_set.name))
+    for eval_set, path, labels in plan_ood_sets(
+        task, data_args.ood_file, data_args.no_default_ood, getattr(data_args, "ood_labels", None) or []
+    ):
         ood.append((eval_set, load(eval_set.source, path, eval_set.label_names, eval_set.name, **labels)))
     check_same_inputs([("train", train), ("validation", validation), *((s.name, d) for s, d in ood)])
     return train, validation, ood

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.arguments import DataArguments
-from hf_srnets.data import load_file
+from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import add_extra_training_data, load_splits, resolve_task
 from hf_srnets.data.tasks import HANS_LABELS
 
@@ -217,3 +217,17 @@ def test_extra_training_rows_carry_source_name_and_id(tmp_path):
     single = _tsv(tmp_path / "single.tsv", "idx\tpremise\tlabel", "9\tA b .\tentailment")
     with pytest.raises(ValueError, match=r"no hypothesis column"):
         add_extra_training_data(train, task, [f"s={single}"], args, ood)
+
+
+def test_ood_eval_sets_match_what_load_splits_builds():
+    """For metric keys (e.g. a sweep's defaults) without loading data: no duplicate after a replacement."""
+    from hf_srnets.data.splits import ood_eval_sets
+
+    task = get_task("mnli")
+    sets = ood_eval_sets(task, ["hans=h.tsv", "paws=p.tsv"], ood_labels=["paws=non-entailment,entailment"])
+    assert [(s.name, s.kind, s.source.local_paths) for s in sets] == [
+        ("hans", "hans", ("h.tsv",)),
+        ("paws", "hans", ("p.tsv",)),
+    ]
+    with pytest.raises(ValueError, match=r"--ood_file: two sets named \['a'\]"):
+        ood_eval_sets(task, ["a=x.tsv", "a=y.tsv"])
