@@ -25,12 +25,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfAr
 from hf_srnets.arguments import DataArguments, ModelArguments
 from hf_srnets.bias.attach import attach_probabilities
 from hf_srnets.card_info import (
-    TASK_DATASETS,
     card_dataset,
-    card_training_args,
-    merged_usage,
-    schedule_description,
-    usage_snippet,
 )
 from hf_srnets.data import (
     BIAS_COLUMN,
@@ -54,6 +49,7 @@ from hf_srnets.label_alignment import (
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.model_card import render_model_card
+from hf_srnets.output_dir import prepare_output_dir
 from hf_srnets.pruning import FixedMaskCallback, IMPCallback, imp_rounds
 from hf_srnets.trainer import SRNetTrainer
 from hf_srnets.training_args import SRNetTrainingArguments
@@ -252,6 +248,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     transformers.utils.logging.set_verbosity(args.get_process_log_level())
     validate_args(model_args, data_args, args)
+    with prepare_output_dir(
+        args.output_dir,
+        overwrite=model_args.overwrite_output_dir,
+        resume=args.resume_from_checkpoint,
+        is_main_process=args.should_save,
+        reads=files_read(model_args, data_args),
+    ):
+        return run(model_args, data_args, args)
+
+
+def files_read(model_args: ModelArguments, data_args: DataArguments) -> list[str | None]:
+    """What a run reads, which `--overwrite_output_dir` must never delete."""
+    files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
+    files += [data_args.train_file, data_args.validation_file, data_args.bias_predictions]
+    files += [data_args.teacher_predictions, data_args.bias_vectors]
+    return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
+
+
+def run(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments) -> dict[str, Any]:
+    """One run in a prepared output dir: data, model, training, evaluation, outputs."""
     set_seed(args.seed)
     task = resolve_task(data_args)
     # The Trainer would create the repo at start-up and push the whole output dir with its own card;
