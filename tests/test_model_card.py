@@ -77,6 +77,7 @@ def _run(base, data_dir, out, *extra):
             "true",
             "--use_cpu",
             "true",
+            "--do_train",
             *extra,
         ]
     )
@@ -174,7 +175,7 @@ def test_card_for_the_hub_has_no_local_paths_and_names_the_repo(finetuned, data_
 
 def test_card_of_a_fine_tuned_model_loads(finetuned, data_dir, tmp_path):
     out = tmp_path / "full"
-    _run(finetuned, data_dir, out, "--do_train")
+    _run(finetuned, data_dir, out)
     card = (out / "README.md").read_text()
     model, tokenizer = _load_with_snippet(card)
     assert model.config.id2label == MNLI_LABELS
