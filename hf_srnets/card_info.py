@@ -112,9 +112,12 @@ def describe_split(
             origin = "unknown source"
     capped = cap is not None and rows >= cap and rows != official
     if capped:
-        picked = "first" if how == "first" else "evenly spaced"
         of = f" of {official:,}" if official is not None and not file else ""
-        selection = f"{rows:,}{of} rows, {picked} ({cap_flag} {cap})"
+        selection = (
+            f"first {rows:,}{of} rows ({cap_flag} {cap})"
+            if how == "first"
+            else f"{rows:,}{of} rows, evenly spaced ({cap_flag} {cap})"
+        )
         hub = None
     else:
         selection = f"all {rows:,} rows"

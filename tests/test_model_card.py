@@ -126,7 +126,8 @@ def test_card_of_a_search_on_a_pretrained_model_loads_and_states_the_run(pretrai
 
     # the data as read: the training file by name, subsets with their size, no model-index claim for them
     assert "local file `dev_mismatched.tsv` | first 24 of 9,832 rows (--max_train_samples 24)" in card
-    assert "`mnli/dev_matched.tsv` under `--data_dir`" in card and "16 of 9,815 rows, first" in card
+    assert "`mnli/dev_matched.tsv` under `--data_dir`" in card
+    assert "first 16 of 9,815 rows (--max_eval_samples 16)" in card
     assert "30 of 30,000 rows, evenly spaced (--max_ood_samples 30)" in card
     data = ModelCard(card).data.to_dict()
     assert "model-index" not in data and "datasets" not in data
@@ -206,7 +207,7 @@ def test_model_index_only_for_a_full_official_split(tmp_path):
     hans = next(s for s in task.ood if s.name == "hans")
     full_hub = describe_split("ood", "hans", hans.source, None, None, 30_000, None, "--max_ood_samples")
     assert full_hub.model_index_dataset() == {"name": "hans", "type": "jhu-cogsci/hans", "split": "validation"}
-    subset = describe_split("ood", "hans", hans.source, None, None, 3_000, 3_000, "--max_ood_samples", "evenly")
+    subset = describe_split("ood", "hans", hans.source, None, None, 3_000, 3_000, "--max_ood_samples", "evenly spaced")
     assert subset.model_index_dataset() is None and "3,000 of 30,000 rows" in subset.selection
     data_dir = tmp_path / "data"
     (data_dir / "mnli").mkdir(parents=True)
