@@ -14,8 +14,9 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 `sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
 method's ID metric is also given as a percentage of it, and every metric as a difference from it). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
-skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared). Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the
-same as a Markdown table), `runs.csv` (one row per run) and `summary.png`.
+skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared).
+Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv` (one row
+per run) and `summary.png`.
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
 `--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
@@ -124,7 +125,8 @@ def recipe_from_run_args(
         "output_dir": output_dir,
         "sparsities": sparsities or [0.0],
         "seeds": seeds,
-        "metrics": metrics or default_metrics(resolve_task(data_args), data_args.ood_file, data_args.no_default_ood),
+        "metrics": metrics
+        or default_metrics(resolve_task(data_args), data_args.ood_file, data_args.no_default_ood, data_args.ood_labels),
         "methods": {method_name or f"{model_args.pruning}_{args.loss}": method},
     }
 

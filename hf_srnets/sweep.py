@@ -14,16 +14,20 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from .data.tasks import TaskSpec, id_set_name, ood_file_set
+from .data.splits import ood_eval_sets
+from .data.tasks import TaskSpec, id_set_name
 from .evaluation import primary_metric
 
 RUN_META = "sweep_run.json"
 
 
-def default_metrics(task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False) -> list[str]:
+def default_metrics(
+    task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False, ood_labels: Sequence[str] = ()
+) -> list[str]:
     """The all_results.json keys a sweep of `task` reports by default: the ID metric, then each OOD set's primary
-    metric (accuracy on HANS-style sets), for the task's OOD sets and every `NAME=PATH` of `--ood_file`."""
-    ood_sets = [*(() if no_default_ood else task.ood), *(ood_file_set(spec, task) for spec in ood_files)]
+    metric (accuracy on HANS-style sets), for the sets the run evaluates (`hf_srnets.data.splits.ood_eval_sets`:
+    the task's, then every `--ood_file NAME=PATH`, a NAME of a default set replacing it)."""
+    ood_sets = ood_eval_sets(task, ood_files, no_default_ood, ood_labels)
     keys = [f"eval_{id_set_name(task)}_{task.metric}"]
     return keys + [f"eval_{s.name}_{primary_metric(task, s)}" for s in ood_sets]
 

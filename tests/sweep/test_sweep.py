@@ -275,6 +275,13 @@ def test_default_metrics_are_the_id_metric_then_each_ood_sets():
     ]
     custom = custom_task(["negative", "positive"])
     assert default_metrics(custom, ["imdb=x.tsv"]) == ["eval_validation_accuracy", "eval_imdb_accuracy"]
+    # an --ood_file named like a default set replaces it (one key); --ood_labels can make a set HANS-like
+    assert default_metrics(get_task("mnli"), ["hans=h.tsv"]) == ["eval_mnli_accuracy", "eval_hans_accuracy"]
+    assert default_metrics(get_task("mnli"), ["paws=p.tsv"], ood_labels=["paws=non-entailment,entailment"]) == [
+        "eval_mnli_accuracy",
+        "eval_hans_accuracy",
+        "eval_paws_accuracy",
+    ]
 
 
 def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
