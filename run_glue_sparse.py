@@ -444,6 +444,7 @@ def run(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainin
             srnet=srnet,
             model=trainer.model,
             repo_id=repo_id if push_to_hub else None,
+            random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
         )
         with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
             f.write(render_model_card(info))

@@ -420,8 +420,12 @@ def run_card_info(
     srnet: Any,
     model: Any,
     repo_id: str | None,
+    random_head: bool = False,
 ) -> dict[str, Any]:
     """Everything `render_model_card` needs about a finished run.
+
+    `random_head`: the classifier was newly initialised and neither trained nor saved (`--trainable_classifier
+    false` on a pre-trained model); the card then warns that loading draws another random head.
 
     `srnet` is the run's `SRNetModel` (None when unpruned), `model` the trained model (for its labels). `repo_id`
     is the Hub repo the card is for; None writes a card for the local output dir (its paths as given).
@@ -450,6 +454,12 @@ def run_card_info(
             holds = (
                 "the mask config, the bit-packed masks and the weights trained under them (all of the model's "
                 "weights); the base model gives the architecture"
+            )
+        if random_head:
+            holds += (
+                ". **Warning:** the classifier was newly initialised and not trained (--trainable_classifier false), "
+                "so it is not saved: every load draws another random classifier, and the results above cannot be "
+                "reproduced from these files"
             )
     else:
         base, base_note, holds = portable(pretrained) if repo_id else pretrained, None, None

@@ -185,6 +185,35 @@ def test_card_of_a_fine_tuned_model_loads(finetuned, data_dir, tmp_path):
     assert "Not pruned." in card and "| sparsity |" not in card
 
 
+@pytest.mark.parametrize("kind", ["early_start", "imp", "mask_from"])
+def test_card_snippet_loads_the_saved_model_of_each_paradigm(kind, finetuned, data_dir, tmp_path):
+    out = tmp_path / kind
+    if kind == "early_start":  # masks searched on <out>/early_start, not on the given checkpoint
+        flags = ["--pruning", "mask", "--early_start_patience", "1", "--eval_strategy", "steps", "--eval_steps", "1"]
+    elif kind == "imp":
+        flags = ["--pruning", "imp", "--sparsity", "0.2", "--imp_prune_ratio", "0.1", "--imp_interval", "0.25"]
+    else:  # paradigm (b): all weights fine-tuned under the fixed masks of an earlier search
+        _run(finetuned, data_dir, tmp_path / "search", "--pruning", "mask", "--sparsity", "0.4")
+        flags = ["--mask_from", str(tmp_path / "search")]
+    _run(finetuned, data_dir, out, *flags, "--save_merged")
+    card = (out / "README.md").read_text()
+    model, tokenizer = _load_with_snippet(card)
+    merged = AutoModelForSequenceClassification.from_pretrained(out / "merged").eval()
+    assert model.config.id2label == MNLI_LABELS
+    assert torch.allclose(_logits(model, tokenizer), _logits(merged, tokenizer), atol=1e-5)
+    if kind == "early_start":
+        assert f'"{out / "early_start"}"' in _snippet(card)
+    else:
+        assert "the weights trained under them" in card and "masks only" not in card
+
+
+def test_card_warns_when_the_new_classifier_stayed_random(pretrained, data_dir, tmp_path):
+    out = tmp_path / "frozen_head"
+    _run(pretrained, data_dir, out, "--pruning", "mask", "--trainable_classifier", "false")
+    card = (out / "README.md").read_text()
+    assert "masks only" in card and "every load draws another random classifier" in card
+
+
 def test_masks_after_early_start_name_the_early_start_weights(tmp_path):
     out = tmp_path / "run"
     searched_on = str(out / "early_start")
