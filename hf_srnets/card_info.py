@@ -246,17 +246,21 @@ def schedule_description(model_args: ModelArguments, mask_config: Any = None) ->
     )
 
 
+_SNAPSHOT = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]")
+
+
 def portable(path: str | None) -> str:
-    """A name for a model that is fine in a public card: a Hub id as is; for a local dir, the Hub id of a Hub
-    cache snapshot (`.../models--org--name/snapshots/<sha>`) or else the dir's own name."""
+    """A name for a model that is fine in a public card: a Hub id as is; the Hub id of a Hub cache snapshot
+    (`.../models--org--name/snapshots/<sha>`); else the name the uploaded `srnet_config.json` gives a local dir
+    (`hub.portable_path`: its directory name, with the parent's when the name is generic)."""
     if not path:
         return ""
-    if not (os.path.isabs(path) or os.path.exists(path)):
-        return path
-    match = re.search(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]", path)
+    match = _SNAPSHOT.search(path)
     if match:
         return f"{match[1]}/{match[2]}"
-    return os.path.basename(os.path.normpath(path))
+    from .hub import portable_path
+
+    return portable_path(path)
 
 
 def _labels_code(id2label: dict[int, str] | None) -> tuple[str, str]:
@@ -395,11 +399,11 @@ def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str |
             f"the masks apply to the run's `{where}/` checkpoint{origin} (not part of the mask repo); "
             "the merged checkpoint needs no base"
         )
-        return (f"path/to/{where}" if for_hub else base), note
+        return (portable(base) if for_hub else base), note
     if not for_hub:
         return base, None
     name = portable(base)
-    if _is_hub_id(name) and "/" in name:  # a Hub cache snapshot
+    if _SNAPSHOT.search(base):
         return name, None
     return name, (
         f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "

@@ -223,7 +223,7 @@ def test_masks_after_early_start_name_the_early_start_weights(tmp_path):
         "the merged checkpoint needs no base",
     )
     name, note = base_weights(searched_on, output_dir=str(out), for_hub=True, pretrained="google-bert/bert-base")
-    assert name == "path/to/early_start" and str(tmp_path) not in note and "google-bert/bert-base" in note
+    assert name == "run/early_start" and str(tmp_path) not in note and "google-bert/bert-base" in note
     assert base_weights("google-bert/bert-base", output_dir=str(out), for_hub=True) == ("google-bert/bert-base", None)
     snapshot = tmp_path / "hub" / "models--org--model" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
