@@ -154,3 +154,20 @@ def render_model_card(info: dict[str, Any]) -> str:
         versions=_versions(),
         citations="\n\n".join(CITATIONS[c] for c in cites),
     )
+
+
+def portable_card(card: str, *, output_dir: str, repo_id: str, base: str | None = None) -> str:
+    """A card written for a local output dir, made fit for the Hub repo `repo_id`: the dir becomes the repo id and
+    a local `base` model dir the portable name the uploaded `srnet_config.json` uses. For uploads of runs that were
+    not pushed at the end of training (`python -m hf_srnets.hub`)."""
+    from .card_info import portable
+
+    swaps: dict[str, str] = {}
+    if base and os.path.exists(base):
+        for form in {base, os.path.abspath(base), os.path.realpath(base)}:
+            swaps[form] = portable(base)
+    for form in {output_dir, os.path.normpath(output_dir), os.path.abspath(output_dir), os.path.realpath(output_dir)}:
+        swaps.setdefault(form, repo_id)
+    for old in sorted(swaps, key=len, reverse=True):  # a base inside the dir (early start) before the dir
+        card = card.replace(f'"{old}"', f'"{swaps[old]}"').replace(f"`{old}`", f"`{swaps[old]}`")
+    return card

@@ -13,6 +13,7 @@ from transformers import AutoModelForSequenceClassification, BertConfig, BertMod
 from hf_srnets.card_info import base_weights, describe_split, describe_splits, portable
 from hf_srnets.data import get_task
 from hf_srnets.hub import HubUploadError
+from hf_srnets.model_card import portable_card
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "trainer"))
@@ -131,6 +132,11 @@ def test_card_of_a_search_on_a_pretrained_model_loads_and_states_the_run(pretrai
     assert "30 of 30,000 rows, evenly spaced (--max_ood_samples 30)" in card
     data = ModelCard(card).data.to_dict()
     assert "model-index" not in data and "datasets" not in data
+
+    # uploaded later (python -m hf_srnets.hub): the local card is made portable for the repo
+    hub_card = portable_card(card, output_dir=str(out), repo_id="someone/srnet", base=str(pretrained))
+    assert str(tmp_path) not in hub_card and 'SRNetModel.from_pretrained(base, "someone/srnet")' in hub_card
+    assert '"pretrained", num_labels=3' in hub_card.replace("\n    ", "")
     assert "validation_matched" not in yaml_header(card)
 
 
