@@ -135,9 +135,12 @@ def save_cached(
         try:
             os.replace(tmp, final)
         except OSError:
-            if load_cached(root, key) is None:  # not a concurrent run's complete entry: a real failure
-                raise
-            logger.info("Another run wrote the same bias-model cache entry %s first; using it", final)
+            if load_cached(root, key) is not None:
+                logger.info("Another run wrote the same bias-model cache entry %s first; using it", final)
+            else:  # not an entry this module wrote (they appear complete or not at all): replace it
+                logger.warning("Replacing the incomplete bias-model cache entry %s", final)
+                shutil.rmtree(final)
+                os.replace(tmp, final)
     finally:
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)

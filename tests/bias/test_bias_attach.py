@@ -160,3 +160,24 @@ def test_extra_training_rows_join_a_users_bias_file_by_their_own_id(with_hans, t
     (bias_dir / "bias_hans_train.jsonl").write_text("".join(lines[:-1]))
     with pytest.raises(ValueError, match=r"bias_hans_train\.jsonl: no prediction for 2 rows of the extra training set"):
         attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
+
+
+def test_cache_entries_appear_complete_or_not_at_all(tmp_path):
+    from hf_srnets.bias.cache import load_cached, save_cached
+
+    predictions = {"train": {"a": [0.25, 0.75], "b": [0.5, 0.5]}, "dev": {"c": [1.0, 0.0]}}
+    report = {"splits": {"train": {}, "dev": {}}, "cache": {"key": "k1"}}
+    root = tmp_path / "bias_model"
+    (root / "k1").mkdir(parents=True)
+    (root / "k1" / "bias_train.jsonl").write_text('{"id": "a", "probs": [0.2')  # a torn write, no report
+    assert load_cached(str(root), "k1") is None
+    files = save_cached(str(root), "k1", predictions, report)
+    assert sorted(p.name for p in root.iterdir()) == ["k1"]  # no temporary folder left
+    loaded_files, loaded = load_cached(str(root), "k1")
+    assert loaded_files == files and loaded["files"] == files  # the report names the entry's own files
+    assert read_predictions(files["train"], 2) == predictions["train"]
+    # a second writer of the same key (a concurrent run) keeps the complete entry
+    assert save_cached(str(root), "k1", {**predictions, "train": {"a": [0.0, 1.0], "b": [0.5, 0.5]}}, report) == files
+    assert read_predictions(files["train"], 2) == predictions["train"]
+    # a report with another key is not trusted
+    assert load_cached(str(root), "k2") is None

@@ -99,7 +99,7 @@ def test_claim_only_model_on_sst2_is_informative():
     train = load_file(str(DATA_DIR / "sst2" / "sst2_train_part1_alps_train.tsv"), task.label_names)
     dev = load_file(str(DATA_DIR / "sst2" / "sst2_dev_glue.tsv"), task.label_names)
     _, report = compute_bias_predictions(task, train.select(range(13_115)), {"dev": dev}, cache_dir="unused", seed=42)
-    assert report["vectors"]["kind"] == "glove_package" and report["model"]["C"] < 1.0
+    assert report["vectors"]["kind"] == "glove_package" and len(report["model"]["C_selection"]["grid"]) == 5
     cal = report["splits"]["dev"]["calibration"]
     assert cal["accuracy"] > 0.64 and cal["mean_gold_prob"] > 0.57 and not cal["near_uniform"]
     assert abs(cal["overconfidence"]) < 0.05  # the chosen C keeps p_b calibrated on unseen sentences
