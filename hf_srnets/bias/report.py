@@ -19,8 +19,11 @@ from datasets import ClassLabel, Dataset
 
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
 
-# p_b counts as near uniform when its mean probability of the gold label is within this of 1/K (K labels)
+# p_b counts as near uniform when its mean probability of the gold label is within NEAR_UNIFORM_MARGIN of 1/K
+# (K labels) and its mean confidence within NEAR_UNIFORM_CONFIDENCE of 1/K (a confidently wrong p_b, e.g. the
+# overlap model on HANS, also averages 1/K on the gold label but is far from uniform)
 NEAR_UNIFORM_MARGIN = 0.05
+NEAR_UNIFORM_CONFIDENCE = 0.15
 CALIBRATION_BINS = 10
 
 
@@ -126,7 +129,8 @@ def calibration(probs: np.ndarray, preds: np.ndarray, labels: np.ndarray) -> dic
     `mean_gold_prob`: mean p_b of the gold label (what PoE/reweighting feel: 1/K means no bias signal);
     `mean_confidence`: mean p_b of the predicted label, which equals `accuracy` for a calibrated model
     (`overconfidence` = their difference); `ece`: expected calibration error over 10 equal-width confidence bins;
-    `near_uniform`: `mean_gold_prob` within `NEAR_UNIFORM_MARGIN` of 1/K.
+    `near_uniform`: `mean_gold_prob` less than `NEAR_UNIFORM_MARGIN` above 1/K and `mean_confidence` less than
+    `NEAR_UNIFORM_CONFIDENCE` above it: p_b says little beyond "every label is about as likely".
     """
     if len(labels) == 0:
         return None
@@ -149,7 +153,9 @@ def calibration(probs: np.ndarray, preds: np.ndarray, labels: np.ndarray) -> dic
         "accuracy": accuracy,
         "overconfidence": float(confidence.mean()) - accuracy,
         "ece": float(ece),
-        "near_uniform": bool(gold.mean() - 1.0 / k < NEAR_UNIFORM_MARGIN),
+        "near_uniform": bool(
+            gold.mean() - 1.0 / k < NEAR_UNIFORM_MARGIN and confidence.mean() - 1.0 / k < NEAR_UNIFORM_CONFIDENCE
+        ),
     }
 
 

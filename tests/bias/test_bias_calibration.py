@@ -29,6 +29,9 @@ def test_calibration_by_hand():
     assert cal["uniform_prob"] == 0.5 and cal["near_uniform"] is False  # 0.567 - 0.5 >= 0.05
     flat = calibration(np.full((4, 2), 0.5) + [[0.02, -0.02]], np.zeros(4, int), np.array([0, 1, 0, 1]))
     assert flat["near_uniform"] is True and flat["mean_gold_prob"] == pytest.approx(0.5)
+    # confidently wrong half of the time (the overlap model on HANS): 1/K on the gold label, but not uniform
+    sure = calibration(np.tile([0.9, 0.1], (4, 1)), np.zeros(4, int), np.array([0, 1, 0, 1]))
+    assert sure["mean_gold_prob"] == pytest.approx(0.5) and sure["near_uniform"] is False
 
 
 def test_holdout_is_stratified_and_deterministic():
