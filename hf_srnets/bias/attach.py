@@ -31,6 +31,7 @@ from ..data.columns import BIAS_COLUMN, TEACHER_COLUMN, add_probability_column, 
 from ..data.tasks import TaskSpec
 from ..losses import LOSSES
 from ..training_args import SRNetTrainingArguments
+from .report import near_uniform_warning
 
 logger = logging.getLogger(__name__)
 
@@ -272,6 +273,16 @@ def attach_probabilities(
                 f"appendix B.3.1), {how} (cache key `{key}`)"
                 + (f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else "")
             )
+            cal = report.get("splits", {}).get("train", {}).get("calibration")
+            if cal:
+                bias_desc += (
+                    f"; on the training set: accuracy {cal['accuracy']:.3f}, mean p_b of the gold label "
+                    f"{cal['mean_gold_prob']:.3f} (uniform: {cal['uniform_prob']:.3f})"
+                )
+                if cal["near_uniform"]:
+                    bias_desc += ", near uniform: this loss then differs little from cross-entropy"
+                    if not fitted:  # a fit logs its own warning
+                        logger.warning(near_uniform_warning(report))
     if "teacher_probs" in needs:
         path = data_args.teacher_predictions
         predictions = read_predictions(path, task.num_labels)

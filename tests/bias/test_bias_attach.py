@@ -3,6 +3,8 @@ when no predictions are given; --extra_train rows get p_b too. On real MNLI/HANS
 formats (copied in part into tmp_path)."""
 
 import json
+import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -83,10 +85,12 @@ def test_poe_without_bias_flags_fits_the_tasks_bias_model(two_files, tmp_path):
     data_args = DataArguments(task="mnli")  # no --bias_model, no --bias_predictions
     train, desc = attach_probabilities(a, a, MNLI, data_args, run_args(tmp_path / "run", "reweight"), {})
     assert desc.startswith("overlap features") and "fitted in this run on 400 training rows" in desc
+    pattern = r"on the training set: accuracy 0\.\d{3}, mean p_b of the gold label 0\.\d{3} \(uniform: 0\.333\)"
+    assert re.search(pattern, desc)
     np.testing.assert_allclose(probs(train).sum(axis=1), 1.0, atol=1e-6)
 
 
-def test_custom_single_text_task_fits_the_claim_only_model(data_dir, tmp_path):
+def test_custom_single_text_task_fits_the_claim_only_model(data_dir, tmp_path, caplog):
     # SST-2 as published (sentence, label 0/1; no id, no second text): the overlap model cannot apply
     task = custom_task(["negative", "positive"])
     sst2 = load_file(
@@ -95,6 +99,19 @@ def test_custom_single_text_task_fits_the_claim_only_model(data_dir, tmp_path):
     )
     train, desc = attach_probabilities(sst2, sst2, task, DataArguments(task="custom"), run_args(tmp_path / "run"), {})
     assert desc.startswith("claim features") and probs(train).shape == (300, 2)
+    # labels that have nothing to do with the text: p_b is near uniform, and the card and the log say so
+    rng = np.random.default_rng(0)
+    shuffled = sst2.remove_columns("label").add_column("label", rng.permutation(sst2["label"]).tolist())
+    args = run_args(tmp_path / "run")
+    with caplog.at_level(logging.WARNING, logger="hf_srnets.bias"):
+        _, noise_desc = attach_probabilities(shuffled, shuffled, task, DataArguments(task="custom"), args, {})
+    assert "near uniform: this loss then differs little from cross-entropy" in noise_desc
+    assert any("near uniform" in r.getMessage() and "PoE" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="hf_srnets.bias"):  # loaded from the cache: warned again
+        _, cached_desc = attach_probabilities(shuffled, shuffled, task, DataArguments(task="custom"), args, {})
+    assert "loaded from the cache" in cached_desc and "near uniform" in cached_desc
+    assert any("near uniform" in r.getMessage() for r in caplog.records)
 
 
 @pytest.fixture
