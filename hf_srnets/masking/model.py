@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 import math
 import os
@@ -313,8 +312,9 @@ class SRNetModel(nn.Module):
         tensors.update(self._trainable_base_tensors())
         checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
         dataclasses.replace(self.srnet_config, tensor_checksums=checksums).save_pretrained(save_directory)
-        metadata = {"format": "pt", "shapes": json.dumps(self.srnet_config.module_shapes)}
-        save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata=metadata)
+        # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
+        # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
+        save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata={"format": "pt"})
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
         """Scores, thresholds and trainable classifier weights: what a checkpoint needs to resume."""
