@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -252,8 +251,8 @@ def save_bias_predictions(
         os.replace(tmp, path)
         paths[split] = path
     recorded = {split: os.path.join(files_dir or output_dir, os.path.basename(p)) for split, p in paths.items()}
-    fd, tmp_report = tempfile.mkstemp(prefix=".bias_report.", dir=output_dir)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    tmp_report = os.path.join(output_dir, f".bias_report.{os.getpid()}.tmp")
+    with open(tmp_report, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the report
         json.dump({**report, "files": recorded}, f, indent=2)
     os.replace(tmp_report, os.path.join(output_dir, "bias_report.json"))
     return paths

@@ -130,6 +130,9 @@ def save_cached(
     os.makedirs(root, exist_ok=True)
     final = entry_dir(root, key)
     tmp = tempfile.mkdtemp(prefix=f".{key}.tmp-", dir=root)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; the entry should be as readable as any output
     try:
         save_bias_predictions(tmp, predictions, report, files_dir=final)
         try:

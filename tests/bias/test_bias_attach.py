@@ -4,6 +4,7 @@ formats (copied in part into tmp_path)."""
 
 import json
 import logging
+import os
 import re
 from pathlib import Path
 
@@ -198,3 +199,18 @@ def test_cache_entries_appear_complete_or_not_at_all(tmp_path):
     assert read_predictions(files["train"], 2) == predictions["train"]
     # a report with another key is not trusted
     assert load_cached(str(root), "k2") is None
+
+
+def test_saved_predictions_and_cache_entries_are_readable_like_other_outputs(tmp_path):
+    """Atomic writes must not leave the 0600/0700 modes of temporary files on what they publish."""
+    from hf_srnets.bias import save_bias_predictions
+    from hf_srnets.bias.cache import save_cached
+
+    umask = os.umask(0o022)
+    try:
+        save_bias_predictions(str(tmp_path / "out"), {"train": {"a": [0.5, 0.5]}}, {"splits": {}})
+        entry = save_cached(str(tmp_path / "cache"), "k1", {"train": {"a": [0.5, 0.5]}}, {"splits": {}})
+    finally:
+        os.umask(umask)
+    assert os.stat(tmp_path / "out" / "bias_report.json").st_mode & 0o777 == 0o644
+    assert os.stat(os.path.dirname(entry["train"])).st_mode & 0o777 == 0o755
