@@ -38,7 +38,7 @@ from hf_srnets.data import (
 )
 from hf_srnets.data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
 from hf_srnets.evaluation import primary_metric, results_table, score_predictions, softmax
-from hf_srnets.hub import MERGED_DIR, HubUploadError, push_masks, push_merged, save_merged, upload_folder
+from hf_srnets.hub import MERGED_DIR, HubUploadError, push_run, save_merged
 from hf_srnets.label_alignment import (
     checkpoint_label_order,
     label_permutation,
@@ -118,18 +118,19 @@ def early_start(
 def push_outputs(
     model_args: ModelArguments, args: SRNetTrainingArguments, pruned: bool, push_to_hub: bool, repo_id: str
 ) -> None:
-    """Upload the run: the mask repo (or the full model when not pruning) and, if asked, the merged checkpoint."""
-    if push_to_hub:
-        if pruned:
-            push_masks(args.output_dir, repo_id, token=args.hub_token, private=args.hub_private_repo)
-        else:
-            files = ["*.json", "*.safetensors", "*.txt", "*.model", "README.md"]
-            upload_folder(args.output_dir, repo_id, files, token=args.hub_token, private=args.hub_private_repo)
-        logger.info(f"Pushed {args.output_dir} to the Hub: {repo_id}")
-    if model_args.push_merged and pruned:
-        merged_repo = model_args.hub_merged_model_id or f"{repo_id}-merged"
-        push_merged(args.output_dir, merged_repo, token=args.hub_token, private=args.hub_private_repo)
-        logger.info(f"Pushed the merged checkpoint to the Hub: {merged_repo}")
+    """Upload the run: the mask repo (or the full model when not pruning) and, if asked, the merged checkpoint.
+
+    Every upload is tried; a failure names each upload still to do with its retry command (`hub.push_run`)."""
+    merged = (model_args.hub_merged_model_id or f"{repo_id}-merged") if model_args.push_merged and pruned else None
+    if push_to_hub or merged:
+        push_run(
+            args.output_dir,
+            repo_id if push_to_hub else None,
+            merged,
+            token=args.hub_token,
+            private=args.hub_private_repo,
+            pruned=pruned,
+        )
 
 
 def dict_to_argv(config: dict[str, Any]) -> list[str]:
@@ -179,7 +180,12 @@ def validate_args(model_args: ModelArguments, data_args: DataArguments, args: SR
         logger.info(f"--pruning {model_args.pruning} searches a subnetwork: training is on (--do_train)")
         args.do_train = True
     if model_args.pruning in ("imp", "imp-rw"):
-        imp_rounds(model_args.sparsity, model_args.imp_prune_ratio, model_args.imp_interval)
+        imp_rounds(
+            model_args.sparsity,
+            model_args.imp_prune_ratio,
+            model_args.imp_interval,
+            rewind=model_args.pruning == "imp-rw",
+        )
     if model_args.pruning != "mask":
         mask_search_only = {
             "--initial_sparsity": model_args.initial_sparsity,

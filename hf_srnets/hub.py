@@ -12,6 +12,7 @@ token, no rights) the local files stay complete and the error says how to retry 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import logging
 import os
@@ -146,33 +147,69 @@ def upload_folder(
     return str(info)
 
 
-def push_masks(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
-    """Upload a run's mask repo files (`mask_repo_files`) to `repo_id`, with a portable `srnet_config.json`."""
-    files = mask_repo_files(output_dir)
-    with tempfile.TemporaryDirectory() as staging:  # the upload copy; the local config keeps its real paths
+def _staged_upload(folder: str, files: Sequence[str], repo_id: str, *, base: str | None = None, **kwargs: Any) -> str:
+    """Upload `files` of `folder` from a copy in which nothing names a local path: `srnet_config.json` through
+    `make_config_portable`, the card through `model_card.portable_card` (the folder becomes the repo id, a local
+    base model its portable name). The local files keep their real paths."""
+    from .model_card import portable_card
+
+    with tempfile.TemporaryDirectory() as staging:
         for name in files:
-            shutil.copy2(os.path.join(output_dir, name), os.path.join(staging, name))
-        make_config_portable(staging)
-        return upload_folder(
-            staging,
-            repo_id,
-            files,
-            token=token,
-            private=private,
-            commit_message="Upload SRNet masks",
-            retry=retry_command(output_dir, repo_id, private=private),
-            local_dir=output_dir,
-        )
+            shutil.copy2(os.path.join(folder, name), os.path.join(staging, name))
+        if CONFIG_NAME in files:
+            make_config_portable(staging)
+        if "README.md" in files:
+            card_path = os.path.join(staging, "README.md")
+            with open(card_path, encoding="utf-8") as f:
+                card = portable_card(f.read(), output_dir=folder, repo_id=repo_id, base=base)
+            with open(card_path, "w", encoding="utf-8") as f:
+                f.write(card)
+        return upload_folder(staging, repo_id, files, local_dir=folder, **kwargs)
+
+
+def _searched_on(output_dir: str) -> str | None:
+    path = os.path.join(output_dir, CONFIG_NAME)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("base_model_name_or_path")
+
+
+def push_masks(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
+    """Upload a run's mask repo files (`mask_repo_files`) to `repo_id`, with a portable config and card."""
+    return _staged_upload(
+        output_dir,
+        mask_repo_files(output_dir),
+        repo_id,
+        base=_searched_on(output_dir),
+        token=token,
+        private=private,
+        commit_message="Upload SRNet masks",
+        retry=retry_command(output_dir, repo_id, private=private),
+    )
+
+
+def full_model_files(output_dir: str) -> list[str]:
+    """An unpruned run's model, tokenizer, card and results: files matching `FULL_MODEL_PATTERNS` that the run
+    wrote (`output_dir.is_run_output`; a user's files are not sent), without `trainer_state.json` (local paths)."""
+    from .output_dir import is_run_output
+
+    if not os.path.isfile(os.path.join(output_dir, "config.json")):
+        raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
+    names = sorted(n for n in os.listdir(output_dir) if os.path.isfile(os.path.join(output_dir, n)))
+    return [
+        n
+        for n in names
+        if any(fnmatch.fnmatch(n, p) for p in FULL_MODEL_PATTERNS) and is_run_output(n) and n != "trainer_state.json"
+    ]
 
 
 def push_full_model(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
-    """Upload an unpruned run's model, tokenizer, card and results (`FULL_MODEL_PATTERNS`) to `repo_id`."""
-    if not os.path.isfile(os.path.join(output_dir, "config.json")):
-        raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
-    return upload_folder(
+    """Upload an unpruned run's model, tokenizer, card and results (`full_model_files`) to `repo_id`."""
+    return _staged_upload(
         output_dir,
+        full_model_files(output_dir),
         repo_id,
-        FULL_MODEL_PATTERNS,
         token=token,
         private=private,
         commit_message="Upload model",
@@ -201,13 +238,16 @@ def save_merged(srnet: Any, output_dir: str, tokenizer: Any = None, card: str | 
 
 
 def push_merged(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
-    """Upload `output_dir/merged` (written by `save_merged`) to `repo_id`."""
+    """Upload `output_dir/merged` (written by `save_merged`) to `repo_id`, with a portable card."""
     merged_dir = os.path.join(output_dir, MERGED_DIR)
     if not os.path.isfile(os.path.join(merged_dir, "config.json")):
         raise FileNotFoundError(f"No merged checkpoint in {merged_dir}: run with --push_merged (or save_merged) first")
-    return upload_folder(
+    files = sorted(n for n in os.listdir(merged_dir) if os.path.isfile(os.path.join(merged_dir, n)))
+    return _staged_upload(
         merged_dir,
+        files,
         repo_id,
+        base=_searched_on(output_dir),
         token=token,
         private=private,
         commit_message="Upload merged SRNet",
@@ -237,8 +277,7 @@ def push_run(
             mask_repo_files(output_dir)
             uploads.append(("the masks", repo_id, push_masks, retry_command(output_dir, repo_id, private=private)))
         else:
-            if not os.path.isfile(os.path.join(output_dir, "config.json")):
-                raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
+            full_model_files(output_dir)
             retry = retry_command(output_dir, repo_id, full_model=True, private=private)
             uploads.append(("the model", repo_id, push_full_model, retry))
     if merged_repo_id is not None:

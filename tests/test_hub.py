@@ -287,3 +287,33 @@ def test_uploaded_config_holds_no_local_path(tmp_path, monkeypatch):
 )
 def test_portable_path(value, expected):
     assert portable_path(value) == expected
+
+
+def test_a_later_upload_of_a_local_card_names_the_repo_not_local_paths(tmp_path, monkeypatch):
+    """`python -m hf_srnets.hub OUT --repo_id R` of a run that was not pushed: its card was written for OUT."""
+    base_dir = tmp_path / "users" / "alice" / "bert-mnli-ft"
+    tiny_model("bert").save_pretrained(base_dir)
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, base_model_name_or_path=str(base_dir)))
+    out = tmp_path / "run"
+    srnet.save_pretrained(out)
+    usage = f'base = AutoModel.from_pretrained("{base_dir}")\nsrnet = SRNetModel.from_pretrained(base, "{out}")'
+    (out / "README.md").write_text(render_model_card(_card_info(srnet, usage=usage)))
+    hub = FakeHub(monkeypatch)
+    hub_main([str(out), "--repo_id", "someone/tiny-srnet"])
+    card = hub.uploads["someone/tiny-srnet"]["README.md"].decode()
+    assert str(tmp_path) not in card
+    assert 'SRNetModel.from_pretrained(base, "someone/tiny-srnet")' in card
+    assert 'AutoModel.from_pretrained("bert-mnli-ft")' in card
+    assert str(out) in (out / "README.md").read_text()  # the local card is left as it was
+
+
+def test_full_model_upload_sends_only_what_the_run_wrote(tmp_path, monkeypatch):
+    out = tmp_path / "ft"
+    tiny_model("bert").save_pretrained(out)
+    (out / "all_results.json").write_text("{}")
+    (out / "trainer_state.json").write_text(json.dumps({"best_model_checkpoint": str(out / "checkpoint-2")}))
+    (out / "my_notes.txt").write_text("kept by --overwrite_output_dir, not the run's")
+    (out / "my_config.json").write_text("{}")
+    hub = FakeHub(monkeypatch)
+    push_run(str(out), "someone/tiny-ft", None, pruned=False)
+    assert set(hub.uploads["someone/tiny-ft"]) == {"config.json", "model.safetensors", "all_results.json"}
