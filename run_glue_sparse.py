@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 import numpy as np
+import torch
 import transformers
 import yaml
 from datasets import Dataset
@@ -419,6 +420,7 @@ def run(model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainin
     sparsity = srnet.sparsity_report() if srnet is not None else None
     results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
     results["train_examples"] = len(train)
+    results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
     results.update(early_start_info)
     if args.should_save:
         os.makedirs(args.output_dir, exist_ok=True)
