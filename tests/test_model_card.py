@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY, tiny_model
+from conftest import TINY, mnli_run_args, tiny_model
 from huggingface_hub import HfApi, ModelCard
 from transformers import AutoModelForSequenceClassification, BertConfig, BertModel
 
@@ -46,42 +46,10 @@ def finetuned(tmp_path):
 
 
 def _run(base, data_dir, out, *extra):
-    return run_glue_sparse.main(
-        [
-            "--model_name_or_path",
-            str(base),
-            "--task",
-            "mnli",
-            "--data_dir",
-            str(data_dir),
-            "--train_file",
-            str(data_dir / "mnli" / "dev_mismatched.tsv"),
-            "--max_train_samples",
-            "24",
-            "--max_eval_samples",
-            "16",
-            "--max_ood_samples",
-            "30",
-            "--per_device_train_batch_size",
-            "8",
-            "--per_device_eval_batch_size",
-            "16",
-            "--max_steps",
-            "2",
-            "--output_dir",
-            str(out),
-            "--report_to",
-            "none",
-            "--save_strategy",
-            "no",
-            "--disable_tqdm",
-            "true",
-            "--use_cpu",
-            "true",
-            "--do_train",
-            *extra,
-        ]
+    args = mnli_run_args(
+        base, data_dir, out, "--max_steps", "2", "--do_train", *extra, train=24, eval=16, ood=30, batch=8
     )
+    return run_glue_sparse.main(args)
 
 
 def _snippet(card: str) -> str:

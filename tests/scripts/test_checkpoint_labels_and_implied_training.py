@@ -6,6 +6,7 @@ import sys
 
 import pytest
 import torch
+from conftest import mnli_run_args
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from hf_srnets.data import get_task, load_file
@@ -34,13 +35,7 @@ def _checkpoint(minilm, path, id2label, always=None):
 
 
 def _args(model, data_dir, out, *extra):
-    return [
-        "--model_name_or_path", model, "--task", "mnli", "--data_dir", str(data_dir),
-        "--train_file", str(data_dir / "mnli" / "dev_mismatched.tsv"), "--max_train_samples", "32",
-        "--max_eval_samples", "60", "--max_ood_samples", "60", "--per_device_train_batch_size", "16",
-        "--per_device_eval_batch_size", "64", "--num_train_epochs", "1", "--output_dir", str(out),
-        "--report_to", "none", "--save_strategy", "no", "--disable_tqdm", "true", "--use_cpu", "true", *extra,
-    ]  # fmt: skip
+    return mnli_run_args(model, data_dir, out, "--num_train_epochs", "1", *extra, train=32, eval=60, ood=60, batch=16)
 
 
 def test_a_checkpoints_own_label_order_is_kept(minilm, data_dir, tmp_path):

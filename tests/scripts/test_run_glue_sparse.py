@@ -7,6 +7,7 @@ import sys
 
 import pytest
 import torch
+from conftest import mnli_run_args
 from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -23,43 +24,10 @@ def _offline(self, *args, **kwargs):
 
 
 def _common(minilm, data_dir, out, *extra):
-    return [
-        "--model_name_or_path",
-        minilm,
-        "--task",
-        "mnli",
-        "--data_dir",
-        str(data_dir),
-        "--train_file",
-        str(data_dir / "mnli" / "dev_mismatched.tsv"),
-        "--max_train_samples",
-        "192",
-        "--max_eval_samples",
-        "128",
-        "--max_ood_samples",
-        "180",
-        "--per_device_train_batch_size",
-        "32",
-        "--per_device_eval_batch_size",
-        "64",
-        "--num_train_epochs",
-        "1",
-        "--output_dir",
-        str(out),
-        "--report_to",
-        "none",
-        "--save_strategy",
-        "no",
-        "--logging_steps",
-        "2",
-        "--disable_tqdm",
-        "true",
-        "--use_cpu",
-        "true",
-        "--dataloader_pin_memory",
-        "false",
+    return mnli_run_args(
+        minilm, data_dir, out, "--num_train_epochs", "1", "--logging_steps", "2", "--dataloader_pin_memory", "false",
         *extra,
-    ]
+    )  # fmt: skip
 
 
 def _bias_file(data_dir, path):

@@ -8,6 +8,8 @@ from pathlib import Path
 from datasets import Dataset
 from transformers import BertTokenizerFast
 
+from hf_srnets.training_args import SRNetTrainingArguments
+
 WORDS = [f"w{i}" for i in range(90)]
 
 
@@ -38,3 +40,22 @@ def synthetic_nli(tokenizer: BertTokenizerFast, n: int = 64, seed: int = 0, with
             probs[label if i % 2 else (label + 1) % 3] = 0.6
             rows["bias_probs"].append(probs)
     return Dataset.from_dict(rows)
+
+
+def cpu_args(output_dir: str | Path, **kwargs) -> SRNetTrainingArguments:
+    """Training arguments of a small, quiet, seeded CPU run; keyword arguments override the defaults."""
+    defaults = dict(
+        output_dir=str(output_dir),
+        report_to="none",
+        per_device_train_batch_size=8,
+        per_device_eval_batch_size=16,
+        learning_rate=1e-3,
+        max_steps=12,
+        logging_steps=4,
+        save_strategy="no",
+        seed=0,
+        disable_tqdm=True,
+        use_cpu=True,
+        dataloader_pin_memory=False,
+    )
+    return SRNetTrainingArguments(**{**defaults, **kwargs})

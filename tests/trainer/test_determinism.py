@@ -10,9 +10,8 @@ from conftest import tiny_model
 from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel
 from hf_srnets.trainer import SRNetTrainer
-from hf_srnets.training_args import SRNetTrainingArguments
 
-from .helpers import synthetic_nli, tiny_tokenizer
+from .helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 
 def _digest(path):
@@ -24,20 +23,9 @@ def _search(tmp_path, out, mask_init):
         tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, mask_init=mask_init, threshold_update_interval=3)
     )
     tokenizer = tiny_tokenizer(tmp_path)
-    args = SRNetTrainingArguments(
-        output_dir=str(out),
-        report_to="none",
-        per_device_train_batch_size=16,
-        max_steps=9,
-        learning_rate=1e-3,
-        mask_learning_rate=0.05 if mask_init == "hard" else 2e-3,
-        loss="poe",
-        logging_steps=3,
-        save_strategy="no",
-        seed=0,
-        disable_tqdm=True,
-        use_cpu=True,
-        dataloader_pin_memory=False,
+    lr = 0.05 if mask_init == "hard" else 2e-3
+    args = cpu_args(
+        out, per_device_train_batch_size=16, max_steps=9, mask_learning_rate=lr, loss="poe", logging_steps=3
     )
     trainer = SRNetTrainer(
         model=srnet,

@@ -10,9 +10,8 @@ from transformers import TrainerCallback
 from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel, sparsity_at
 from hf_srnets.trainer import SRNetTrainer
-from hf_srnets.training_args import SRNetTrainingArguments
 
-from .helpers import synthetic_nli, tiny_tokenizer
+from .helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 
 class RecordEvaluatedMasks(TrainerCallback):
@@ -57,22 +56,15 @@ def test_saved_mask_is_the_evaluated_best_mask(tmp_path, strategy, schedule):
     recorder = RecordEvaluatedMasks(srnet)
     tokenizer = tiny_tokenizer(tmp_path)
     data = synthetic_nli(tokenizer, n=64)
-    args = SRNetTrainingArguments(
-        output_dir=str(tmp_path / "out"),
-        report_to="none",
-        per_device_train_batch_size=8,
+    args = cpu_args(
+        tmp_path / "out",
         per_device_eval_batch_size=32,
-        learning_rate=1e-3,
         mask_learning_rate=0.05,  # scores cross φ between updates: the drift the callback must not let through
         logging_steps=100,
         save_strategy=strategy["eval_strategy"],
         load_best_model_at_end=True,
         metric_for_best_model="score",
         greater_is_better=True,
-        seed=0,
-        disable_tqdm=True,
-        use_cpu=True,
-        dataloader_pin_memory=False,
         **strategy,
     )
     trainer = SRNetTrainer(

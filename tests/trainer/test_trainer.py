@@ -11,28 +11,12 @@ from transformers import TrainerCallback
 from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.trainer import SRNetTrainer
-from hf_srnets.training_args import SRNetTrainingArguments
 
-from .helpers import synthetic_nli, tiny_tokenizer
+from .helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 
 def _args(tmp_path, **kwargs):
-    defaults = dict(
-        output_dir=str(tmp_path / "out"),
-        report_to="none",
-        per_device_train_batch_size=8,
-        per_device_eval_batch_size=16,
-        learning_rate=1e-3,
-        max_steps=12,
-        logging_steps=4,
-        save_strategy="no",
-        seed=0,
-        disable_tqdm=True,
-        use_cpu=True,
-        dataloader_pin_memory=False,
-    )
-    defaults.update(kwargs)
-    return SRNetTrainingArguments(**defaults)
+    return cpu_args(kwargs.pop("output_dir", tmp_path / "out"), **kwargs)
 
 
 def _trainer(tmp_path, model, **kwargs):
