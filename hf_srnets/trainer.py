@@ -9,7 +9,6 @@ from collections import defaultdict
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from transformers import Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
@@ -18,8 +17,9 @@ from transformers.utils import logging
 
 from .callbacks import MaskThresholdCallback
 from .data.columns import PROBABILITY_COLUMNS
-from .losses import DebiasingLoss, get_loss
+from .losses import DebiasingLoss
 from .masking import TRAINING_STATE_NAME, SRNetModel, schedule_end_step, sparsity_at
+from .objectives import LossObjective, Objective, build_objective
 from .training_args import SRNetTrainingArguments
 
 logger = logging.get_logger(__name__)
@@ -28,8 +28,10 @@ logger = logging.get_logger(__name__)
 class SRNetTrainer(Trainer):
     """Trainer for debiased fine-tuning and SRNet mask search.
 
-    - The loss comes from `args.loss` (or a `DebiasingLoss` passed as `loss`); the `bias_probs` and
-      `teacher_probs` dataset columns reach it through `compute_loss` and survive column pruning.
+    - The training objective (`self.objective`, `hf_srnets.objectives`) is a `DebiasingLoss` passed as `loss`, else
+      an `Objective` passed as `objective`, else the loss named by `args.loss`. `compute_loss` and `training_step`
+      delegate to it (a step-level objective runs the whole step); the `bias_probs` and `teacher_probs` dataset
+      columns reach it and survive column pruning.
     - When `model` is an `SRNetModel`, a `MaskThresholdCallback` keeps the sparsity on its schedule,
       checkpoints hold the scores and thresholds (so `resume_from_checkpoint` continues exactly), and
       `save_model` writes the config and bit-packed masks only.
@@ -40,9 +42,19 @@ class SRNetTrainer(Trainer):
     loss_is_scaled_for_ga = False  # compute_loss returns a per-batch mean
 
     def __init__(
-        self, model: nn.Module, args: SRNetTrainingArguments, *, loss: DebiasingLoss | None = None, **kwargs: Any
+        self,
+        model: nn.Module,
+        args: SRNetTrainingArguments,
+        *,
+        loss: DebiasingLoss | None = None,
+        objective: Objective | None = None,
+        **kwargs: Any,
     ) -> None:
-        self.loss_fn = loss if loss is not None else get_loss(args.loss)
+        if loss is not None and objective is not None:
+            raise ValueError("Pass a `loss` or an `objective` to SRNetTrainer, not both")
+        if loss is not None:
+            objective = LossObjective(loss)
+        self.objective = objective if objective is not None else build_objective(args.loss)
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
         super().__init__(model=model, args=args, **kwargs)
@@ -70,21 +82,18 @@ class SRNetTrainer(Trainer):
         return_outputs: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> Any:
-        labels = inputs.pop("labels", None)
-        if labels is None:
-            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
-        probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
-        outputs = model(**inputs)
-        logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-        has_columns = all(probs[c] is not None for c in self.loss_fn.requires)
-        if model.training or has_columns:
-            loss, components = self.loss_fn(logits, labels, **probs)
-        else:  # evaluation sets carry no bias predictions: report cross-entropy there
-            loss, components = F.cross_entropy(logits.float(), labels), {}
+        loss, outputs, components = self.objective.compute_loss(model, inputs, training=model.training)
         if model.training:
             for key, value in components.items():  # kept as tensors: no device sync per step
                 self._loss_metrics[f"loss_{key}"].append(value.detach())
         return (loss, outputs) if return_outputs else loss
+
+    def training_step(
+        self, model: nn.Module, inputs: dict[str, Any], num_items_in_batch: torch.Tensor | int | None = None
+    ) -> torch.Tensor:
+        """The objective's own step (several forward/backward passes), else the Trainer's."""
+        loss = self.objective.training_step(self, model, inputs, num_items_in_batch)
+        return super().training_step(model, inputs, num_items_in_batch) if loss is None else loss
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if "loss" in logs and self._loss_metrics:  # a training log: add the loss components, averaged

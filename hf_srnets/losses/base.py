@@ -13,13 +13,17 @@ PROB_EPS = 1e-12  # bias/teacher probabilities are clipped to this before the lo
 class DebiasingLoss(nn.Module):
     """A classification loss that may use the bias model's p_b and/or a teacher's p_t per example.
 
-    Subclasses set `requires` (the dataset columns they need, among `"bias_probs"` and
-    `"teacher_probs"`) and implement `forward`, returning the batch-mean loss and a dict of scalar
-    components to log.
+    Subclasses set `name` (the `--loss` value), `requires` (the dataset columns they need, among
+    `"bias_probs"` and `"teacher_probs"`) and `citations` (BibTeX keys of `hf_srnets.objectives.BIBTEX`: the
+    papers that define the formula), and implement `forward`, returning the batch-mean loss and a dict of scalar
+    components to log. Notation of Win-win §3.3: p_m the main model's softmax, y the one-hot gold label of class
+    c, p_b the bias model's probabilities, β = p_b^c the bias degree, p_t a teacher's softmax.
+    `hf_srnets.objectives.LossObjective` runs a loss inside the trainer.
     """
 
     name: ClassVar[str] = ""
     requires: ClassVar[tuple[str, ...]] = ()
+    citations: ClassVar[tuple[str, ...]] = ("winwin",)
 
     def forward(
         self,
@@ -31,7 +35,8 @@ class DebiasingLoss(nn.Module):
         raise NotImplementedError
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"loss": self.name}
+        """What the model card records of this loss: its name and the columns it reads."""
+        return {"loss": self.name, "requires": list(self.requires)}
 
     def _check(self, logits: torch.Tensor, **columns: torch.Tensor | None) -> None:
         for column in self.requires:
@@ -69,4 +74,5 @@ def get_loss(name: str, **kwargs: Any) -> DebiasingLoss:
 
 
 def safe_log(probs: torch.Tensor) -> torch.Tensor:
+    """log(max(p, PROB_EPS)): a zero probability in a predictions file gives a finite log."""
     return torch.log(probs.clamp_min(PROB_EPS))

@@ -9,9 +9,13 @@ from .base import DebiasingLoss, register_loss
 
 @register_loss
 class CrossEntropyLoss(DebiasingLoss):
-    """L_std = −y·log p_m, averaged over the batch. Ignores any bias or teacher columns."""
+    """L_std = −y·log p_m, averaged over the batch (Win-win §3.3, unnumbered; Liu et al. 2022).
+
+    Ignores any bias or teacher columns. Logs `ce`.
+    """
 
     name = "ce"
+    citations = ("winwin",)
 
     def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         loss = F.cross_entropy(logits.float(), labels)

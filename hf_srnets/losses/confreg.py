@@ -18,12 +18,15 @@ def scaled_teacher(teacher_probs: torch.Tensor, beta: torch.Tensor) -> torch.Ten
 class ConfidenceRegularizationLoss(DebiasingLoss):
     """L_confreg = −S(p_t, β)·log p_m, with p_t a CE-trained teacher's softmax and β = p_b^c.
 
-    β = 0 gives plain distillation on p_t; β → 1 flattens the target towards uniform for examples the
-    bias model finds easy.
+    Win-win appendix A.2 (Liu et al. 2022): the loss is unnumbered, the scaling S(p_t, β) is Eq. 4
+    (`scaled_teacher`); from Utama et al. 2020 (ACL, "Mind the Trade-off"). Averaged over the batch. β = 0 gives
+    plain distillation on p_t; β → 1 flattens the target towards uniform for examples the bias model finds easy.
+    Needs the `bias_probs` and `teacher_probs` columns; logs `confreg` and the plain `ce`.
     """
 
     name = "confreg"
     requires = ("bias_probs", "teacher_probs")
+    citations = ("winwin", "utama")
 
     def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs, teacher_probs=teacher_probs)

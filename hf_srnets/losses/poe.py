@@ -9,15 +9,17 @@ from .base import DebiasingLoss, register_loss, safe_log
 
 @register_loss
 class ProductOfExpertsLoss(DebiasingLoss):
-    """L_poe = −y·log softmax(log p_m + log p_b).
+    """L_poe = −y·log softmax(log p_m + log p_b), averaged over the batch.
 
-    p_m is the main model's softmax, p_b the bias model's probabilities (a dataset column). A uniform
-    p_b leaves the loss equal to cross-entropy; a confident, correct p_b makes the example contribute
-    little. Only p_m receives gradients.
+    Win-win §3.3 (unnumbered; Liu et al. 2022), after Clark et al. 2019 (EMNLP-IJCNLP), He et al. 2019 and
+    Karimi Mahabadi et al. 2020. p_m is the main model's softmax, p_b the bias model's probabilities (the
+    `bias_probs` column). A uniform p_b leaves the loss equal to cross-entropy; a confident, correct p_b makes
+    the example contribute little. Only p_m receives gradients. Logs `poe` and the plain `ce`.
     """
 
     name = "poe"
     requires = ("bias_probs",)
+    citations = ("winwin", "clark")
 
     def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs)

@@ -11,11 +11,14 @@ from .base import DebiasingLoss, register_loss
 class ReweightLoss(DebiasingLoss):
     """L_reweight = −(1 − β)·y·log p_m, with β = p_b^c the bias model's probability of the gold class c.
 
-    Averaged over the batch (the formula's expectation), so β = 0 everywhere gives cross-entropy.
+    Win-win appendix A.2, Eq. 3 (Liu et al. 2022), after Schuster et al. 2019 and Clark et al. 2019.
+    Averaged over the batch (the formula's expectation), so β = 0 everywhere gives cross-entropy. Needs the
+    `bias_probs` column; logs `reweight`, the plain `ce` and the batch-mean `beta`.
     """
 
     name = "reweight"
     requires = ("bias_probs",)
+    citations = ("winwin", "clark")
 
     def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
         self._check(logits, bias_probs=bias_probs)

@@ -1,0 +1,25 @@
+"""Training objectives: the interface the trainer calls, debiasing losses as objectives, step-level objectives.
+
+A loss (`hf_srnets.losses`, `--loss NAME`) sees logits and probability columns; an `Objective` sees the model and
+the batch (`LossObjective` wraps a loss), and a `StepObjective` owns the whole training step around an inner
+objective (adversarial training). `build_objective(loss, step=...)` builds one by name.
+"""
+
+from .base import Objective
+from .citations import BIBTEX, PACKAGE_CITATION, citations_for, format_bibtex
+from .loss import LossObjective
+from .registry import OBJECTIVES, build_objective, register_objective
+from .step import StepObjective
+
+__all__ = [
+    "BIBTEX",
+    "OBJECTIVES",
+    "PACKAGE_CITATION",
+    "LossObjective",
+    "Objective",
+    "StepObjective",
+    "build_objective",
+    "citations_for",
+    "format_bibtex",
+    "register_objective",
+]

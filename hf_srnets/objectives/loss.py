@@ -1,0 +1,59 @@
+"""`LossObjective`: a debiasing loss (`hf_srnets.losses`) run on the model's logits, as a training objective."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..data.columns import PROBABILITY_COLUMNS
+from ..losses import DebiasingLoss
+from .base import Objective
+
+
+class LossObjective(Objective):
+    """L = loss(logits, y, p_b, p_t) of a `DebiasingLoss`, whose docstring gives the formula and citation.
+
+    `compute_loss` takes `labels` and the probability columns (`bias_probs`, `teacher_probs`) out of the batch,
+    runs the model on the rest and applies the loss. Evaluation batches that lack a column the loss needs (ID
+    dev and OOD sets carry no bias predictions) report plain cross-entropy, −y·log p_m, with no components.
+    The batch dict passed in is not modified, so a step-level objective may call this several times.
+    """
+
+    name = "loss"
+
+    def __init__(self, loss: DebiasingLoss) -> None:
+        self.loss = loss
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return tuple(self.loss.requires)
+
+    @property
+    def citations(self) -> tuple[str, ...]:
+        return tuple(self.loss.citations)
+
+    def compute_loss(
+        self, model: nn.Module, inputs: dict[str, Any], *, training: bool
+    ) -> tuple[torch.Tensor, Any, dict[str, torch.Tensor]]:
+        inputs = dict(inputs)
+        labels = inputs.pop("labels", None)
+        if labels is None:
+            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
+        probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
+        outputs = model(**inputs)
+        logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+        has_columns = all(probs[c] is not None for c in self.loss.requires)
+        if training or has_columns:
+            loss, components = self.loss(logits, labels, **probs)
+        else:  # evaluation sets carry no bias predictions: report cross-entropy there
+            loss, components = F.cross_entropy(logits.float(), labels), {}
+        return loss, outputs, components
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return self.loss.get_config_dict()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.loss.name!r})"

@@ -1,0 +1,40 @@
+"""Registry of step-level objectives and `build_objective`, the objective of a `--loss` (and later a step) value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..losses import get_loss
+from .base import Objective
+from .loss import LossObjective
+from .step import StepObjective
+
+OBJECTIVES: dict[str, type[StepObjective]] = {}
+
+
+def register_objective(cls: type[StepObjective]) -> type[StepObjective]:
+    """Class decorator: make a step-level objective available by its `name` (`build_objective(..., step=name)`)."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} needs a non-empty `name`")
+    if not issubclass(cls, StepObjective):
+        raise TypeError(f"{cls.__name__} is not a StepObjective: register losses with hf_srnets.losses.register_loss")
+    if cls.name in OBJECTIVES and OBJECTIVES[cls.name] is not cls:
+        raise ValueError(f"An objective named {cls.name!r} is already registered ({OBJECTIVES[cls.name].__name__})")
+    OBJECTIVES[cls.name] = cls
+    return cls
+
+
+def build_objective(
+    loss: str, *, step: str | None = None, step_options: Mapping[str, Any] | None = None, **loss_options: Any
+) -> Objective:
+    """The objective for the registered loss `loss` (built with `loss_options`), wrapped in the registered
+    step-level objective `step` (built with `step_options`) when one is named."""
+    objective: Objective = LossObjective(get_loss(loss, **loss_options))
+    if step is None:
+        if step_options:
+            raise ValueError(f"step_options {dict(step_options)} given without a step objective")
+        return objective
+    if step not in OBJECTIVES:
+        raise ValueError(f"Unknown step objective {step!r}; available: {sorted(OBJECTIVES)}")
+    return OBJECTIVES[step](objective, **dict(step_options or {}))
