@@ -1,0 +1,244 @@
+"""Architecture rules of the package: no import cycles among `hf_srnets` modules, no function over 80 lines.
+
+Import graph: module A needs module B when A imports B anywhere in its source: at module level, inside a function
+or under `if TYPE_CHECKING:` (a deferred or type-only import hides a cycle, it does not remove it). Relative
+imports are resolved against A's package. `from P import X` needs the module `P.X` when there is one, else `P`
+itself: taking a name from a package runs `P/__init__.py`, and with it every submodule that `__init__` imports.
+The implicit import of a parent package when a submodule is imported is not an edge, so a package `__init__` that
+imports (re-exports) its submodules is not, by itself, in a cycle with them; a submodule that takes a name from its
+own package while the package imports that submodule is (A needs B and B needs A, and which one finishes loading
+first depends on import order). A cycle is a path A -> ... -> A, reported once per strongly connected set.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "hf_srnets"
+MAX_FUNCTION_LINES = 80
+
+
+def module_files(root: Path, package: str) -> dict[str, Path]:
+    """Dotted module name -> file, for every `.py` file of `package` under `root` (`__init__.py` names the package)."""
+    out = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[str, str | None]]:
+    """(absolute module imported, name taken from it or None) for every import statement in `tree`."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")
+                parent = parent[: len(parent) - (node.level - 1)]
+                base = ".".join([*parent, base] if base else parent)
+            for alias in node.names:
+                yield base, alias.name
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the modules of `package` it depends on (module doc)."""
+    files = module_files(root, package)
+    trees = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in files.items()}
+    packages = {name for name, path in files.items() if path.name == "__init__.py"}
+
+    def needed(base: str, name: str | None) -> str | None:
+        """The module `from base import name` (or `import base`) needs, or None outside the package."""
+        if name is not None and f"{base}.{name}" in files:
+            return f"{base}.{name}"
+        while base and base not in files:  # `import a.b.c` of a non-module: the longest module prefix
+            base = base.rpartition(".")[0]
+        return base or None
+
+    graph: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        targets = {needed(base, imported) for base, imported in _imports(tree, name, name in packages)}
+        graph[name] = {t for t in targets if t is not None and t != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One shortest cycle (a path A -> ... -> A) per strongly connected set of more than one module."""
+    cycles = []
+    for component in _strongly_connected(graph):
+        if len(component) < 2:
+            continue
+        start = min(component)
+        paths = {start: [start]}
+        frontier = [start]
+        cycle = None
+        while cycle is None:  # breadth first within the component: a cycle back to `start` exists
+            nxt = []
+            for node in frontier:
+                for target in sorted(graph[node] & component):
+                    if target == start:
+                        cycle = [*paths[node], start]
+                        break
+                    if target not in paths:
+                        paths[target] = [*paths[node], target]
+                        nxt.append(target)
+                if cycle:
+                    break
+            frontier = nxt
+        cycles.append(cycle)
+    return sorted(cycles)
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next((c for c in children if c in graph), None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                components.append(component)
+    return components
+
+
+def long_functions(files: list[Path], root: Path, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """`file:line name (N lines)` for each function or method longer than `limit` lines (def line to last line)."""
+    out = []
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > limit:
+                    out.append(f"{path.relative_to(root)}:{node.lineno} {node.name} ({length} lines)")
+    return sorted(out)
+
+
+def checked_files(root: Path) -> list[Path]:
+    """The package's modules and the top-level scripts (`run_*.py`)."""
+    return [*module_files(root, PACKAGE).values(), *sorted(root.glob("run_*.py"))]
+
+
+# ---- the rules, on the real tree ----
+
+
+def test_no_import_cycles_in_the_package():
+    graph = import_graph(ROOT, PACKAGE)
+    cycles = import_cycles(graph)
+    tangled = [sorted(c) for c in _strongly_connected(graph) if len(c) > 1]
+    assert not cycles, (
+        "import cycles (one per set of modules that need each other):\n"
+        + "\n".join(" -> ".join(c) for c in cycles)
+        + "\nsets: "
+        + "; ".join(", ".join(t) for t in tangled)
+    )
+
+
+def test_no_function_over_80_lines():
+    found = long_functions(checked_files(ROOT), ROOT)
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
+
+
+# ---- the checks themselves, on synthetic trees ----
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_a_cycle_through_a_function_level_relative_import_is_found(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/a.py": "from .b import f\n",
+            "pkg/sub/b.py": "def f():\n    from ..c import g\n    return g()\n",
+            "pkg/c.py": "import pkg.sub.a\n",
+            "pkg/d.py": "from pkg.sub import a\n",  # needs a, nothing needs d: not in the cycle
+        },
+    )
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.d"] == {"pkg.sub.a"} and graph["pkg.sub.b"] == {"pkg.c"}
+    assert import_cycles(graph) == [["pkg.c", "pkg.sub.a", "pkg.sub.b", "pkg.c"]]
+
+
+def test_a_package_importing_its_modules_is_not_a_cycle_but_a_module_taking_names_from_it_is(tmp_path):
+    files = {
+        "pkg/__init__.py": "from .a import f\nfrom .b import g as h\n\nVALUE = 1\n",
+        "pkg/a.py": "def f():\n    return 1\n",
+        "pkg/b.py": "from .a import f\n\ndef g():\n    return f()\n",
+        "pkg/c.py": "from pkg import h\nfrom . import a\n",  # a name of pkg, and the module pkg.a
+    }
+    graph = import_graph(write_tree(tmp_path, files), "pkg")
+    assert graph == {"pkg": {"pkg.a", "pkg.b"}, "pkg.a": set(), "pkg.b": {"pkg.a"}, "pkg.c": {"pkg", "pkg.a"}}
+    assert import_cycles(graph) == []
+
+    # pkg.a takes a name from its package, which imports pkg.a: loading either first finds the other half-done
+    files["pkg/a.py"] = "def f():\n    from pkg import VALUE\n    return VALUE\n"
+    assert import_cycles(import_graph(write_tree(tmp_path, files), "pkg")) == [["pkg", "pkg.a", "pkg"]]
+    files["pkg/a.py"] = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from . import h\n"
+    assert import_cycles(import_graph(write_tree(tmp_path, files), "pkg")) == [["pkg", "pkg.a", "pkg"]]
+
+
+def test_a_long_function_is_named_with_file_line_and_length(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/m.py": f"def short():\n{body}\n\nclass C:\n    def long(self):\n{textwrap.indent(body, '    ')}"
+            "        return 0\n",
+        },
+    )
+    found = long_functions([tmp_path / "pkg/m.py"], tmp_path)
+    assert found == ["pkg/m.py:84 long (81 lines)"]  # `short` has exactly 80 lines: allowed
+
+
+def test_the_real_tree_is_scanned():
+    files = checked_files(ROOT)
+    assert ROOT / "run_glue_sparse.py" in files and ROOT / PACKAGE / "bias" / "__init__.py" in files
+    assert len(long_functions(files, ROOT, limit=1)) > 100  # every function has more than one line
+    graph = import_graph(ROOT, PACKAGE)
+    assert "hf_srnets.data.loading" in graph["hf_srnets.data"]
