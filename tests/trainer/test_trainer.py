@@ -9,7 +9,9 @@ from conftest import tiny_model
 from transformers import TrainerCallback
 
 from hf_srnets.collator import SRNetDataCollator
+from hf_srnets.losses import get_loss
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.objectives import build_objective
 from hf_srnets.trainer import SRNetTrainer
 
 from .helpers import cpu_args, synthetic_nli, tiny_tokenizer
@@ -81,6 +83,17 @@ def test_debiasing_loss_without_bias_column_is_a_clear_error(tmp_path):
     )
     with pytest.raises(ValueError, match="needs the 'bias_probs' column"):
         trainer.train()
+
+
+def test_objective_comes_from_loss_objective_or_args(tmp_path):
+    args = _args(tmp_path, loss="reweight")
+    assert SRNetTrainer(model=tiny_model("bert"), args=args).objective.loss.name == "reweight"
+    poe = get_loss("poe")
+    assert SRNetTrainer(model=tiny_model("bert"), args=args, loss=poe).objective.loss is poe
+    objective = build_objective("confreg")
+    assert SRNetTrainer(model=tiny_model("bert"), args=args, objective=objective).objective is objective
+    with pytest.raises(ValueError, match="not both"):
+        SRNetTrainer(model=tiny_model("bert"), args=args, loss=poe, objective=objective)
 
 
 def test_full_finetuning_with_poe_updates_weights(tmp_path):
