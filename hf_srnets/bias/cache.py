@@ -25,13 +25,14 @@ from typing import Any
 
 from datasets import Dataset
 
+from .save import save_bias_predictions
 from .vectors import FASTTEXT_SETTINGS, TRAIN_VECTORS, glove_package_dir
 
 logger = logging.getLogger(__name__)
 
 KEY_LENGTH = 16
 # the modules whose code determines p_b (a change to any of them invalidates every cached entry)
-CODE_MODULES = ("__init__.py", "features.py", "model.py", "vectors.py", "report.py")
+CODE_MODULES = ("pipeline.py", "tokens.py", "features.py", "model.py", "vectors.py", "report.py")
 KEYED_COLUMNS = ("id", "sentence1", "sentence2", "label")
 
 
@@ -125,8 +126,6 @@ def save_cached(
     root: str, key: str, predictions: dict[str, dict[str, list[float]]], report: dict[str, Any]
 ) -> dict[str, str]:
     """Write a cache entry atomically (module doc); return split -> path of the entry's prediction files."""
-    from . import save_bias_predictions
-
     os.makedirs(root, exist_ok=True)
     final = entry_dir(root, key)
     tmp = tempfile.mkdtemp(prefix=f".{key}.tmp-", dir=root)

@@ -16,21 +16,30 @@ Edge cases: an empty hypothesis (no words, e.g. only punctuation) or an empty pr
 Claims (FEVER, `bias_model="claim"`): the claim's (`sentence1`) word vectors max-pooled per dimension,
 `f_d = max_i v(c_i)_d` over the claim words that have vectors; all zeros if none has.
 
-Tokenisation (`tokenize`): Unicode lowercase, then maximal runs of letters and digits; everything else
-(punctuation, whitespace, `_`) separates words and is dropped. So "Don't stop, Mr. O'Neil!" gives
-`["don", "t", "stop", "mr", "o", "neil"]`, and the NLTK-tokenised MNLI "do n't" gives `["do", "n", "t"]`.
+Tokenisation (`tokens.tokenize`, shared with the fastText vectors trained on the training text): Unicode
+lowercase, then maximal runs of letters and digits; everything else (punctuation, whitespace, `_`) separates
+words and is dropped. So "Don't stop, Mr. O'Neil!" gives `["don", "t", "stop", "mr", "o", "neil"]`, and the
+NLTK-tokenised MNLI "do n't" gives `["do", "n", "t"]`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from .tokens import TOKEN_PATTERN, tokenize, vocabulary
 from .vectors import WordVectors
 
-TOKEN_PATTERN = re.compile(r"[^\W_]+")
+__all__ = [
+    "OVERLAP_FEATURE_NAMES",
+    "TOKEN_PATTERN",
+    "claim_feature_names",
+    "claim_features",
+    "overlap_features",
+    "tokenize",
+    "vocabulary",
+]
 
 OVERLAP_FEATURE_NAMES = (
     "all_in_premise",
@@ -43,18 +52,8 @@ OVERLAP_FEATURE_NAMES = (
 Texts = Sequence[str] | Sequence[list[str]]
 
 
-def tokenize(text: str) -> list[str]:
-    """Lowercase `text` and return its runs of letters/digits (punctuation and `_` dropped)."""
-    return TOKEN_PATTERN.findall(text.lower())
-
-
 def _tokens(texts: Texts) -> list[list[str]]:
     return [tokenize(t) if isinstance(t, str) else list(t) for t in texts]
-
-
-def vocabulary(*token_lists: Sequence[list[str]]) -> set[str]:
-    """All words of some tokenised texts."""
-    return {w for tokens in token_lists for sentence in tokens for w in sentence}
 
 
 def _unit_table(words: list[str], vectors: WordVectors) -> np.ndarray:

@@ -16,7 +16,7 @@ Three sources, chosen by `resolve_vectors` in this order:
 3. else vectors trained on the task's own training text with `fasttext.train_unsupervised`
    (`FASTTEXT_SETTINGS`), cached under `cache_dir` by a hash of the corpus and the settings.
 
-Case: the data's words are lowercased (see `features.tokenize`). A vectors-file entry is used for the
+Case: the data's words are lowercased (see `tokens.tokenize`). A vectors-file entry is used for the
 lowercased word if it matches it exactly; otherwise the first entry whose lowercase form matches (e.g.
 `"The"` when the file has no `"the"`) is used.
 """
@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import numpy as np
+
+from .tokens import tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +166,82 @@ def _open_text(path: str) -> TextIO:
     return open(path, encoding="utf-8")
 
 
+def _read_header(path: str, line_no: int, line: str) -> tuple[int, str, bool] | None:
+    """From the first non-blank line: (dim, kind, whether the line holds a vector), or None for a blank line.
+
+    A `.vec` header `"<num_words> <dim>"` gives kind `vec` and holds no vector; a GloVe line gives kind `glove`.
+    """
+    head = line.split()
+    if not head:
+        return None
+    if len(head) == 2 and head[0].isdigit() and head[1].isdigit():
+        return int(head[1]), "vec", False
+    dim = len(head) - 1
+    if dim < 1:
+        raise VectorsError(f"{path}:{line_no}: a word without values ({line[:60]!r}). {_FORMATS_HELP}")
+    return dim, "glove", True
+
+
+def _parse_values(path: str, line_no: int, word: str, values_text: str, dim: int) -> np.ndarray | None:
+    """The `dim` values after `word`, or None for a multi-word entry (more than `dim` fields after its first word)."""
+    parts = values_text.split()
+    if len(parts) > dim:
+        return None  # a multi-word entry: its first word merely looks like ours
+    try:
+        values = np.array(parts, dtype=np.float32)
+    except ValueError:
+        raise VectorsError(f"{path}:{line_no}: non-numeric vector values for {word!r}. {_FORMATS_HELP}") from None
+    if values.size != dim:
+        raise VectorsError(
+            f"{path}:{line_no}: {values.size} values for {word!r}, expected {dim} "
+            f"(from the first line). {_FORMATS_HELP}"
+        )
+    return values
+
+
+def _scan_text_vectors(
+    lines_in: Iterable[str], path: str, vocab: set[str]
+) -> tuple[dict[str, np.ndarray], int | None, str, int]:
+    """One pass over a vectors text file: (vectors of the `vocab` words found, dim, kind, number of entries read).
+
+    A file entry is kept for the word itself if it matches exactly, else for its lowercase form if no exact entry
+    came first (module doc).
+    """
+    found: dict[str, np.ndarray] = {}
+    exact: set[str] = set()
+    dim: int | None = None
+    kind = "glove"
+    lines = 0
+    for line_no, line in enumerate(lines_in, 1):
+        if dim is None:
+            header = _read_header(path, line_no, line)
+            if header is None:
+                continue
+            dim, kind, holds_vector = header
+            if not holds_vector:
+                continue
+        # Hot loop over possibly millions of lines: look at the word before touching the values.
+        space = line.find(" ")
+        if space <= 0:
+            if line.strip():
+                raise VectorsError(
+                    f"{path}:{line_no}: expected 'word v1 ... v{dim}', got {line[:60]!r}. {_FORMATS_HELP}"
+                )
+            continue
+        lines += 1
+        word = line[:space]
+        key = word if word in vocab else word.lower()
+        if key not in vocab or (key in found and (key != word or key in exact)):
+            continue
+        values = _parse_values(path, line_no, word, line[space + 1 :], dim)
+        if values is None:
+            continue
+        found[key] = values
+        if key == word:
+            exact.add(key)
+    return found, dim, kind, lines
+
+
 def load_text_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
     """Vectors of `vocab` from a `.vec` (with header) or GloVe (no header) text file, parsing only needed lines.
 
@@ -171,54 +249,9 @@ def load_text_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
     skipped: such a word can never be a token of the data.
     """
     vocab = set(vocab)
-    found: dict[str, np.ndarray] = {}
-    exact: set[str] = set()
-    dim: int | None = None
-    kind = "glove"
-    lines = 0
     try:
         with _open_text(path) as f:
-            for line_no, line in enumerate(f, 1):
-                if dim is None:
-                    head = line.split()
-                    if not head:
-                        continue
-                    if len(head) == 2 and head[0].isdigit() and head[1].isdigit():
-                        dim, kind = int(head[1]), "vec"
-                        continue
-                    dim = len(head) - 1
-                    if dim < 1:
-                        raise VectorsError(f"{path}:{line_no}: a word without values ({line[:60]!r}). {_FORMATS_HELP}")
-                # Hot loop over possibly millions of lines: look at the word before touching the values.
-                space = line.find(" ")
-                if space <= 0:
-                    if line.strip():
-                        raise VectorsError(
-                            f"{path}:{line_no}: expected 'word v1 ... v{dim}', got {line[:60]!r}. {_FORMATS_HELP}"
-                        )
-                    continue
-                lines += 1
-                word = line[:space]
-                key = word if word in vocab else word.lower()
-                if key not in vocab or (key in found and (key != word or key in exact)):
-                    continue
-                parts = line[space + 1 :].split()
-                if len(parts) > dim:
-                    continue  # a multi-word entry: its first word merely looks like ours
-                try:
-                    values = np.array(parts, dtype=np.float32)
-                except ValueError:
-                    raise VectorsError(
-                        f"{path}:{line_no}: non-numeric vector values for {word!r}. {_FORMATS_HELP}"
-                    ) from None
-                if values.size != dim:
-                    raise VectorsError(
-                        f"{path}:{line_no}: {values.size} values for {word!r}, expected {dim} "
-                        f"(from the first line). {_FORMATS_HELP}"
-                    )
-                found[key] = values
-                if key == word:
-                    exact.add(key)
+            found, dim, kind, lines = _scan_text_vectors(f, path, vocab)
     except UnicodeDecodeError:
         raise VectorsError(
             f"{path} is not UTF-8 text. If it is a fastText model, give it the .bin extension. {_FORMATS_HELP}"
@@ -380,8 +413,6 @@ def corpus_lines(texts: Iterable[str]) -> list[str]:
     MNLI repeats every premise ~3 times; counting it once keeps training time proportional to the
     amount of distinct text.
     """
-    from .features import tokenize
-
     lines = (" ".join(tokenize(t)) for t in dict.fromkeys(texts))
     return [line for line in lines if line]
 
