@@ -15,10 +15,9 @@ from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_pt_utils import nested_gather
 from transformers.utils import logging
 
-from .callbacks import MaskThresholdCallback
 from .data.columns import PROBABILITY_COLUMNS
 from .losses import DebiasingLoss
-from .masking import TRAINING_STATE_NAME, SRNetModel, schedule_end_step, sparsity_at
+from .masking import TRAINING_STATE_NAME, SRNetModel
 from .objectives import LossObjective, Objective, build_objective
 from .training_args import SRNetTrainingArguments
 
@@ -32,9 +31,11 @@ class SRNetTrainer(Trainer):
       an `Objective` passed as `objective`, else the loss named by `args.loss`. `compute_loss` and `training_step`
       delegate to it (a step-level objective runs the whole step); the `bias_probs` and `teacher_probs` dataset
       columns reach it and survive column pruning.
-    - When `model` is an `SRNetModel`, a `MaskThresholdCallback` keeps the sparsity on its schedule,
-      checkpoints hold the scores and thresholds (so `resume_from_checkpoint` continues exactly), and
-      `save_model` writes the config and bit-packed masks only.
+    - When `model` is an `SRNetModel`, its pruning method's controller callbacks are added (threshold updates on
+      the sparsity schedule, IMP rounds, pruned weights kept at 0; never twice: a callback of a class already
+      present is skipped), the mask scores get their own optimiser group, checkpoints hold the scores and
+      thresholds (so `resume_from_checkpoint` continues exactly), and `save_model` writes the config and
+      bit-packed masks only.
     - Loss components and the current sparsity are logged with the training loss.
     - `args.select_best_after` restricts best-checkpoint selection to the end of training (appendix B.3.3).
     """
@@ -60,8 +61,14 @@ class SRNetTrainer(Trainer):
         super().__init__(model=model, args=args, **kwargs)
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
-        if isinstance(model, SRNetModel) and any(p.requires_grad for p in model.masked_layers_scores()):
-            self.add_callback(MaskThresholdCallback(model))  # mask training; fixed masks (IMP) need no thresholds
+        if isinstance(model, SRNetModel):
+            self._add_method_callbacks(model)
+
+    def _add_method_callbacks(self, srnet: SRNetModel) -> None:
+        """Add the pruning method's callbacks, skipping any whose class (or a subclass) was passed already."""
+        for callback in srnet.trainer_callbacks():
+            if not any(isinstance(present, type(callback)) for present in self.callback_handler.callbacks):
+                self.add_callback(callback)
 
     # -- columns and loss -------------------------------------------------------------------------------
     @property
@@ -104,21 +111,23 @@ class SRNetTrainer(Trainer):
         srnet = self.srnet_model
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):
             logs["sparsity"] = srnet.sparsity_report()["sparsity"]
-            logs["target_sparsity"] = sparsity_at(self.state.global_step, self.state.max_steps, srnet.srnet_config)
+            logs["target_sparsity"] = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
         super().log(logs, start_time)
 
     # -- optimiser -------------------------------------------------------------------------------------------
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
-        """Mask scores get `mask_learning_rate` and no weight decay; other trainable weights the usual groups."""
+        """The method's mask scores get `mask_learning_rate` and no weight decay; other trainable weights the usual
+        groups. Each group keeps the order of `named_parameters`."""
         opt_model = self.model if model is None else model
         if self.optimizer is not None or not isinstance(opt_model, SRNetModel):
             return super().create_optimizer(model)
         decay = set(self.get_decay_parameter_names(opt_model))
+        score_ids = {id(param) for param in opt_model.score_parameters()}
         scores, decayed, other = [], [], []
         for name, param in opt_model.named_parameters():
             if not param.requires_grad:
                 continue
-            if name.endswith("mask_scores"):
+            if id(param) in score_ids:
                 scores.append(param)
             elif name in decay:
                 decayed.append(param)
@@ -138,7 +147,7 @@ class SRNetTrainer(Trainer):
         start = math.ceil(self.args.select_best_after * self.state.max_steps)
         srnet = self.srnet_model
         if srnet is not None:
-            start = max(start, schedule_end_step(self.state.max_steps, srnet.srnet_config))
+            start = max(start, srnet.method.selection_start_step(self.state.max_steps))
         return start
 
     def _determine_best_metric(self, metrics: dict[str, float], trial: Any) -> bool:

@@ -141,7 +141,7 @@ def test_missing_trained_classifier_is_a_clear_error(tmp_path):
 def test_masks_from_older_versions_load_unverified(tmp_path, caplog):
     srnet = _saved(tmp_path)
     _drop_checksums(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="hf_srnets.masking.model"):
+    with caplog.at_level(logging.WARNING, logger="hf_srnets.masking.io"):
         loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
     assert "written without checksums" in caplog.text and "unverified" in caplog.text
     for name, mask in srnet.binary_masks().items():

@@ -55,12 +55,12 @@ def test_mask_training_keeps_weights_frozen_and_sparsity_exact(tmp_path):
 def test_threshold_interval_longer_than_the_run_is_warned(tmp_path, caplog):
     srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, threshold_update_interval=1000))
     trainer = _trainer(tmp_path, srnet, max_steps=2)
-    with caplog.at_level("WARNING", logger="hf_srnets.callbacks"):
+    with caplog.at_level("WARNING", logger="hf_srnets.pruning.threshold.controller"):
         trainer.train()
     assert "threshold_update_interval = 1000 steps is not shorter than the run's 2 steps" in caplog.text
     caplog.clear()
     srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, threshold_update_interval=1))
-    with caplog.at_level("WARNING", logger="hf_srnets.callbacks"):
+    with caplog.at_level("WARNING", logger="hf_srnets.pruning.threshold.controller"):
         _trainer(tmp_path, srnet, max_steps=2).train()
     assert "threshold_update_interval" not in caplog.text
 

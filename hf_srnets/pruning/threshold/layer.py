@@ -1,6 +1,7 @@
 """The masked linear layer: binarised scores in the forward pass, straight-through gradients backward.
 
 Win-win §3.2.2, Eq. 1: m = 1[m̂ ≥ φ]; the frozen weight W is replaced by m ⊙ W, and ∂L/∂m̂ := ∂L/∂m.
+Fixed masks (IMP, a loaded subnetwork) are the same layer with scores 1 (kept) / 0 (pruned) and φ = 0.5.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from ..selection import binarize, exact_thresholds
 
 
 class _MaskedWeight(torch.autograd.Function):
@@ -32,55 +35,12 @@ class _MaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None
 
 
-def binarize(scores: torch.Tensor, threshold: torch.Tensor, tie_index: torch.Tensor, has_tie: bool) -> torch.Tensor:
-    """m = 1[m̂ ≥ φ], except that among scores exactly equal to φ only flat positions ≥ `tie_index` are kept.
-
-    The tie rule makes "exactly ⌊s·n⌋ zeros" hold even when many scores are equal (e.g. right after the
-    hard init, where all kept scores equal α·φ).
-    """
-    if not has_tie:
-        return scores >= threshold
-    flat = scores.reshape(-1)
-    positions = torch.arange(flat.numel(), device=flat.device)
-    keep = (flat > threshold) | ((flat == threshold) & (positions >= tie_index))
-    return keep.view_as(scores)
-
-
-def exact_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
-    """Per-tensor `(φ, tie_index, has_tie)` so that exactly `num_zeros` of all entries are pruned.
-
-    The pruned entries are the first `num_zeros` in the order (score, position), position being the
-    index in the concatenation of the flattened tensors: ties are broken deterministically by position.
-    Call it with one tensor for local sparsity, with all of them for global sparsity.
-    """
-    flat = torch.cat([s.detach().reshape(-1).float() for s in score_list])
-    total = flat.numel()
-    if not 0 <= num_zeros <= total:
-        raise ValueError(f"num_zeros={num_zeros} out of range for {total} entries")
-    results: list[tuple[float, int, bool]] = []
-    if num_zeros == 0:
-        return [(-math.inf, 0, False)] * len(score_list)
-    if num_zeros == total:
-        return [(math.inf, 0, False)] * len(score_list)
-    order = torch.sort(flat, stable=True).indices
-    first_kept = int(order[num_zeros])
-    phi = float(flat[first_kept])
-    straddles = bool(flat[order[num_zeros - 1]] == phi)
-    offset = 0
-    for s in score_list:
-        n = s.numel()
-        tie_index = min(max(first_kept - offset, 0), n)
-        has_tie = straddles and bool((s.detach().reshape(-1).float() == phi).any())
-        results.append((phi, tie_index if has_tie else 0, has_tie))
-        offset += n
-    return results
-
-
 class MaskedLinear(nn.Module):
     """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
 
     `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
-    made trainable, as for a classifier trained from scratch).
+    made trainable, as for a classifier trained from scratch). The interface `SRNetModel` relies on:
+    `base_layer`, `mask_scores`, `binary_mask()`, `merged_weight()`, `set_fixed_mask()`.
     """
 
     def __init__(self, base_layer: nn.Linear) -> None:
@@ -144,6 +104,12 @@ class MaskedLinear(nn.Module):
         self.tie_index.fill_(tie_index)
         self.has_tie.fill_(has_tie)
         self._has_tie = has_tie
+
+    @torch.no_grad()
+    def set_fixed_mask(self, mask: torch.Tensor) -> None:
+        """Fix the binary mask: scores become 1 (kept) / 0 (pruned) with φ = 0.5."""
+        self.mask_scores.copy_(mask.to(self.mask_scores.dtype))
+        self.set_threshold(0.5, 0, False)
 
     # -- forward ----------------------------------------------------------------------------------------
     def binary_mask(self) -> torch.Tensor:

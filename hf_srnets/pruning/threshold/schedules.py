@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .config import SRNetMaskConfig
+from .config import ThresholdConfig
 
 
 def cubic_sparsity(step: int, start_step: int, end_step: int, initial: float, final: float) -> float:
@@ -18,7 +18,7 @@ def cubic_sparsity(step: int, start_step: int, end_step: int, initial: float, fi
     return final + (initial - final) * (1.0 - progress) ** 3
 
 
-def sparsity_at(step: int, max_steps: int, config: SRNetMaskConfig) -> float:
+def sparsity_at(step: int, max_steps: int, config: ThresholdConfig) -> float:
     """Target sparsity at `step` of a run of `max_steps` optimisation steps."""
     if config.sparsity_schedule == "constant" or config.initial_sparsity is None:
         return config.sparsity
@@ -27,7 +27,7 @@ def sparsity_at(step: int, max_steps: int, config: SRNetMaskConfig) -> float:
     return cubic_sparsity(step, start, end, config.initial_sparsity, config.sparsity)
 
 
-def schedule_end_step(max_steps: int, config: SRNetMaskConfig) -> int:
+def schedule_end_step(max_steps: int, config: ThresholdConfig) -> int:
     """First step at which the target sparsity s is reached."""
     if config.sparsity_schedule == "constant" or config.initial_sparsity is None:
         return 0

@@ -1,0 +1,149 @@
+"""Mask files: bit-packing, tensor checksums, checked reading, the base-weights fingerprint, Hub resolution."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+from torch import nn
+
+from ..pruning import CONFIG_NAME, MASKS_NAME, PruningConfig
+
+logger = logging.getLogger(__name__)
+
+
+def pack_mask(mask: torch.Tensor) -> torch.Tensor:
+    """Bit-pack a bool mask into uint8 (8 weights per byte)."""
+    return torch.from_numpy(np.packbits(mask.detach().cpu().reshape(-1).numpy().astype(np.bool_)))
+
+
+def unpack_mask(packed: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Inverse of `pack_mask`. Refuses a tensor that is not uint8 or not exactly ⌈n/8⌉ bytes for `shape`.
+
+    (`np.unpackbits` would pad a short tensor with zeros, i.e. silently prune the weights it lacks.)
+    """
+    n = math.prod(shape)
+    if packed.dtype != torch.uint8:
+        raise ValueError(f"A packed mask must be uint8, got {packed.dtype}")
+    if packed.numel() != math.ceil(n / 8):
+        raise ValueError(
+            f"A packed mask for shape {tuple(shape)} ({n} weights) has {math.ceil(n / 8)} bytes, got {packed.numel()}"
+        )
+    bits = np.unpackbits(packed.reshape(-1).numpy(), count=n).astype(np.bool_)
+    return torch.from_numpy(bits).reshape(shape)
+
+
+def tensor_checksum(tensor: torch.Tensor) -> str:
+    """sha256 over a tensor's dtype, shape and bytes: what `srnet_config.json` records for each saved tensor."""
+    digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+    digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
+    """sha256 over the named linear layers' weights (float32, C order): identifies the base weights."""
+    digest = hashlib.sha256()
+    for name in sorted(names):
+        module = model.get_submodule(name)
+        weight = module.base_layer.weight if hasattr(module, "base_layer") else module.weight
+        digest.update(name.encode())
+        digest.update(weight.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _read_masks_file(path: str, model_id: str | os.PathLike) -> dict[str, torch.Tensor]:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{model_id} has {CONFIG_NAME} but no {MASKS_NAME}: the mask directory is incomplete.")
+    try:
+        return load_file(path)
+    except Exception as err:  # truncated or overwritten file: safetensors cannot parse it
+        raise ValueError(f"{path} is damaged and cannot be read ({err}); save or download the masks again.") from err
+
+
+def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
+    """Every mask `config.module_shapes` lists is present, a 1-d uint8 tensor of ⌈n/8⌉ bytes."""
+    for name, shape in config.module_shapes.items():
+        if name not in tensors:
+            raise ValueError(
+                f"{path} has no mask for {name!r} that {CONFIG_NAME} lists: the file is incomplete or belongs to "
+                "another run; save or download the masks again."
+            )
+        packed = tensors[name]
+        expected = math.ceil(math.prod(shape) / 8)
+        if packed.dtype != torch.uint8 or packed.dim() != 1:
+            raise ValueError(
+                f"The mask {name!r} in {path} is a {packed.dtype} tensor of shape {tuple(packed.shape)}; "
+                f"a bit-packed mask is a 1-d uint8 tensor ({expected} bytes). The file was not written by "
+                "SRNetModel.save_pretrained or is damaged."
+            )
+        if packed.numel() != expected:
+            raise ValueError(
+                f"The mask {name!r} in {path} has {packed.numel()} bytes, but the layer's shape {tuple(shape)} needs "
+                f"{expected}: the file is truncated or damaged; save or download the masks again."
+            )
+
+
+def _check_checksums(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
+    """Every tensor matches the checksum `srnet_config.json` records, and no tensor is unrecorded."""
+    for key, checksum in config.tensor_checksums.items():
+        if key not in tensors:
+            raise ValueError(f"{path} lacks the tensor {key!r} that {CONFIG_NAME} records: the file is incomplete.")
+        if tensor_checksum(tensors[key]) != checksum:
+            raise ValueError(
+                f"The tensor {key!r} in {path} does not match the checksum in {CONFIG_NAME}: the file is damaged "
+                "(or was changed after saving). Save or download the masks again."
+            )
+    unrecorded = sorted(set(tensors) - set(config.tensor_checksums))
+    if unrecorded:
+        raise ValueError(
+            f"{path} holds tensors that {CONFIG_NAME} does not record, e.g. {unrecorded[0]!r}: "
+            "the two files do not belong together."
+        )
+
+
+def load_checked_tensors(directory: str, config: PruningConfig, model_id: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """Read `srnet_masks.safetensors` and check it against the config: every mask present, uint8, of the
+    right length, and (for files that record them) every tensor's checksum. Raise `ValueError` naming the
+    file and the key otherwise."""
+    path = os.path.join(directory, MASKS_NAME)
+    tensors = _read_masks_file(path, model_id)
+    _check_packed_masks(path, tensors, config)
+    if not config.tensor_checksums:
+        logger.warning(
+            f"{path} was written without checksums (an older hf_srnets): the masks are loaded unverified. "
+            "Save them again with SRNetModel.save_pretrained to record checksums."
+        )
+        return tensors
+    _check_checksums(path, tensors, config)
+    return tensors
+
+
+def resolve_directory(
+    model_id: str | os.PathLike, revision: str | None, token: str | None, cache_dir: str | None = None
+) -> str:
+    """A local directory as is; otherwise a Hub snapshot (downloaded, or from the local cache when offline)."""
+    if os.path.isdir(model_id):
+        return str(model_id)
+    from huggingface_hub import snapshot_download
+
+    kwargs = {
+        "revision": revision,
+        "token": token,
+        "cache_dir": cache_dir,
+        "allow_patterns": ["*.json", "*.safetensors", "*.md"],
+    }
+    try:
+        return snapshot_download(str(model_id), **kwargs)
+    except Exception as err:  # offline, missing repo, auth: fall back to a cached snapshot if there is one
+        try:
+            return snapshot_download(str(model_id), local_files_only=True, **kwargs)
+        except Exception:
+            raise OSError(
+                f"{model_id!r} is not a local directory, could not be downloaded from the Hub ({err}) and is not in "
+                "the local Hub cache. Check the path, or the repo id and your connection/token."
+            ) from err

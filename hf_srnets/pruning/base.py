@@ -1,0 +1,238 @@
+"""What every pruning method shares: its config's common fields, the method interface and the registry.
+
+A pruning method is a `PruningMethod` subclass registered with `@register_pruning_method`: a `name` (what
+`--pruning` and `srnet_config.json` call it), a `config_class` (a `PruningConfig` subclass whose own fields are
+the method's options), a `layer_class` (the module wrapping each frozen `nn.Linear` of θ_pr, Win-win §3.1) and the
+hooks `SRNetModel` and `SRNetTrainer` call: initial masks, score parameters, callbacks (the per-step controller),
+the target sparsity at a step and the first step at which the best checkpoint may be chosen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from torch import nn
+from transformers import TrainerCallback
+
+from .fixed import FixedMaskCallback
+
+CONFIG_NAME = "srnet_config.json"
+MASKS_NAME = "srnet_masks.safetensors"
+SRNET_TYPE = "SRNET_MASK"
+DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
+
+logger = logging.getLogger(__name__)
+
+PRUNING_METHODS: dict[str, type[PruningMethod]] = {}
+# `--pruning` spellings that name a method with some options set: name -> (method, config overrides)
+PRUNING_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "mask": ("threshold", {}),
+    "imp": ("magnitude", {"rewind": False}),
+    "imp-rw": ("magnitude", {"rewind": True}),
+}
+
+
+@dataclass
+class PruningConfig:
+    """What to prune, how sparse, and what the masks belong to: the fields every method's config has.
+
+    Parameters that control *which* weights are pruned:
+        target_modules: Names (exact module paths or name suffixes) or one regular expression (a string)
+            selecting the `nn.Linear` layers to mask. `None` resolves the paper's θ_pr from the
+            architecture: W_Q, W_K, W_V, W_AO, W_in, W_out of every Transformer layer (§3.1).
+        mask_classifier: Also mask the classifier weight W_cls (part of θ_pr in the paper).
+        classifier_modules: Names of the classifier's linear layers. `None` resolves them by architecture.
+        trainable_classifier: Train the classifier weights together with the masks. `None`: only if the
+            classifier is newly initialised (resolved by `PruningMethod.prepare_config`; `SRNetModel` reads
+            `None` as False).
+        sparsity: Target sparsity s, the fraction of each masked matrix set to zero, in [0, 1).
+        sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`.
+
+    Recorded with the masks (filled in by `SRNetModel`, `metadata={"cli": False}`):
+        pruning_method: the registered method that made them (absent in old files: `"threshold"`).
+        base_model_name_or_path / model_type / module_shapes / base_fingerprint: what the masks belong to.
+        tensor_checksums: sha256 of every tensor in `srnet_masks.safetensors` (dtype, shape and bytes), written by
+            `save_pretrained` and checked by `from_pretrained`. Empty in files written before hf_srnets checked
+            them: such masks load unverified.
+    """
+
+    target_modules: list[str] | str | None = field(
+        default=None,
+        metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."},
+    )
+    mask_classifier: bool = field(default=True, metadata={"help": "Mask the classifier weight W_cls too."})
+    classifier_modules: list[str] | None = field(
+        default=None, metadata={"cli": False, "help": "Names of the classifier's linear layers; default: by model."}
+    )
+    trainable_classifier: bool | None = field(
+        default=None,
+        metadata={"help": "Train the classifier with the masks; default: only if it is newly initialised."},
+    )
+    sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
+    sparsity_scope: Literal["local", "global"] = field(
+        default="local", metadata={"help": "local (per matrix, the paper) or global."}
+    )
+    pruning_method: str | None = field(default=None, metadata={"cli": False, "help": "The registered pruning method."})
+    base_model_name_or_path: str | None = field(
+        default=None, metadata={"cli": False, "help": "The weights the masks were searched on."}
+    )
+    model_type: str | None = field(default=None, metadata={"cli": False, "help": "The architecture of the base model."})
+    srnet_type: str = field(default=SRNET_TYPE, metadata={"cli": False, "help": "Marks an hf_srnets mask config."})
+    module_shapes: dict[str, list[int]] = field(
+        default_factory=dict, metadata={"cli": False, "help": "Masked module -> weight shape."}
+    )
+    base_fingerprint: str | None = field(
+        default=None, metadata={"cli": False, "help": "sha256 prefix of the base weights."}
+    )
+    tensor_checksums: dict[str, str] = field(
+        default_factory=dict, metadata={"cli": False, "help": "sha256 of each saved tensor."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.pruning_method is None:
+            self.pruning_method = method_name_of(type(self))
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise `ValueError` naming the bad field and the accepted values."""
+        if not 0.0 <= self.sparsity < 1.0:
+            raise ValueError(f"sparsity must be in [0, 1), got {self.sparsity}: pass e.g. --sparsity 0.5 for 50%.")
+        if self.sparsity_scope not in ("local", "global"):
+            raise ValueError(f"sparsity_scope must be 'local' or 'global', got {self.sparsity_scope!r}.")
+        if self.srnet_type != SRNET_TYPE:
+            raise ValueError(f"Not an SRNet mask config (srnet_type={self.srnet_type!r}).")
+        method = get_pruning_method(self.pruning_method)
+        if not isinstance(self, method.config_class):
+            raise ValueError(
+                f"pruning_method={self.pruning_method!r} needs a {method.config_class.__name__}, "
+                f"got a {type(self).__name__}."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PruningConfig:
+        """The config of the method `data["pruning_method"]` names (`"threshold"` when absent, as in old files)."""
+        data = {"pruning_method": DEFAULT_METHOD, **data}
+        config_class = get_pruning_method(data["pruning_method"]).config_class
+        if not issubclass(config_class, cls):
+            raise ValueError(f"{cls.__name__} cannot hold a {data['pruning_method']!r} config.")
+        known = {f.name for f in dataclasses.fields(config_class)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"Unknown SRNet config fields {unknown}; was this file written by a newer hf_srnets?")
+        return config_class(**data)
+
+    def save_pretrained(self, save_directory: str | os.PathLike) -> None:
+        os.makedirs(save_directory, exist_ok=True)
+        with open(os.path.join(save_directory, CONFIG_NAME), "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
+            f.write("\n")
+
+    @classmethod
+    def from_pretrained(cls, directory: str | os.PathLike) -> PruningConfig:
+        path = os.path.join(directory, CONFIG_NAME)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"No {CONFIG_NAME} in {directory}: is this an hf_srnets mask directory?")
+        with open(path, encoding="utf-8") as f:
+            return cls.from_dict(json.load(f))
+
+
+class PruningMethod:
+    """A pruning method: how the masks of an `SRNetModel` start, which tensors train, and what runs per step.
+
+    Subclasses set the class attributes and override the hooks they need; `srnet` is the `SRNetModel` the
+    method belongs to. The defaults describe fixed masks: nothing to initialise, no scores, a constant target
+    sparsity, and `FixedMaskCallback` when the weights train under the masks.
+    """
+
+    name: ClassVar[str]
+    config_class: ClassVar[type[PruningConfig]]
+    layer_class: ClassVar[type[nn.Module]]
+    trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
+
+    def __init__(self, config: PruningConfig) -> None:
+        self.config = config
+
+    @classmethod
+    def prepare_config(cls, config: PruningConfig, training_args: Any, *, fresh_head: bool) -> None:
+        """Fill run-dependent defaults in place; raise `ValueError` for settings the method cannot run.
+
+        Default: the classifier trains iff it is newly initialised (`trainable_classifier=None`).
+        """
+        if config.trainable_classifier is None:
+            config.trainable_classifier = fresh_head
+        elif fresh_head and not config.trainable_classifier:
+            logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
+
+    def initialize(self, srnet: nn.Module) -> None:
+        """Set the masks a new search starts from (not called when masks are loaded)."""
+
+    def score_parameters(self, srnet: nn.Module) -> list[nn.Parameter]:
+        """The mask parameters that train with `mask_learning_rate` and no weight decay."""
+        return srnet.masked_layers_scores()
+
+    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+        """The method's controller for `SRNetTrainer`; fixed masks with training weights keep pruned weights 0."""
+        return [FixedMaskCallback(srnet)] if srnet.fixed_masks else []
+
+    def target_sparsity(self, step: int, max_steps: int) -> float:
+        """The sparsity the masks should have at `step` of `max_steps` (logged as `target_sparsity`)."""
+        return self.config.sparsity
+
+    def selection_start_step(self, max_steps: int) -> int:
+        """First step at which a checkpoint may be selected as best (e.g. once a schedule reaches s)."""
+        return 0
+
+
+def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
+    """Class decorator: make `method` available by `method.name` (to `--pruning`, configs and `SRNetModel`)."""
+    for attribute in ("name", "config_class", "layer_class"):
+        if not hasattr(method, attribute):
+            raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
+    if not issubclass(method.config_class, PruningConfig):
+        raise TypeError(f"{method.__name__}.config_class must subclass PruningConfig.")
+    if method.name in PRUNING_METHODS or method.name in PRUNING_ALIASES or method.name == "none":
+        raise ValueError(f"A pruning method {method.name!r} exists already.")
+    PRUNING_METHODS[method.name] = method
+    return method
+
+
+def unregister_pruning_method(name: str) -> None:
+    """Remove a registered method (tests register toy methods)."""
+    PRUNING_METHODS.pop(name)
+
+
+def get_pruning_method(name: str | None) -> type[PruningMethod]:
+    if name not in PRUNING_METHODS:
+        raise ValueError(f"Unknown pruning method {name!r}; registered: {sorted(PRUNING_METHODS)}.")
+    return PRUNING_METHODS[name]
+
+
+def method_name_of(config_class: type[PruningConfig]) -> str:
+    """The registered method whose config class is exactly `config_class`."""
+    for name, method in PRUNING_METHODS.items():
+        if method.config_class is config_class:
+            return name
+    raise ValueError(f"No registered pruning method uses {config_class.__name__}; register the method first.")
+
+
+def pruning_choices() -> list[str]:
+    """What `--pruning` accepts besides `none`: registered methods and their aliases."""
+    return sorted(PRUNING_METHODS) + sorted(PRUNING_ALIASES)
+
+
+def resolve_pruning(name: str) -> tuple[type[PruningMethod], dict[str, Any]]:
+    """The method and the config overrides a `--pruning` value stands for (`imp-rw` -> magnitude, rewind=True)."""
+    if name in PRUNING_ALIASES:
+        method, overrides = PRUNING_ALIASES[name]
+        return get_pruning_method(method), dict(overrides)
+    if name in PRUNING_METHODS:
+        return PRUNING_METHODS[name], {}
+    raise ValueError(f"--pruning must be none or one of {pruning_choices()}, got {name!r}")

@@ -1,0 +1,22 @@
+"""Training the weights under fixed masks: pruned weights stay exactly 0 (IMP, Algorithm 1; paradigm b, §4.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+
+class FixedMaskCallback(TrainerCallback):
+    """Keep pruned weights exactly 0 after every optimiser step (AdamW momentum would otherwise move them).
+
+    `model` is an `SRNetModel` (anything with `zero_pruned_weights()`).
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
+        self.model.zero_pruned_weights()
+        return control

@@ -1,0 +1,9 @@
+"""`magnitude`: iterative magnitude pruning (IMP), IMP with rewinding, and fixed-mask training (Algorithm 1)."""
+
+from ..fixed import FixedMaskCallback
+from .config import MagnitudeConfig
+from .controller import IMPCallback
+from .method import MagnitudePruning
+from .rounds import imp_rounds, magnitude_prune
+
+__all__ = ["FixedMaskCallback", "IMPCallback", "MagnitudeConfig", "MagnitudePruning", "imp_rounds", "magnitude_prune"]

@@ -1,0 +1,44 @@
+"""`magnitude`: iterative magnitude pruning, with or without rewinding (Win-win §3.2.1, Algorithm 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+from transformers import TrainerCallback
+
+from ..base import PruningMethod, register_pruning_method
+from ..threshold.layer import MaskedLinear
+from .config import MagnitudeConfig
+from .controller import IMPCallback
+from .rounds import imp_rounds
+
+
+@register_pruning_method
+class MagnitudePruning(PruningMethod):
+    """The weights train under fixed masks; every Δt the smallest Δs of each matrix's |W| are pruned (IMP).
+
+    Masks start all-ones (the first round prunes at step 0); the layer is `MaskedLinear` with fixed 0/1 scores.
+    The saved masks hold the trained weights, so no base fingerprint is recorded.
+    """
+
+    name = "magnitude"
+    config_class = MagnitudeConfig
+    layer_class = MaskedLinear
+    trains_scores = False
+
+    @classmethod
+    def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:
+        """Every weight trains (the classifier too), so `trainable_classifier` stays False; refuse runs short of s."""
+        if config.trainable_classifier is None:
+            config.trainable_classifier = False
+        imp_rounds(config.sparsity, config.imp_prune_ratio, config.imp_interval, rewind=config.rewind)
+
+    def initialize(self, srnet: nn.Module) -> None:
+        srnet.train_weights_with_fixed_masks()
+
+    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+        if not srnet.is_search:  # loaded masks: fine-tune the subnetwork with them fixed
+            return super().callbacks(srnet)
+        cfg = self.config
+        return [IMPCallback(srnet, cfg.sparsity, cfg.imp_prune_ratio, cfg.imp_interval, rewind=cfg.rewind)]

@@ -1,0 +1,62 @@
+"""Exact-count mask selection: m = 1[m̂ ≥ φ] with φ chosen so that exactly ⌊s·n⌋ entries are pruned.
+
+Shared by every method that turns scores (learned scores, Win-win §3.2.2 Eq. 1, or weight magnitudes,
+Algorithm 1) into a binary mask of an exact sparsity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def binarize(scores: torch.Tensor, threshold: torch.Tensor, tie_index: torch.Tensor, has_tie: bool) -> torch.Tensor:
+    """m = 1[m̂ ≥ φ], except that among scores exactly equal to φ only flat positions ≥ `tie_index` are kept.
+
+    The tie rule makes "exactly ⌊s·n⌋ zeros" hold even when many scores are equal (e.g. right after the
+    hard init, where all kept scores equal α·φ).
+    """
+    if not has_tie:
+        return scores >= threshold
+    flat = scores.reshape(-1)
+    positions = torch.arange(flat.numel(), device=flat.device)
+    keep = (flat > threshold) | ((flat == threshold) & (positions >= tie_index))
+    return keep.view_as(scores)
+
+
+def exact_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
+    """Per-tensor `(φ, tie_index, has_tie)` so that exactly `num_zeros` of all entries are pruned.
+
+    The pruned entries are the first `num_zeros` in the order (score, position), position being the
+    index in the concatenation of the flattened tensors: ties are broken deterministically by position.
+    Call it with one tensor for local sparsity, with all of them for global sparsity.
+    """
+    flat = torch.cat([s.detach().reshape(-1).float() for s in score_list])
+    total = flat.numel()
+    if not 0 <= num_zeros <= total:
+        raise ValueError(f"num_zeros={num_zeros} out of range for {total} entries")
+    results: list[tuple[float, int, bool]] = []
+    if num_zeros == 0:
+        return [(-math.inf, 0, False)] * len(score_list)
+    if num_zeros == total:
+        return [(math.inf, 0, False)] * len(score_list)
+    order = torch.sort(flat, stable=True).indices
+    first_kept = int(order[num_zeros])
+    phi = float(flat[first_kept])
+    straddles = bool(flat[order[num_zeros - 1]] == phi)
+    offset = 0
+    for s in score_list:
+        n = s.numel()
+        tie_index = min(max(first_kept - offset, 0), n)
+        has_tie = straddles and bool((s.detach().reshape(-1).float() == phi).any())
+        results.append((phi, tie_index if has_tie else 0, has_tie))
+        offset += n
+    return results
+
+
+def exact_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
+    """The binary mask keeping all but the ⌊s·n⌋ smallest scores (ties pruned first by position)."""
+    num_zeros = math.floor(sparsity * scores.numel())
+    ((phi, tie_index, has_tie),) = exact_thresholds([scores], num_zeros)
+    return binarize(scores, torch.tensor(phi), torch.tensor(tie_index), has_tie)

@@ -1,0 +1,86 @@
+"""Options of mask training (Win-win §3.2.2, appendix A.1.2 and Table 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..base import PruningConfig
+
+DEFAULT_UPDATE_INTERVAL = 1000  # Table 4's Δt_φ when no evaluation interval gives one
+
+
+@dataclass
+class ThresholdConfig(PruningConfig):
+    """Mask training: learned scores m̂, binarised at a threshold φ (Algorithm 2). Also `SRNetMaskConfig`.
+
+    The common fields (targets, `sparsity` s, `sparsity_scope`, `trainable_classifier`, what the masks belong
+    to) are `PruningConfig`'s. The mask search (Algorithm 2, Table 4):
+        initial_sparsity: Starting sparsity s_i of the cubic schedule; `None` keeps s fixed throughout.
+        sparsity_schedule: `"constant"` (the paper's default) or `"cubic"` (Zhu & Gupta 2018; §5.2). The
+            command line turns it to cubic when s_i is given.
+        schedule_start / schedule_end: Fractions of t_max where the cubic ramp starts and reaches s.
+        mask_init: `"hard"` (appendix Eq. 1) or `"soft"` (appendix Eq. 2).
+        alpha: α of Eq. 1; kept scores start at α·φ.
+        init_threshold: φ at start for the hard init (0.01 in Table 4).
+        threshold_update_interval: Δt_φ, steps between threshold updates (Table 4: the eval interval). `None`:
+            `--eval_steps` when evaluating by steps, else 1000 (`prepare_config`; 1000 when never prepared).
+    """
+
+    initial_sparsity: float | None = field(
+        default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
+    )
+    sparsity_schedule: Literal["constant", "cubic"] = field(
+        default="constant", metadata={"help": "constant, or cubic (set by --initial_sparsity)."}
+    )
+    schedule_start: float = field(default=0.0, metadata={"help": "Fraction of training where the cubic ramp starts."})
+    schedule_end: float = field(default=0.8, metadata={"help": "Fraction of training where the cubic ramp ends."})
+    mask_init: Literal["hard", "soft"] = field(
+        default="hard", metadata={"help": "hard (appendix Eq. 1) or soft (Eq. 2)."}
+    )
+    alpha: float = field(
+        default=2.0, metadata={"help": "α of the hard init (Table 4: 2).", "aliases": ["--mask_alpha"]}
+    )
+    init_threshold: float = field(
+        default=0.01, metadata={"help": "φ of the hard init (Table 4: 0.01).", "aliases": ["--mask_threshold"]}
+    )
+    threshold_update_interval: int | None = field(
+        default=None, metadata={"help": "Δt_φ in steps; default: --eval_steps (Table 4), else 1000."}
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.initial_sparsity is not None and not 0.0 <= self.initial_sparsity <= self.sparsity:
+            raise ValueError(f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}.")
+        if self.sparsity_schedule not in ("constant", "cubic"):
+            raise ValueError(f"sparsity_schedule must be 'constant' or 'cubic', got {self.sparsity_schedule!r}.")
+        if self.sparsity_schedule == "cubic" and self.initial_sparsity is None:
+            raise ValueError("The cubic sparsity schedule needs initial_sparsity (s_i), e.g. 0.7 for 0.7 -> 0.9.")
+        if not 0.0 <= self.schedule_start < self.schedule_end <= 1.0:
+            raise ValueError(
+                "schedule_start and schedule_end are fractions of the training steps with "
+                f"0 <= start < end <= 1, got {self.schedule_start} and {self.schedule_end}."
+            )
+        if self.mask_init not in ("hard", "soft"):
+            raise ValueError(f"mask_init must be 'hard' or 'soft', got {self.mask_init!r}.")
+        if self.alpha < 1.0:
+            raise ValueError(f"alpha must be >= 1 (appendix Eq. 1), got {self.alpha}.")
+        if self.init_threshold <= 0:
+            raise ValueError(f"init_threshold must be > 0, got {self.init_threshold}.")
+        if self.threshold_update_interval is not None and self.threshold_update_interval < 1:
+            raise ValueError(f"threshold_update_interval must be >= 1, got {self.threshold_update_interval}.")
+
+    @property
+    def start_sparsity(self) -> float:
+        """Sparsity at step 0: s_i for the cubic schedule, s otherwise."""
+        if self.sparsity_schedule == "cubic" and self.initial_sparsity is not None:
+            return self.initial_sparsity
+        return self.sparsity
+
+    @property
+    def update_interval(self) -> int:
+        """Δt_φ in steps (1000 when `threshold_update_interval` was never filled in)."""
+        return self.threshold_update_interval or DEFAULT_UPDATE_INTERVAL
+
+
+SRNetMaskConfig = ThresholdConfig  # the name before pruning methods were pluggable

@@ -1,0 +1,56 @@
+"""`threshold`: mask training over frozen weights (Win-win §3.2.2, Algorithm 2), the paper's SRNet search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+from transformers import TrainerCallback
+
+from ..base import PruningMethod, register_pruning_method
+from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
+from .controller import MaskThresholdCallback
+from .layer import MaskedLinear
+from .schedules import schedule_end_step, sparsity_at
+from .thresholds import initialize_scores
+
+
+@register_pruning_method
+class ThresholdPruning(PruningMethod):
+    """Scores m̂ train with the straight-through estimator; φ keeps exactly ⌊s_t·n⌋ zeros per matrix (or over all).
+
+    Starts from appendix Eq. 1 (hard) or Eq. 2 (soft), follows a constant or cubic sparsity schedule (§5.2), and
+    records the base weights' fingerprint so the masks refuse other weights when loaded.
+    """
+
+    name = "threshold"
+    config_class = ThresholdConfig
+    layer_class = MaskedLinear
+    trains_scores = True
+
+    @classmethod
+    def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> None:
+        """Δt_φ defaults to `--eval_steps` when evaluating by steps (Table 4), else 1000; s_i given -> cubic."""
+        super().prepare_config(config, training_args, fresh_head=fresh_head)
+        if config.threshold_update_interval is None:
+            by_steps = getattr(training_args, "eval_strategy", None) == "steps"
+            eval_steps = getattr(training_args, "eval_steps", None)
+            config.threshold_update_interval = int(eval_steps if by_steps and eval_steps else DEFAULT_UPDATE_INTERVAL)
+        if config.initial_sparsity is not None:
+            config.sparsity_schedule = "cubic"
+        config.validate()
+
+    def initialize(self, srnet: nn.Module) -> None:
+        initialize_scores(srnet)
+        srnet.record_fingerprint()
+
+    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+        if any(p.requires_grad for p in srnet.masked_layers_scores()):
+            return [MaskThresholdCallback(srnet)]
+        return super().callbacks(srnet)  # masks frozen (loaded, or fixed for fine-tuning the subnetwork)
+
+    def target_sparsity(self, step: int, max_steps: int) -> float:
+        return sparsity_at(step, max_steps, self.config)
+
+    def selection_start_step(self, max_steps: int) -> int:
+        return schedule_end_step(max_steps, self.config)

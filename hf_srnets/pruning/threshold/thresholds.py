@@ -1,0 +1,41 @@
+"""Initial scores and exact thresholds of mask training (appendix Eq. 1 and 2; Algorithm 2, lines 14-16)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ..selection import exact_thresholds
+
+
+@torch.no_grad()
+def initialize_scores(srnet: nn.Module) -> None:
+    """Appendix Eq. 1 (hard) or Eq. 2 (soft) at the schedule's starting sparsity, layer by layer in model order.
+
+    With the soft init and global scope, φ is then shared over all masked matrices (`update_thresholds`).
+    """
+    cfg = srnet.srnet_config
+    for layer in srnet.masked_layers().values():
+        layer.init_scores(cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
+    if cfg.mask_init == "soft" and cfg.sparsity_scope == "global":
+        update_thresholds(srnet, cfg.start_sparsity)
+
+
+@torch.no_grad()
+def update_thresholds(srnet: nn.Module, sparsity: float) -> None:
+    """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global)."""
+    if not 0.0 <= sparsity < 1.0:
+        raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
+    layers = list(srnet.masked_layers().values())
+    if srnet.srnet_config.sparsity_scope == "global":
+        total = sum(layer.mask_scores.numel() for layer in layers)
+        results = exact_thresholds([layer.mask_scores for layer in layers], math.floor(sparsity * total))
+    else:
+        results = [
+            exact_thresholds([layer.mask_scores], math.floor(sparsity * layer.mask_scores.numel()))[0]
+            for layer in layers
+        ]
+    for layer, (phi, tie_index, has_tie) in zip(layers, results):
+        layer.set_threshold(phi, tie_index, has_tie)
