@@ -20,25 +20,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arguments import DataArguments, ModelArguments
-from .data.tasks import EvalSet, SplitSource, TaskSpec
+from .data.tasks import TASKS, EvalSet, SplitSource, TaskSpec
+from .pruning import resolve_pruning
 from .training_args import SRNetTrainingArguments
 
-# Rows of the official splits the tasks name: a split counts as "full" (model-index) only with all of these.
+# Rows of the official splits the tasks name (`SplitSource.official_rows`, kept for older callers): a split counts
+# as "full" (model-index) only with all of these.
 OFFICIAL_ROWS: dict[tuple[str, str | None, str], int] = {
-    ("nyu-mll/glue", "mnli", "train"): 392_702,
-    ("nyu-mll/glue", "mnli", "validation_matched"): 9_815,
-    ("nyu-mll/glue", "mnli", "validation_mismatched"): 9_832,
-    ("jhu-cogsci/hans", None, "validation"): 30_000,
-    ("nyu-mll/glue", "qqp", "train"): 363_846,
-    ("nyu-mll/glue", "qqp", "validation"): 40_430,
-    ("google-research-datasets/paws", "labeled_final", "test"): 8_000,
+    (source.hub_path, source.hub_config, source.hub_split): source.official_rows
+    for task in TASKS.values()
+    for source in (task.train, task.validation, *(s.source for s in task.ood))
+    if source.hub_path and source.hub_split and source.official_rows is not None
 }
 
-# The Hub datasets of each task (kept for older callers; cards now list what a run trained on, `training_datasets`).
-TASK_DATASETS = {
-    "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
-    "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
-}
+# The Hub datasets of each task (`TaskSpec.hub_datasets`, kept for older callers; cards list what a run trained on,
+# `training_datasets`).
+TASK_DATASETS = {name: task.hub_datasets for name, task in TASKS.items() if task.hub_datasets}
 
 ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
 
@@ -56,14 +53,7 @@ class SplitUse:
 
     def model_index_dataset(self) -> dict[str, Any] | None:
         """The model-index `dataset` entry, or None when the results are not on a full official split."""
-        if self.hub is None:
-            return None
-        entry: dict[str, Any] = {"name": self.name, "type": self.hub.hub_path}
-        if self.hub.hub_config:
-            entry["config"] = self.hub.hub_config
-        if self.hub.hub_split:
-            entry["split"] = self.hub.hub_split
-        return entry
+        return self.hub.dataset_entry(self.name) if self.hub is not None else None
 
 
 def _hub_label(source: SplitSource) -> str:
@@ -71,9 +61,7 @@ def _hub_label(source: SplitSource) -> str:
 
 
 def _official_rows(source: SplitSource) -> int | None:
-    if source.hub_path is None or source.hub_split is None:
-        return None
-    return OFFICIAL_ROWS.get((source.hub_path, source.hub_config, source.hub_split))
+    return source.official_rows if source.hub_path is not None and source.hub_split is not None else None
 
 
 def describe_split(
@@ -124,18 +112,9 @@ def describe_split(
     return SplitUse(role, name, origin, rows, selection, hub)
 
 
-def describe_splits(
-    task: TaskSpec,
-    data_args: DataArguments,
-    *,
-    train_rows: int,
-    train_total: int,
-    validation_rows: int,
-    ood: list[tuple[EvalSet, int]],
-    id_name: str | None = None,
-) -> list[SplitUse]:
-    """The splits of a run for its card: training (`train_total` rows read, `train_rows` used including
-    `--extra_train` sets), ID evaluation and each OOD set with the rows evaluated."""
+def _train_splits(task: TaskSpec, data_args: DataArguments, train_rows: int, train_total: int) -> list[SplitUse]:
+    """The training data: the task's own split (`train_total` rows read, capped by `--max_train_samples`) and the
+    `--extra_train` sets (the rest of the `train_rows` used)."""
     own = min(train_total, data_args.max_train_samples) if data_args.max_train_samples is not None else train_total
     train = describe_split(
         "train",
@@ -156,6 +135,22 @@ def describe_splits(
         splits.append(
             SplitUse("train", "extra", f"--extra_train sets {names}", train_rows - own, "all rows, as given", None)
         )
+    return splits
+
+
+def describe_splits(
+    task: TaskSpec,
+    data_args: DataArguments,
+    *,
+    train_rows: int,
+    train_total: int,
+    validation_rows: int,
+    ood: list[tuple[EvalSet, int]],
+    id_name: str | None = None,
+) -> list[SplitUse]:
+    """The splits of a run for its card: training (`train_total` rows read, `train_rows` used including
+    `--extra_train` sets), ID evaluation and each OOD set with the rows evaluated."""
+    splits = _train_splits(task, data_args, train_rows, train_total)
     splits.append(
         describe_split(
             "validation",
@@ -209,40 +204,38 @@ def data_section(splits: list[SplitUse]) -> str:
 
 def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
     """The model-index `dataset` entry: the Hub id when the set is on the Hub, else its name."""
-    entry: dict[str, Any] = {"name": name, "type": source.hub_path or name}
-    if source.hub_config:
-        entry["config"] = source.hub_config
-    if source.hub_split:
-        entry["split"] = source.hub_split
-    return entry
+    return source.dataset_entry(name)
+
+
+def search_method(model_args: ModelArguments) -> str | None:
+    """The registered pruning method a run's `--pruning` names (`mask` -> `threshold`, `imp`/`imp-rw` ->
+    `magnitude`), or None for `none` (also with `--mask_from`, which fine-tunes a found subnetwork)."""
+    return None if model_args.pruning == "none" else resolve_pruning(model_args.pruning)[0].name
 
 
 def schedule_description(model_args: ModelArguments, mask_config: Any = None) -> str | None:
-    """The search in words, from the effective mask config (`SRNetMaskConfig`) when the run made one."""
+    """The search in words, from the effective pruning config (`srnet.srnet_config`) of the run."""
     if model_args.mask_from:
         masks = portable(model_args.mask_from)
         return f"weights fine-tuned in isolation under the fixed masks of `{masks}` (paradigm b)"
-    if model_args.pruning in ("imp", "imp-rw"):
-        return (
-            f"iterative magnitude pruning (Algorithm 1): {model_args.imp_prune_ratio:.0%} of each matrix every "
-            f"{model_args.imp_interval} of training up to {model_args.sparsity:.0%}"
-            + (", weights rewound to the starting checkpoint" if model_args.pruning == "imp-rw" else "")
-        )
-    if model_args.pruning != "mask":
+    method, cfg = search_method(model_args), mask_config
+    if cfg is None:
         return None
-    cfg = mask_config
-    mask_init = cfg.mask_init if cfg is not None else model_args.mask_init
-    sparsity = cfg.sparsity if cfg is not None else model_args.sparsity
-    initial = cfg.initial_sparsity if cfg is not None else model_args.initial_sparsity
-    init = f"{mask_init} init (appendix Eq. {1 if mask_init == 'hard' else 2})"
-    interval = f", threshold updated every {cfg.threshold_update_interval} steps" if cfg is not None else ""
-    cubic = cfg.sparsity_schedule == "cubic" if cfg is not None else initial is not None
-    if not cubic:
-        return f"mask training, sparsity fixed at {sparsity}, {init}{interval}"
-    end = cfg.schedule_end if cfg is not None else model_args.schedule_end
+    if method == "magnitude":
+        return (
+            f"iterative magnitude pruning (Algorithm 1): {cfg.imp_prune_ratio:.0%} of each matrix every "
+            f"{cfg.imp_interval} of training up to {cfg.sparsity:.0%}"
+            + (", weights rewound to the starting checkpoint" if cfg.rewind else "")
+        )
+    if method != "threshold":
+        return None
+    init = f"{cfg.mask_init} init (appendix Eq. {1 if cfg.mask_init == 'hard' else 2})"
+    interval = f", threshold updated every {cfg.threshold_update_interval} steps"
+    if cfg.sparsity_schedule != "cubic":
+        return f"mask training, sparsity fixed at {cfg.sparsity}, {init}{interval}"
     return (
-        f"mask training, cubic sparsity schedule {initial} -> {sparsity} (reached at {end} of training), "
-        f"{init}{interval}"
+        f"mask training, cubic sparsity schedule {cfg.initial_sparsity} -> {cfg.sparsity} (reached at "
+        f"{cfg.schedule_end} of training), {init}{interval}"
     )
 
 
@@ -258,7 +251,7 @@ def portable(path: str | None) -> str:
     match = _SNAPSHOT.search(path)
     if match:
         return f"{match[1]}/{match[2]}"
-    from .hub import portable_path
+    from .hub_upload import portable_path
 
     return portable_path(path)
 
@@ -317,6 +310,35 @@ def usage_snippet(
     )
 
 
+def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments) -> dict[str, Any]:
+    """The card's settings of the pruning method, read from its effective config."""
+    if cfg is None:
+        return {}
+    if method == "magnitude":
+        return {
+            "sparsity": cfg.sparsity,
+            "imp_prune_ratio": cfg.imp_prune_ratio,
+            "imp_interval": cfg.imp_interval,
+            "rewind": cfg.rewind,
+        }
+    if method != "threshold":
+        return {}
+    out = {
+        "sparsity": cfg.sparsity,
+        "sparsity_schedule": cfg.sparsity_schedule,
+        "initial_sparsity": cfg.initial_sparsity,
+        "mask_init": cfg.mask_init,
+        "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
+        "threshold_update_interval": cfg.threshold_update_interval,
+        "sparsity_scope": cfg.sparsity_scope,
+        "trainable_classifier": cfg.trainable_classifier,
+        "select_best_after": args.select_best_after,
+    }
+    if out["sparsity_schedule"] != "cubic":
+        out.pop("initial_sparsity")
+    return out
+
+
 def card_training_args(
     model_args: ModelArguments,
     data_args: DataArguments,
@@ -325,7 +347,7 @@ def card_training_args(
     mask_config: Any = None,
     train_steps: int | None = None,
 ) -> dict[str, Any]:
-    """The settings of the run as used: the mask config's effective values, the rate the scores trained with."""
+    """The settings of the run as used: the pruning config's effective values, the rate the scores trained with."""
     out: dict[str, Any] = {
         "pruning": model_args.pruning,
         "loss": args.loss,
@@ -343,35 +365,10 @@ def card_training_args(
         out["training steps"] = train_steps
     if model_args.early_start_patience is not None:
         out["early_start_patience"] = model_args.early_start_patience
-    if model_args.pruning == "mask":
-        cfg = mask_config
-        out.update(
-            {
-                "sparsity": cfg.sparsity if cfg is not None else model_args.sparsity,
-                "sparsity_schedule": cfg.sparsity_schedule if cfg is not None else None,
-                "initial_sparsity": cfg.initial_sparsity if cfg is not None else model_args.initial_sparsity,
-                "mask_init": cfg.mask_init if cfg is not None else model_args.mask_init,
-                "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
-                "threshold_update_interval": (
-                    cfg.threshold_update_interval if cfg is not None else model_args.threshold_update_interval
-                ),
-                "sparsity_scope": cfg.sparsity_scope if cfg is not None else model_args.sparsity_scope,
-                "trainable_classifier": cfg.trainable_classifier if cfg is not None else None,
-                "select_best_after": args.select_best_after,
-            }
-        )
-        if out["sparsity_schedule"] != "cubic":
-            out.pop("initial_sparsity")
+    method = search_method(model_args)
+    out.update(_pruning_settings(method, mask_config, args))
+    if method == "threshold":
         out = {k: v for k, v in out.items() if v is not None}
-    elif model_args.pruning in ("imp", "imp-rw"):
-        out.update(
-            {
-                "sparsity": model_args.sparsity,
-                "imp_prune_ratio": model_args.imp_prune_ratio,
-                "imp_interval": model_args.imp_interval,
-                "rewind": model_args.pruning == "imp-rw",
-            }
-        )
     return out
 
 
@@ -411,6 +408,61 @@ def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str |
     )
 
 
+def _card_id2label(srnet: Any, model: Any) -> dict[int, str] | None:
+    """The run's labels, from the model the masks wrap (or the plain model)."""
+    config = getattr(getattr(srnet, "base_model", model), "config", None) or getattr(model, "config", None)
+    return dict(getattr(config, "id2label", None) or {}) or None
+
+
+def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool) -> str:
+    """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them."""
+    trained = set(srnet._trainable_base_tensors())
+    classifier_only = cfg is not None and cfg.trainable_classifier and method == "threshold"
+    if method == "threshold" and not trained:
+        holds = "the mask config and the bit-packed masks only; every weight comes from the base model"
+    elif classifier_only:
+        holds = (
+            "the mask config, the bit-packed masks and the classifier trained with them; every other weight "
+            "comes from the base model"
+        )
+    else:
+        holds = (
+            "the mask config, the bit-packed masks and the weights trained under them (all of the model's "
+            "weights); the base model gives the architecture"
+        )
+    if random_head:
+        holds += (
+            ". **Warning:** the classifier was newly initialised and not trained (--trainable_classifier false), "
+            "so it is not saved: every load draws another random classifier, and the results above cannot be "
+            "reproduced from these files"
+        )
+    return holds
+
+
+def _card_loading(
+    model_args: ModelArguments,
+    args: SRNetTrainingArguments,
+    srnet: Any,
+    id2label: dict[int, str] | None,
+    repo_id: str | None,
+    random_head: bool,
+) -> tuple[str, str | None, str | None, str]:
+    """How the card loads the run's model: (base model name, note on the base, what the repo holds, snippet)."""
+    location = repo_id or args.output_dir
+    pretrained = model_args.model_name_or_path
+    if srnet is None:
+        base = portable(pretrained) if repo_id else pretrained
+        # an evaluation-only run saves no model: the card loads the model it evaluated
+        return base, None, None, usage_snippet(pruned=False, output_dir=location if args.do_train else base)
+    cfg = srnet.srnet_config
+    searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
+    base, base_note = base_weights(
+        searched_on, output_dir=args.output_dir, for_hub=repo_id is not None, pretrained=pretrained
+    )
+    usage = usage_snippet(pruned=True, base=base, id2label=id2label, output_dir=location, base_note=base_note)
+    return base, base_note, _mask_repo_holds(srnet, cfg, search_method(model_args), random_head), usage
+
+
 def run_card_info(
     model_args: ModelArguments,
     data_args: DataArguments,
@@ -435,40 +487,9 @@ def run_card_info(
     is the Hub repo the card is for; None writes a card for the local output dir (its paths as given).
     """
     cfg = srnet.srnet_config if srnet is not None else None
-    config = getattr(getattr(srnet, "base_model", model), "config", None) or getattr(model, "config", None)
-    id2label = dict(getattr(config, "id2label", None) or {}) or None
-    location = repo_id or args.output_dir
     pretrained = model_args.model_name_or_path
-    if srnet is not None:
-        searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
-        base, base_note = base_weights(
-            searched_on, output_dir=args.output_dir, for_hub=repo_id is not None, pretrained=pretrained
-        )
-        usage = usage_snippet(pruned=True, base=base, id2label=id2label, output_dir=location, base_note=base_note)
-        trained = set(srnet._trainable_base_tensors())
-        classifier_only = cfg is not None and cfg.trainable_classifier and model_args.pruning == "mask"
-        if model_args.pruning == "mask" and not trained:
-            holds = "the mask config and the bit-packed masks only; every weight comes from the base model"
-        elif classifier_only:
-            holds = (
-                "the mask config, the bit-packed masks and the classifier trained with them; every other weight "
-                "comes from the base model"
-            )
-        else:
-            holds = (
-                "the mask config, the bit-packed masks and the weights trained under them (all of the model's "
-                "weights); the base model gives the architecture"
-            )
-        if random_head:
-            holds += (
-                ". **Warning:** the classifier was newly initialised and not trained (--trainable_classifier false), "
-                "so it is not saved: every load draws another random classifier, and the results above cannot be "
-                "reproduced from these files"
-            )
-    else:
-        base, base_note, holds = portable(pretrained) if repo_id else pretrained, None, None
-        # an evaluation-only run saves no model: the card loads the model it evaluated
-        usage = usage_snippet(pruned=False, output_dir=location if args.do_train else base)
+    id2label = _card_id2label(srnet, model)
+    base, base_note, holds, usage = _card_loading(model_args, args, srnet, id2label, repo_id, random_head)
     hub_base = pretrained if _is_hub_id(pretrained) else None
     return {
         "title": repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(args.output_dir)),

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .data.splits import ood_eval_sets
-from .data.tasks import TaskSpec, id_set_name
+from .data.tasks import TaskSpec, display_name, id_set_name, known_set_names
 from .evaluation import primary_metric
 
 RUN_META = "sweep_run.json"
@@ -154,18 +154,15 @@ def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], refer
     )
 
 
-# dataset names as the papers write them; others are upper-cased
-_DATASET_NAMES = {"mnli": "MNLI", "hans": "HANS", "qqp": "QQP", "paws": "PAWS", "fever": "FEVER"}
-
-
 def metric_title(metric: str) -> str:
-    """Plot title of an all_results.json key: `eval_hans_non-entailment_accuracy` -> `HANS non-entailment accuracy`."""
+    """Plot title of an all_results.json key, with the set's name as the papers write it (`tasks.display_name`):
+    `eval_hans_non-entailment_accuracy` -> `HANS non-entailment accuracy`, `eval_paws_qqp_f1` -> `PAWS-QQP f1`."""
     name = metric.removeprefix("eval_")
-    dataset, _, rest = name.partition("_")
+    known = next((n for n in known_set_names() if name.startswith(f"{n}_")), None)
+    dataset, _, rest = (known, "_", name[len(known) + 1 :]) if known else name.partition("_")
     if not rest:
         return name.replace("_", " ")
-    head, dash, tail = dataset.partition("-")  # paws-qqp: name the head as the papers do, keep the variant
-    return f"{_DATASET_NAMES.get(head, head.upper())}{dash}{tail} {rest.replace('_', ' ')}"
+    return f"{display_name(dataset)} {rest.replace('_', ' ')}"
 
 
 def plot(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -17,24 +18,49 @@ class SplitSource:
     hub_config: str | None = None
     hub_split: str | None = None
     local_paths: tuple[str, ...] = ()
+    # Rows of the official Hub split: a run's split counts as "full" (a model-index result on its card) only
+    # with all of them. None: not an official Hub split, or its size is not recorded.
+    official_rows: int | None = None
+
+    def dataset_entry(self, name: str) -> dict[str, Any]:
+        """The model-index `dataset` entry of a set called `name`: the Hub id when it is on the Hub, else `name`."""
+        entry: dict[str, Any] = {"name": name, "type": self.hub_path or name}
+        if self.hub_config:
+            entry["config"] = self.hub_config
+        if self.hub_split:
+            entry["split"] = self.hub_split
+        return entry
 
 
 @dataclass(frozen=True)
 class EvalSet:
     """An evaluation set: its source, label names and how the model's predictions are scored.
 
-    `kind` is `"same"` (the task's labels and metric) or `"hans"` (3-way NLI collapsed to 2-way,
-    scored per heuristic × label).
+    `kind` names the evaluator that scores it (`hf_srnets.evaluation.EVALUATORS`): `"same"` (the task's labels
+    and metric), `"hans"` (3-way NLI collapsed to 2-way, scored per heuristic × label), `"paws"` (weighted F1)
+    or `"fever_symmetric"` (accuracy). `display_name` is the set's name as the papers write it (plots, tables).
     """
 
     name: str
     source: SplitSource
     label_names: tuple[str, ...]
     kind: str = "same"
+    display_name: str = ""
+
+    @property
+    def evaluator(self) -> str:
+        """The name of the evaluator that scores this set (its `kind`)."""
+        return self.kind
 
 
 @dataclass(frozen=True)
 class TaskSpec:
+    """A task: its labels, its metric, its ID train/dev sets and OOD sets, and the names papers give them.
+
+    `evaluator` names the evaluator of the ID dev set (`hf_srnets.evaluation.EVALUATORS`; each OOD set names its
+    own, `EvalSet.kind`); `display_name` is the task's name as the papers write it.
+    """
+
     name: str
     label_names: tuple[str, ...]
     metric: str  # "accuracy" or "f1" (weighted), appendix B.1
@@ -50,6 +76,14 @@ class TaskSpec:
     # first becomes `sentence1` (the claim for FEVER: the claim-only bias model reads it), the second `sentence2`.
     # Empty (custom tasks): the generic column names of `loading.canonicalize`.
     text_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    evaluator: str = "same"
+    display_name: str = ""
+
+    @property
+    def hub_datasets(self) -> list[str]:
+        """The Hub datasets of the task's splits (train, dev, OOD), each once, in that order."""
+        paths = [s.hub_path for s in (self.train, self.validation, *(e.source for e in self.ood))]
+        return list(dict.fromkeys(p for p in paths if p))
 
     @property
     def num_labels(self) -> int:
@@ -74,16 +108,18 @@ FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 TASKS: dict[str, TaskSpec] = {
     "mnli": TaskSpec(
         name="mnli",
+        display_name="MNLI",
         label_names=NLI_LABELS,
         metric="accuracy",
-        train=SplitSource("nyu-mll/glue", "mnli", "train", ("mnli/train.tsv", "mnli/train.jsonl")),
-        validation=SplitSource("nyu-mll/glue", "mnli", "validation_matched", ("mnli/dev_matched.tsv",)),
+        train=SplitSource("nyu-mll/glue", "mnli", "train", ("mnli/train.tsv", "mnli/train.jsonl"), 392_702),
+        validation=SplitSource("nyu-mll/glue", "mnli", "validation_matched", ("mnli/dev_matched.tsv",), 9_815),
         ood=(
             EvalSet(
                 "hans",
-                SplitSource("jhu-cogsci/hans", None, "validation", ("hans/heuristics_evaluation_set.tsv",)),
+                SplitSource("jhu-cogsci/hans", None, "validation", ("hans/heuristics_evaluation_set.tsv",), 30_000),
                 HANS_LABELS,
                 kind="hans",
+                display_name="HANS",
             ),
         ),
         label_aliases={"non_entailment": "non-entailment"},
@@ -95,17 +131,28 @@ TASKS: dict[str, TaskSpec] = {
     ),
     "qqp": TaskSpec(
         name="qqp",
+        display_name="QQP",
         label_names=PARAPHRASE_LABELS,
         metric="f1",
-        train=SplitSource("nyu-mll/glue", "qqp", "train", ("qqp/train.tsv",)),
-        validation=SplitSource("nyu-mll/glue", "qqp", "validation", ("qqp/dev.tsv",)),
+        train=SplitSource("nyu-mll/glue", "qqp", "train", ("qqp/train.tsv",), 363_846),
+        validation=SplitSource("nyu-mll/glue", "qqp", "validation", ("qqp/dev.tsv",), 40_430),
         ood=(
             # PAWS-QQP is not on the Hub (it must be generated from the QQP corpus): local files only.
-            EvalSet("paws_qqp", SplitSource(local_paths=("paws/paws_qqp_dev_and_test.tsv",)), PARAPHRASE_LABELS),
+            EvalSet(
+                "paws_qqp",
+                SplitSource(local_paths=("paws/paws_qqp_dev_and_test.tsv",)),
+                PARAPHRASE_LABELS,
+                kind="paws",
+                display_name="PAWS-QQP",
+            ),
             EvalSet(
                 "paws_wiki",
-                SplitSource("google-research-datasets/paws", "labeled_final", "test", ("paws/paws_wiki_test.tsv",)),
+                SplitSource(
+                    "google-research-datasets/paws", "labeled_final", "test", ("paws/paws_wiki_test.tsv",), 8_000
+                ),
                 PARAPHRASE_LABELS,
+                kind="paws",
+                display_name="PAWS-Wiki",
             ),
         ),
         label_aliases={"0": "not_duplicate", "1": "duplicate"},
@@ -117,6 +164,7 @@ TASKS: dict[str, TaskSpec] = {
     ),
     "fever": TaskSpec(
         name="fever",
+        display_name="FEVER",
         label_names=FEVER_LABELS,
         metric="accuracy",
         # FEVER as processed by Schuster et al. 2019 (github.com/TalSchuster/FeverSymmetric): local files.
@@ -124,9 +172,19 @@ TASKS: dict[str, TaskSpec] = {
         validation=SplitSource(local_paths=("fever/fever.dev.jsonl", "fever/dev.jsonl")),
         ood=(
             EvalSet(
-                "fever_symmetric_v1", SplitSource(local_paths=("fever/fever_symmetric_generated.jsonl",)), FEVER_LABELS
+                "fever_symmetric_v1",
+                SplitSource(local_paths=("fever/fever_symmetric_generated.jsonl",)),
+                FEVER_LABELS,
+                kind="fever_symmetric",
+                display_name="FEVER-Symmetric v1",
             ),
-            EvalSet("fever_symmetric_v2", SplitSource(local_paths=("fever/fever_symmetric_test.jsonl",)), FEVER_LABELS),
+            EvalSet(
+                "fever_symmetric_v2",
+                SplitSource(local_paths=("fever/fever_symmetric_test.jsonl",)),
+                FEVER_LABELS,
+                kind="fever_symmetric",
+                display_name="FEVER-Symmetric v2",
+            ),
         ),
         bias_model="claim",
         label_aliases={"supported": "SUPPORTS", "refuted": "REFUTES", "nei": "NOT ENOUGH INFO"},
@@ -209,3 +267,25 @@ def ood_file_set(spec: str, task: TaskSpec) -> EvalSet:
     if name.startswith("hans"):
         return EvalSet(name, SplitSource(local_paths=(path,)), HANS_LABELS, kind="hans")
     return EvalSet(name, SplitSource(local_paths=(path,)), task.label_names)
+
+
+def display_name(name: str) -> str:
+    """A task's or evaluation set's name as the papers write it (`hans` -> `HANS`, `paws_qqp` -> `PAWS-QQP`).
+
+    Names of no known task or set (e.g. `--ood_file` sets) are upper-cased up to their first `-`:
+    `anli-r1` -> `ANLI-r1`.
+    """
+    for task in TASKS.values():
+        if name == task.name and task.display_name:
+            return task.display_name
+        for eval_set in task.ood:
+            if name == eval_set.name and eval_set.display_name:
+                return eval_set.display_name
+    head, dash, tail = name.partition("-")
+    return f"{head.upper()}{dash}{tail}"
+
+
+def known_set_names() -> list[str]:
+    """The names of every known task and default OOD set, longest first (to find a set's name in a results key)."""
+    names = {t.name for t in TASKS.values()} | {s.name for t in TASKS.values() for s in t.ood}
+    return sorted(names, key=lambda n: (-len(n), n))

@@ -1,0 +1,76 @@
+"""A run's evaluation: the ID dev set through the Trainer's `compute_metrics`, each OOD set through its evaluator.
+
+Results keys are `eval_<set>_<metric>`; the ID set's are written by `Trainer.evaluate` (with its loss and speed),
+the OOD sets' from `Trainer.predict` outputs scored by the set's evaluator (`EvalSet.kind`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..data.tasks import EvalSet, SplitSource, TaskSpec
+from .base import evaluator_for
+
+MetricRow = tuple[str, str, dict[str, Any]]  # (set name, results key of its primary metric, card dataset entry)
+
+
+def metrics_function(task: TaskSpec) -> Callable[[Any], dict[str, float]]:
+    """The Trainer's `compute_metrics`: the task's ID evaluator on an `EvalPrediction`."""
+    evaluator = evaluator_for(task)
+
+    def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        return evaluator(eval_pred.predictions, eval_pred.label_ids)
+
+    return compute_metrics
+
+
+def score_predictions(
+    task: TaskSpec,
+    logits: np.ndarray,
+    labels: np.ndarray,
+    eval_set: EvalSet | None = None,
+    heuristics: Sequence[str] | None = None,
+) -> dict[str, float]:
+    """Metrics for one evaluation set (the task's ID set when `eval_set` is None), by the set's evaluator.
+
+    ID sets and OOD sets with the task's labels use the task metric (accuracy for MNLI and FEVER,
+    class-weighted F1 for QQP and PAWS; appendix B.1) and also report accuracy. HANS collapses
+    neutral and contradiction into non-entailment and reports the 6 heuristic × label cells.
+    """
+    columns = {"heuristic": heuristics} if heuristics is not None else None
+    return evaluator_for(task, eval_set)(logits, labels, columns)
+
+
+def primary_metric(task: TaskSpec, eval_set: EvalSet | None = None) -> str:
+    """The metric reported first for `eval_set` (the ID set when None): accuracy on HANS, else the set's metric."""
+    return evaluator_for(task, eval_set).primary_metric
+
+
+def run_evaluation(
+    trainer: Any,
+    task: TaskSpec,
+    id_name: str,
+    id_dataset: Any,
+    ood: Sequence[tuple[EvalSet, Any]],
+    id_source: SplitSource,
+) -> tuple[dict[str, Any], list[MetricRow]]:
+    """Evaluate the trained model on the ID dev set and every OOD set; return the results and the metric rows.
+
+    The ID set goes through `trainer.evaluate(..., metric_key_prefix=f"eval_{id_name}")` (so `compute_metrics`
+    must be `metrics_function(task)`); each OOD set through `trainer.predict` and its evaluator, with the
+    dataset's `label` column as gold labels. `id_source` is where the ID set came from (the card's dataset entry).
+    """
+    results: dict[str, Any] = dict(trainer.evaluate(id_dataset, metric_key_prefix=f"eval_{id_name}"))
+    id_key = f"eval_{id_name}_{evaluator_for(task).primary_metric}"
+    rows: list[MetricRow] = [(id_name, id_key, id_source.dataset_entry(id_name))]
+    for eval_set, dataset in ood:
+        evaluator = evaluator_for(task, eval_set)
+        output = trainer.predict(dataset, metric_key_prefix=f"eval_{eval_set.name}")
+        scores = evaluator(output.predictions, np.asarray(dataset["label"]), dataset)
+        results.update({f"eval_{eval_set.name}_{k}": v for k, v in scores.items()})
+        key = f"eval_{eval_set.name}_{evaluator.primary_metric}"
+        rows.append((eval_set.name, key, eval_set.source.dataset_entry(eval_set.name)))
+    return results, rows
