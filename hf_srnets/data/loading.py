@@ -12,7 +12,8 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from datasets import Dataset
@@ -197,6 +198,157 @@ def _check_label_ids(
         )
 
 
+@dataclass(frozen=True)
+class _ColumnPlan:
+    """Which source column becomes which canonical column, and what happens to the others."""
+
+    id_col: str | None
+    s1: str
+    s2: str | None
+    label_col: str | None
+    ignored: list[str]  # candidates for the canonical columns that were not chosen: left out
+    extras: list[str]  # the source's other columns: kept, stringified or dropped
+
+    @property
+    def texts(self) -> list[str]:
+        return [c for c in (self.s1, self.s2) if c is not None]
+
+    @property
+    def required(self) -> list[str]:
+        return [c for c in (self.id_col, *self.texts, self.label_col) if c is not None]
+
+
+def _plan_columns(
+    columns: list[str], text_fields: Sequence[tuple[str, Sequence[str]]], name: str, require_labels: bool
+) -> _ColumnPlan:
+    """Choose the id, text and label columns among `columns` (see `canonicalize`)."""
+    id_col = _pick(columns, ID_COLUMNS)
+    s1, s2 = _text_columns(columns, text_fields, name)
+    label_col = _pick(columns, LABEL_COLUMNS)
+    if label_col is None and require_labels:
+        raise ValueError(f"{name}: no label column found among {columns}; expected one of {LABEL_COLUMNS}")
+    used = {id_col, s1, s2, label_col}
+    # Other candidates for the canonical columns are left out: a second text pair (FEVER-Symmetric v0.2's
+    # reversed sentence1/sentence2), a second label column (gold_label next to label; `labels` would be taken
+    # for the labels by the Trainer), columns named like the canonical ones.
+    candidates = {*SINGLE_COLUMNS, *(c for pair in GENERIC_PAIRS for c in pair), *LABEL_COLUMNS, "id"}
+    candidates |= {c for _, names in text_fields for c in names}
+    ignored = [c for c in columns if c not in used and c in candidates]
+    extras = [c for c in columns if c not in used and c not in candidates]
+    return _ColumnPlan(id_col, s1, s2, label_col, ignored, extras)
+
+
+def _row_problem(row: dict[str, Any], plan: _ColumnPlan, n_columns: int) -> str | None:
+    """Why a row is incomplete (wrong number of TSV fields, a missing or empty required value), or None."""
+    if None in row:  # csv.DictReader puts the fields beyond the header under None
+        return f"{n_columns + len(row[None])} fields, but the header has {n_columns}"
+    missing = [c for c in plan.required if _is_missing(row.get(c))]
+    return f"missing or empty {missing}" if missing else None
+
+
+def _usable_rows(
+    rows: list[dict[str, Any]], plan: _ColumnPlan, n_columns: int, name: str, skip_incomplete_rows: bool
+) -> list[tuple[int, dict[str, Any]]]:
+    """(row number in the file, row) of the labelled, complete rows; the dropped ones are logged."""
+    kept: list[tuple[int, dict[str, Any]]] = []
+    unlabelled, incomplete = 0, []
+    for i, row in enumerate(rows):
+        problem = _row_problem(row, plan, n_columns)
+        if problem is None and plan.label_col is not None and _is_unlabelled(row[plan.label_col]):
+            unlabelled += 1
+            continue
+        if problem is not None:
+            if not skip_incomplete_rows:
+                raise ValueError(
+                    f"{name} row {i}: {problem}. Fix the file, or pass --skip_incomplete_rows to drop such rows "
+                    "(the number dropped is logged)."
+                )
+            incomplete.append((i, problem))
+            continue
+        for c in plan.texts:
+            if not isinstance(row[c], (str, int, float)):
+                raise ValueError(f"{name} row {i}: {c!r} holds a {type(row[c]).__name__}, not a text")
+        kept.append((i, row))
+    if unlabelled:
+        logger.warning(f"{name}: dropped {unlabelled} of {len(rows)} rows without a gold label ('-' or -1)")
+    if incomplete:
+        first, problem = incomplete[0]
+        logger.warning(
+            f"{name}: dropped {len(incomplete)} of {len(rows)} incomplete rows (--skip_incomplete_rows); "
+            f"first: row {first}, {problem}"
+        )
+    if not kept:
+        raise ValueError(
+            f"{name}: no usable rows: {unlabelled} of {len(rows)} lack a gold label, {len(incomplete)} are incomplete"
+        )
+    return kept
+
+
+def _example_id(row: dict[str, Any], i: int, plan: _ColumnPlan, seen: dict[str, int], name: str) -> str:
+    """The row's id (its id column, else a content hash made unique with `-k`); duplicate ids are refused."""
+    if plan.id_col is not None:
+        ex_id = str(row[plan.id_col])
+    else:  # no id column: a content hash is stable under reordering, unlike a row number
+        ex_id = hashlib.sha1(f"{row[plan.s1]}\t{row[plan.s2] if plan.s2 else ''}".encode()).hexdigest()[:16]
+        if ex_id in seen:
+            seen[ex_id] += 1
+            ex_id = f"{ex_id}-{seen[ex_id]}"
+    if ex_id in seen and plan.id_col is not None:
+        raise ValueError(f"{name}: duplicate example id {ex_id!r} in column {plan.id_col!r} (row {i})")
+    seen.setdefault(ex_id, 0)
+    return ex_id
+
+
+def _canonical_columns(
+    kept: list[tuple[int, dict[str, Any]]], plan: _ColumnPlan, name: str, label_of: Callable[[Any, str], int]
+) -> dict[str, list[Any]]:
+    """The `id`, `sentence1`, (`sentence2`) and `label` columns; `label_of(raw label, where)` maps a label."""
+    out: dict[str, list[Any]] = {"id": [], "sentence1": []}
+    if plan.s2:
+        out["sentence2"] = []
+    out["label"] = []
+    seen: dict[str, int] = {}
+    for i, row in kept:
+        ex_id = _example_id(row, i, plan, seen, name)
+        out["id"].append(ex_id)
+        out["sentence1"].append(str(row[plan.s1]))
+        if plan.s2:
+            out["sentence2"].append(str(row[plan.s2]))
+        out["label"].append(label_of(row[plan.label_col], f"{name} row {i} (id {ex_id!r})") if plan.label_col else -1)
+    return out
+
+
+def _add_extra_columns(
+    out: dict[str, list[Any]], kept: list[tuple[int, dict[str, Any]]], plan: _ColumnPlan, name: str
+) -> None:
+    """Add the source's other columns to `out` (stringified or dropped, see `canonicalize`) and log what was done."""
+    dropped, stringified = [], []
+    for c in plan.extras:
+        values = [row.get(c) for _, row in kept]
+        kind = _extra_column_kind(values)
+        if kind == "drop":
+            dropped.append(c)
+            continue
+        if kind == "stringify":
+            stringified.append(c)
+            values = [None if v is None else str(v) for v in values]
+        out[c] = values
+    notes = []
+    if plan.ignored:
+        notes.append(f"ignored the columns {plan.ignored} (the inputs are {plan.texts}, the label {plan.label_col!r})")
+    if dropped:
+        notes.append(f"dropped the columns {dropped} (lists or dicts)")
+    if stringified:
+        notes.append(f"stored the columns {stringified} as strings (mixed value types)")
+    if notes:
+        logger.info(
+            f"{name}: read sentence1 from {plan.s1!r}"
+            + (f", sentence2 from {plan.s2!r}" if plan.s2 else "")
+            + "; "
+            + "; ".join(notes)
+        )
+
+
 def canonicalize(
     rows: list[dict[str, Any]],
     label_names: Sequence[str],
@@ -223,120 +375,21 @@ def canonicalize(
     if not rows:
         raise ValueError(f"{name} has no rows")
     columns = [c for c in rows[0].keys() if c is not None]
-    id_col = _pick(columns, ID_COLUMNS)
-    s1, s2 = _text_columns(columns, text_fields, name)
-    label_col = _pick(columns, LABEL_COLUMNS)
-    if label_col is None and require_labels:
-        raise ValueError(f"{name}: no label column found among {columns}; expected one of {LABEL_COLUMNS}")
+    plan = _plan_columns(columns, text_fields, name, require_labels)
     aliases = aliases or {}
-    used = {id_col, s1, s2, label_col}
-    # Other candidates for the canonical columns are left out: a second text pair (FEVER-Symmetric v0.2's
-    # reversed sentence1/sentence2), a second label column (gold_label next to label; `labels` would be taken
-    # for the labels by the Trainer), columns named like the canonical ones.
-    candidates = {*SINGLE_COLUMNS, *(c for pair in GENERIC_PAIRS for c in pair), *LABEL_COLUMNS, "id"}
-    candidates |= {c for _, names in text_fields for c in names}
-    ignored = [c for c in columns if c not in used and c in candidates]
-    extras = [c for c in columns if c not in used and c not in candidates]
-    texts = [c for c in (s1, s2) if c is not None]
-    required = [c for c in (id_col, *texts, label_col) if c is not None]
-
-    kept: list[tuple[int, dict[str, Any]]] = []  # (row number in the file, row)
-    unlabelled, incomplete = 0, []
-    for i, row in enumerate(rows):
-        problem = None
-        if None in row:  # csv.DictReader puts the fields beyond the header under None
-            problem = f"{len(columns) + len(row[None])} fields, but the header has {len(columns)}"
-        else:
-            missing = [c for c in required if _is_missing(row.get(c))]
-            if missing:
-                problem = f"missing or empty {missing}"
-        if problem is None and label_col is not None and _is_unlabelled(row[label_col]):
-            unlabelled += 1
-            continue
-        if problem is not None:
-            if not skip_incomplete_rows:
-                raise ValueError(
-                    f"{name} row {i}: {problem}. Fix the file, or pass --skip_incomplete_rows to drop such rows "
-                    "(the number dropped is logged)."
-                )
-            incomplete.append((i, problem))
-            continue
-        for c in texts:
-            if not isinstance(row[c], (str, int, float)):
-                raise ValueError(f"{name} row {i}: {c!r} holds a {type(row[c]).__name__}, not a text")
-        kept.append((i, row))
-    if unlabelled:
-        logger.warning(f"{name}: dropped {unlabelled} of {len(rows)} rows without a gold label ('-' or -1)")
-    if incomplete:
-        first, problem = incomplete[0]
-        logger.warning(
-            f"{name}: dropped {len(incomplete)} of {len(rows)} incomplete rows (--skip_incomplete_rows); "
-            f"first: row {first}, {problem}"
-        )
-    if not kept:
-        raise ValueError(
-            f"{name}: no usable rows: {unlabelled} of {len(rows)} lack a gold label, {len(incomplete)} are incomplete"
-        )
-
-    if check_label_ids is not None and label_col is not None:
+    kept = _usable_rows(rows, plan, len(columns), name, skip_incomplete_rows)
+    if check_label_ids is not None and plan.label_col is not None:
         _check_label_ids(
-            [row[label_col] for _, row in kept], label_names, aliases, id_label_names, name, check_label_ids
+            [row[plan.label_col] for _, row in kept], label_names, aliases, id_label_names, name, check_label_ids
         )
 
-    out: dict[str, list[Any]] = {"id": [], "sentence1": []}
-    if s2:
-        out["sentence2"] = []
-    out["label"] = []
-    seen: dict[str, int] = {}
-    for i, row in kept:
-        if id_col is not None:
-            ex_id = str(row[id_col])
-        else:  # no id column: a content hash is stable under reordering, unlike a row number
-            ex_id = hashlib.sha1(f"{row[s1]}\t{row[s2] if s2 else ''}".encode()).hexdigest()[:16]
-            if ex_id in seen:
-                seen[ex_id] += 1
-                ex_id = f"{ex_id}-{seen[ex_id]}"
-        if ex_id in seen and id_col is not None:
-            raise ValueError(f"{name}: duplicate example id {ex_id!r} in column {id_col!r} (row {i})")
-        seen.setdefault(ex_id, 0)
-        out["id"].append(ex_id)
-        out["sentence1"].append(str(row[s1]))
-        if s2:
-            out["sentence2"].append(str(row[s2]))
-        out["label"].append(
-            normalize_label(
-                row[label_col],
-                label_names,
-                aliases,
-                f"{name} row {i} (id {ex_id!r})",
-                id_label_names=id_label_names,
-                excluded_labels=excluded_labels,
-            )
-            if label_col
-            else -1
+    def label_of(value: Any, where: str) -> int:
+        return normalize_label(
+            value, label_names, aliases, where, id_label_names=id_label_names, excluded_labels=excluded_labels
         )
-    dropped, stringified = [], []
-    for c in extras:
-        values = [row.get(c) for _, row in kept]
-        kind = _extra_column_kind(values)
-        if kind == "drop":
-            dropped.append(c)
-            continue
-        if kind == "stringify":
-            stringified.append(c)
-            values = [None if v is None else str(v) for v in values]
-        out[c] = values
-    notes = []
-    if ignored:
-        notes.append(f"ignored the columns {ignored} (the inputs are {texts}, the label {label_col!r})")
-    if dropped:
-        notes.append(f"dropped the columns {dropped} (lists or dicts)")
-    if stringified:
-        notes.append(f"stored the columns {stringified} as strings (mixed value types)")
-    if notes:
-        logger.info(
-            f"{name}: read sentence1 from {s1!r}" + (f", sentence2 from {s2!r}" if s2 else "") + "; " + "; ".join(notes)
-        )
+
+    out = _canonical_columns(kept, plan, name, label_of)
+    _add_extra_columns(out, kept, plan, name)
     return Dataset.from_dict(out)
 
 

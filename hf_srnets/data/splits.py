@@ -186,6 +186,44 @@ EXTRA_TRAIN_PATTERN = re.compile(r"^(?P<name>[\w.-]+)=(?P<path>.+?)(?:x(?P<copie
 NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contradiction"}
 
 
+def _evaluation_paths(task: TaskSpec, data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]) -> set[str]:
+    """The absolute paths of every evaluation file of the run (given files, and the sets' files under --data_dir)."""
+    eval_paths = {
+        os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
+    }
+    if data_args.data_dir:
+        for source in [task.validation, *(s.source for s, _ in ood)]:
+            eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
+    return eval_paths
+
+
+def _refuse_evaluation_pairs(spec: str, extra: Dataset, eval_pairs: list[set[tuple[str, str]]]) -> None:
+    """Refuse an extra set most of whose (sentence1, sentence2) pairs are in one evaluation set."""
+    if "sentence2" not in extra.column_names:
+        return
+    pairs = set(zip(extra["sentence1"], extra["sentence2"]))
+    for seen in eval_pairs:
+        if len(pairs & seen) > len(pairs) / 2:
+            raise ValueError(
+                f"--extra_train {spec}: most of its pairs are in an evaluation set; refusing "
+                "to train on evaluation data."
+            )
+
+
+def _extra_copies(extra: Dataset, name: str, copies: int) -> list[Dataset]:
+    """`copies` copies of an extra set, ids prefixed `NAME:` (one copy) or `NAME#k:`, with their source columns."""
+    parts = []
+    for k in range(copies):
+        prefix = f"{name}:" if copies == 1 else f"{name}#{k}:"
+        parts.append(
+            extra.map(
+                lambda row, p=prefix, n=name: {"id": p + row["id"], "source_name": n, "source_id": row["id"]},
+                desc=f"adding {name}",
+            )
+        )
+    return parts
+
+
 def add_extra_training_data(
     train: Dataset, task: TaskSpec, specs: list[str], data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]
 ) -> Dataset:
@@ -194,12 +232,7 @@ def add_extra_training_data(
     Every returned row has `source_name` (`"train"` for the task's own rows, else the set's NAME) and `source_id`
     (its id in its own file), so per-example values such as p_b can be joined or predicted for extra rows too.
     """
-    eval_paths = {
-        os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
-    }
-    if data_args.data_dir:
-        for source in [task.validation, *(s.source for s, _ in ood)]:
-            eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
+    eval_paths = _evaluation_paths(task, data_args, ood)
     eval_pairs = [set(zip(d["sentence1"], d["sentence2"])) for _, d in ood if "sentence2" in d.column_names]
     columns = [c for c in ("id", "sentence1", "sentence2", "label") if c in train.column_names]
     own = train.select_columns(columns)
@@ -222,23 +255,8 @@ def add_extra_training_data(
             )
         extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases, **options)
         check_same_inputs([("train", train), (f"--extra_train {name}", extra)])
-        if "sentence2" in extra.column_names:
-            pairs = set(zip(extra["sentence1"], extra["sentence2"]))
-            for seen in eval_pairs:
-                if len(pairs & seen) > len(pairs) / 2:
-                    raise ValueError(
-                        f"--extra_train {spec}: most of its pairs are in an evaluation set; refusing "
-                        "to train on evaluation data."
-                    )
-        extra = extra.select_columns(columns)
-        for k in range(copies):
-            prefix = f"{name}:" if copies == 1 else f"{name}#{k}:"
-            parts.append(
-                extra.map(
-                    lambda row, p=prefix, n=name: {"id": p + row["id"], "source_name": n, "source_id": row["id"]},
-                    desc=f"adding {name}",
-                )
-            )
+        _refuse_evaluation_pairs(spec, extra, eval_pairs)
+        parts.extend(_extra_copies(extra.select_columns(columns), name, copies))
         logger.info(f"Added {copies} x {len(extra)} examples of {name} to the training set")
     return concatenate_datasets(parts)
 
