@@ -200,10 +200,16 @@ class SRNetModel(nn.Module):
         return self.base_model
 
     def _trainable_base_tensors(self) -> dict[str, torch.Tensor]:
-        """Weights outside the masks that train (the classifier when `trainable_classifier`; all under IMP)."""
+        """Weights outside the masks that train (all under IMP) or trained (the classifier when
+        `trainable_classifier`, also once frozen, e.g. after `from_pretrained`)."""
+        trained = {
+            f"{module}.{name}"
+            for module in (self.classifier_targets if self.srnet_config.trainable_classifier else [])
+            for name, _ in self.base_model.get_submodule(module).named_parameters()
+        }
         out: dict[str, torch.Tensor] = {}
         for name, param in self.base_model.named_parameters():
-            if param.requires_grad and not name.endswith("mask_scores"):
+            if (param.requires_grad or name in trained) and not name.endswith("mask_scores"):
                 out[_CLASSIFIER_PREFIX + name] = param.detach().cpu().contiguous()
         return out
 
