@@ -1,0 +1,110 @@
+"""A pruning method added from this file alone runs through `run_glue_sparse.py`: the registry is the only seam.
+
+`random` keeps a random ⌊(1−s)·n⌋ of each matrix, drawn from a seed in its config, and trains the weights
+under these fixed masks (pruned weights held at 0). Nothing outside this file knows it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+from conftest import TINY, mnli_run_args
+from torch import nn
+from trainer.helpers import tiny_tokenizer
+from transformers import AutoModelForSequenceClassification, BertConfig, BertModel
+
+from hf_srnets.cli import main
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import (
+    PRUNING_METHODS,
+    MaskedLinear,
+    PruningConfig,
+    PruningMethod,
+    register_pruning_method,
+    unregister_pruning_method,
+)
+
+
+@dataclass
+class RandomConfig(PruningConfig):
+    random_mask_seed: int = field(default=0, metadata={"help": "Seed of the random masks."})
+
+
+def random_masks(shapes: dict[str, list[int]], sparsity: float, seed: int) -> dict[str, torch.Tensor]:
+    """Per matrix, exactly ⌊s·n⌋ zeros at positions drawn by `torch.randperm` (matrices in name order)."""
+    generator = torch.Generator().manual_seed(seed)
+    masks = {}
+    for name in sorted(shapes):
+        n = math.prod(shapes[name])
+        mask = torch.ones(n, dtype=torch.bool)
+        mask[torch.randperm(n, generator=generator)[: math.floor(sparsity * n)]] = False
+        masks[name] = mask.reshape(shapes[name])
+    return masks
+
+
+class RandomPruning(PruningMethod):
+    """Random fixed masks; the weights train under them."""
+
+    name = "random"
+    config_class = RandomConfig
+    layer_class = MaskedLinear
+
+    def initialize(self, srnet: nn.Module) -> None:
+        cfg = self.config
+        srnet.set_masks(random_masks(cfg.module_shapes, cfg.sparsity, cfg.random_mask_seed))
+        srnet.train_weights_with_fixed_masks()
+
+
+@pytest.fixture
+def random_method():
+    assert "random" not in PRUNING_METHODS
+    register_pruning_method(RandomPruning)
+    yield RandomPruning
+    unregister_pruning_method("random")
+    assert "random" not in PRUNING_METHODS
+
+
+@pytest.fixture
+def pretrained(tmp_path):
+    path = tmp_path / "pretrained"
+    torch.manual_seed(0)
+    BertModel(BertConfig(**TINY)).save_pretrained(path)
+    tiny_tokenizer(path).save_pretrained(path)
+    return path
+
+
+def test_a_method_registered_in_a_test_runs_through_the_script(random_method, pretrained, data_dir, tmp_path):
+    out = tmp_path / "random"
+    args = mnli_run_args(pretrained, data_dir, out, train=64, eval=32, ood=60, batch=16)
+    main([*args, "--pruning", "random", "--sparsity", "0.3", "--random_mask_seed", "7", "--num_train_epochs", "1"])
+
+    results = json.loads((out / "all_results.json").read_text())
+    config = json.loads((out / "srnet_config.json").read_text())
+    assert config["pruning_method"] == "random" and config["random_mask_seed"] == 7
+    n = sum(math.prod(shape) for shape in config["module_shapes"].values())
+    pruned = sum(math.floor(0.3 * math.prod(shape)) for shape in config["module_shapes"].values())
+    assert results["sparsity"] == pytest.approx(pruned / n) and results["sparsity"] == pytest.approx(0.3, abs=1e-3)
+
+    base = AutoModelForSequenceClassification.from_pretrained(pretrained, num_labels=3)
+    srnet = SRNetModel.from_pretrained(base, out)
+    assert isinstance(srnet.method, RandomPruning)
+    expected = random_masks(config["module_shapes"], 0.3, 7)
+    masks = srnet.binary_masks()
+    assert masks.keys() == expected.keys()
+    for name, mask in expected.items():
+        assert torch.equal(masks[name], mask), name
+    original = BertModel.from_pretrained(pretrained)
+    for name, layer in srnet.masked_layers().items():  # the run's weights, saved with the masks
+        trained = layer.base_layer.weight
+        assert torch.all(trained[~masks[name]] == 0), f"{name}: a pruned weight moved in training"
+        if name.startswith("bert."):
+            start = original.get_submodule(name[len("bert.") :]).weight
+            assert not torch.equal(trained[masks[name]], start[masks[name]]), f"{name}: the kept weights trained"
+    merged = srnet.merge_and_unload()
+    for name, mask in expected.items():
+        weight = merged.get_submodule(name).weight
+        assert torch.all(weight[~mask] == 0) and torch.all(weight[mask] != 0), name
