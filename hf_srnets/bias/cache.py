@@ -36,10 +36,11 @@ CODE_MODULES = ("pipeline.py", "tokens.py", "features.py", "model.py", "vectors.
 KEYED_COLUMNS = ("id", "sentence1", "sentence2", "label")
 
 
-def code_version() -> str:
-    """SHA-256 (first 16 hex digits) of the source of the modules that compute p_b."""
+def code_version(folder: str | None = None) -> str:
+    """SHA-256 (first 16 hex digits) of the source of the modules that compute p_b (`CODE_MODULES` in `folder`,
+    default this package's folder)."""
     digest = hashlib.sha256()
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = folder or os.path.dirname(os.path.abspath(__file__))
     for name in CODE_MODULES:
         with open(os.path.join(here, name), "rb") as f:
             digest.update(name.encode() + b"\0" + f.read())
