@@ -10,7 +10,15 @@ from conftest import TINY, mnli_run_args, tiny_model
 from huggingface_hub import HfApi, ModelCard
 from transformers import AutoModelForSequenceClassification, BertConfig, BertModel
 
-from hf_srnets.card_info import base_weights, describe_split, describe_splits, portable
+from hf_srnets.card_info import (
+    OFFICIAL_ROWS,
+    TASK_DATASETS,
+    base_weights,
+    card_dataset,
+    describe_split,
+    describe_splits,
+    portable,
+)
 from hf_srnets.data import get_task
 from hf_srnets.hub import HubUploadError
 from hf_srnets.model_card import portable_card
@@ -179,6 +187,35 @@ def test_card_snippet_loads_the_saved_model_of_each_paradigm(kind, finetuned, da
         assert f'"{out / "early_start"}"' in _snippet(card)
     else:
         assert "the weights trained under them" in card and "masks only" not in card
+    if kind == "imp":  # the settings as the pruning config (MagnitudeConfig) recorded them
+        assert "iterative magnitude pruning (Algorithm 1): 10% of each matrix every 0.25 of training up to 20%" in card
+        assert (
+            "| imp_prune_ratio | 0.1 |" in card and "| imp_interval | 0.25 |" in card and "| rewind | False |" in card
+        )
+    if kind == "mask_from":
+        assert "weights fine-tuned in isolation under the fixed masks of" in card and "| pruning | none |" in card
+
+
+def test_official_rows_and_hub_datasets_come_from_the_task_registry():
+    assert OFFICIAL_ROWS == {
+        ("nyu-mll/glue", "mnli", "train"): 392_702,
+        ("nyu-mll/glue", "mnli", "validation_matched"): 9_815,
+        ("jhu-cogsci/hans", None, "validation"): 30_000,
+        ("nyu-mll/glue", "qqp", "train"): 363_846,
+        ("nyu-mll/glue", "qqp", "validation"): 40_430,
+        ("google-research-datasets/paws", "labeled_final", "test"): 8_000,
+    }
+    assert TASK_DATASETS == {
+        "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
+        "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
+    }
+    paws_wiki = get_task("qqp").ood[1]
+    assert card_dataset("paws_wiki", paws_wiki.source) == {
+        "name": "paws_wiki",
+        "type": "google-research-datasets/paws",
+        "config": "labeled_final",
+        "split": "test",
+    }
 
 
 def test_card_warns_when_the_new_classifier_stayed_random(pretrained, data_dir, tmp_path):

@@ -62,3 +62,27 @@ def test_row_with_a_removed_label_is_an_error_naming_row_label_and_fix(tmp_path)
         ValueError, match=r"row 1 \(id '2'\): label 'NOT ENOUGH INFO' is not among .*--task_labels; remove"
     ):
         load_file(str(path), task.label_names, aliases=task.label_aliases, excluded_labels=task.excluded_label_names)
+
+
+def test_tasks_own_their_evaluators_hub_ids_and_display_names():
+    from hf_srnets.data.tasks import display_name
+
+    fever = resolve_task("fever", "SUPPORTS,REFUTES")
+    assert [(s.name, s.kind, s.display_name) for s in fever.ood] == [
+        ("fever_symmetric_v1", "fever_symmetric", "FEVER-Symmetric v1"),
+        ("fever_symmetric_v2", "fever_symmetric", "FEVER-Symmetric v2"),
+    ]  # --task_labels keeps each set's evaluator
+    assert [s.kind for s in resolve_task("qqp", "duplicate,not_duplicate").ood] == ["paws", "paws"]
+    assert get_task("mnli").hub_datasets == ["nyu-mll/glue", "jhu-cogsci/hans"] and get_task("fever").hub_datasets == []
+    assert get_task("qqp").validation.official_rows == 40_430 and get_task("qqp").ood[0].source.official_rows is None
+    names = {n: display_name(n) for n in ("mnli", "qqp", "fever", "hans", "paws_qqp", "paws_wiki", "anli-r1", "mm")}
+    assert names == {
+        "mnli": "MNLI",
+        "qqp": "QQP",
+        "fever": "FEVER",
+        "hans": "HANS",
+        "paws_qqp": "PAWS-QQP",
+        "paws_wiki": "PAWS-Wiki",
+        "anli-r1": "ANLI-r1",  # a name of no known set: upper-cased up to its first dash
+        "mm": "MM",
+    }
