@@ -184,6 +184,9 @@ def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
         ("eval_mnli_accuracy", "MNLI accuracy"),
         ("eval_hans_non-entailment_accuracy", "HANS non-entailment accuracy"),
         ("eval_paws-qqp_f1", "PAWS-qqp f1"),
+        ("eval_paws_qqp_f1", "PAWS-QQP f1"),  # a known set: its display name (data/tasks.py)
+        ("eval_fever_symmetric_v2_accuracy", "FEVER-Symmetric v2 accuracy"),
+        ("eval_hans_lexical_overlap_entailment_accuracy", "HANS lexical overlap entailment accuracy"),
         ("eval_anli-r1_accuracy", "ANLI-r1 accuracy"),
         ("eval_loss", "loss"),
     ],
