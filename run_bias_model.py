@@ -29,66 +29,21 @@ from typing import Any
 from datasets import ClassLabel, Dataset
 from transformers import HfArgumentParser
 
+from hf_srnets.arguments import TaskDataArguments
 from hf_srnets.bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
 from hf_srnets.bias.report import near_uniform_warning
-from hf_srnets.data import TASKS, EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
+from hf_srnets.data import EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
 from hf_srnets.data.splits import check_same_inputs, label_options, ood_label_options, parse_ood_labels
 
 logger = logging.getLogger("run_bias_model")
 
 
 @dataclass
-class BiasModelArguments:
-    task: str = field(
-        metadata={
-            "help": "The task: its bias features, labels and default splits; custom: your files, with --task_labels.",
-            "choices": [*sorted(TASKS), "custom"],
-        }
-    )
-    output_dir: str = field(metadata={"help": "Where bias_<split>.jsonl and bias_report.json are written."})
-    data_dir: str | None = field(
-        default=None,
-        metadata={
-            "help": "Directory with the task's files (e.g. mnli/dev_matched.tsv, "
-            "hans/heuristics_evaluation_set.tsv); else the Hub is tried."
-        },
-    )
-    train_file: str | None = field(
-        default=None, metadata={"help": "Training set file (.tsv/.csv/.jsonl) instead of the task's train split."}
-    )
-    task_labels: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated labels: restrict the task to these (--task fever --task_labels "
-            "SUPPORTS,REFUTES is two-way FEVER), or name a custom task's labels (in the order of its integer ids)."
-        },
-    )
-    bias_model: str | None = field(
-        default=None,
-        metadata={
-            "help": "Bias features: overlap (word overlap of the two texts) or claim (max-pooled word vectors of "
-            "the first text). Default: the task's (mnli/qqp: overlap, fever: claim; custom: overlap for pairs, "
-            "claim for single texts).",
-            "choices": ["overlap", "claim"],
-        },
-    )
-    ood_file: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "NAME=PATH of a split to predict (repeatable; alias --predict_file). Replaces the default "
-            "splits (the task's validation and OOD sets). If NAME is one of the task's OOD sets (e.g. hans), its "
-            "labels are used; another NAME starting with hans is read like HANS, as in run_glue_sparse.py.",
-            "action": "extend",
-            "aliases": ["--predict_file"],
-        },
-    )
-    ood_labels: list[str] = field(
-        default_factory=list,
-        metadata={
-            "help": "NAME=LABEL0,LABEL1,... (repeatable): the labels that integer ids 0, 1, ... of --ood_file NAME "
-            "mean, as in run_glue_sparse.py.",
-            "action": "extend",
-        },
+class BiasModelArguments(TaskDataArguments):
+    """The task and its files (`TaskDataArguments`, shared with run_glue_sparse.py), then the bias model's own."""
+
+    output_dir: str = field(
+        kw_only=True, metadata={"help": "Where bias_<split>.jsonl and bias_report.json are written."}
     )
     vectors: str | None = field(
         default=None,
@@ -109,9 +64,6 @@ class BiasModelArguments:
         default=None, metadata={"help": "Cache for trained vectors (and Hub data). Default: <output_dir>/cache."}
     )
     seed: int = field(default=42, metadata={"help": "Seed of the vector training and the bias model."})
-    max_train_samples: int | None = field(
-        default=None, metadata={"help": "Train on the first N training examples only (as run_glue_sparse.py)."}
-    )
 
 
 def parse_ood_file(spec: str) -> tuple[str, str]:
@@ -147,10 +99,27 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
     unknown = sorted(set(ood_labels) - set(names))
     if unknown:
         raise ValueError(f"--ood_labels names {unknown}, but the --ood_file splits are {names}")
-    options: dict[str, Any] = {"aliases": task.label_aliases, "text_fields": task.text_fields}
+    train = load_train(args, task)
+    if predict:
+        splits = load_predict_files(task, predict, ood_labels)
+        check_same_inputs([("train", train), *splits.items()])
+        return train, splits
+    if task.name == "custom":
+        logger.info("--task custom without --ood_file: predicting the training set only")
+        return train, {}
+    return train, load_default_splits(args, task)
+
+
+def _read_options(task: TaskSpec) -> dict[str, Any]:
+    return {"aliases": task.label_aliases, "text_fields": task.text_fields}
+
+
+def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:
+    """`--train_file` or the task's training split, capped by `--max_train_samples`."""
     id_labels = label_options(task, task.label_names)
     if args.train_file:
-        train = load_file(args.train_file, task.label_names, name=f"train ({args.train_file})", **options, **id_labels)
+        name = f"train ({args.train_file})"
+        train = load_file(args.train_file, task.label_names, name=name, **_read_options(task), **id_labels)
     elif task.name == "custom":
         raise ValueError("--task custom has no default training set: pass --train_file")
     else:
@@ -160,36 +129,44 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
             name="train",
             data_dir=args.data_dir,
             cache_dir=args.cache_dir,
-            **options,
+            **_read_options(task),
             **id_labels,
         )
     if args.max_train_samples is not None:
         if args.max_train_samples < 1:
             raise ValueError(f"--max_train_samples must be positive, got {args.max_train_samples}")
         train = train.select(range(min(args.max_train_samples, len(train))))
+    return train
+
+
+def load_predict_files(
+    task: TaskSpec, predict: list[tuple[str, str]], ood_labels: dict[str, Any]
+) -> dict[str, Dataset]:
+    """The `--ood_file NAME=PATH` splits, each with its labels (a task's OOD set by NAME, else read like one)."""
     ood = {s.name: s for s in task.ood}
     splits: dict[str, Dataset] = {}
-    if predict:
-        for name, path in predict:
-            eval_set = ood[name] if name in ood else ood_file_set(f"{name}={path}", task)
-            eval_set = EvalSet(name, eval_set.source, eval_set.label_names, eval_set.kind)
-            eval_set, labels = ood_label_options(task, eval_set, ood_labels.get(name))
-            ds = load_file(path, eval_set.label_names, name=f"{name} ({path})", **options, **labels)
-            splits[name] = _with_label_names(ds, tuple(eval_set.label_names), task)
-        check_same_inputs([("train", train), *splits.items()])
-        return train, splits
-    if task.name == "custom":
-        logger.info("--task custom without --ood_file: predicting the training set only")
-        return train, splits
-    splits["validation"] = load_source(
-        task.validation,
-        task.label_names,
-        name="validation",
-        data_dir=args.data_dir,
-        cache_dir=args.cache_dir,
-        **options,
-        **id_labels,
-    )
+    for name, path in predict:
+        eval_set = ood[name] if name in ood else ood_file_set(f"{name}={path}", task)
+        eval_set = EvalSet(name, eval_set.source, eval_set.label_names, eval_set.kind)
+        eval_set, labels = ood_label_options(task, eval_set, ood_labels.get(name))
+        ds = load_file(path, eval_set.label_names, name=f"{name} ({path})", **_read_options(task), **labels)
+        splits[name] = _with_label_names(ds, tuple(eval_set.label_names), task)
+    return splits
+
+
+def load_default_splits(args: BiasModelArguments, task: TaskSpec) -> dict[str, Dataset]:
+    """The task's validation split and its OOD sets (a set that cannot be read is skipped with a warning)."""
+    splits = {
+        "validation": load_source(
+            task.validation,
+            task.label_names,
+            name="validation",
+            data_dir=args.data_dir,
+            cache_dir=args.cache_dir,
+            **_read_options(task),
+            **label_options(task, task.label_names),
+        )
+    }
     for eval_set in task.ood:
         eval_set, labels = ood_label_options(task, eval_set, None)
         try:
@@ -199,14 +176,14 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
                 name=eval_set.name,
                 data_dir=args.data_dir,
                 cache_dir=args.cache_dir,
-                **options,
+                **_read_options(task),
                 **labels,
             )
         except (FileNotFoundError, OSError) as err:
             logger.warning("Skipping OOD set %s: %s", eval_set.name, err)
             continue
         splits[eval_set.name] = _with_label_names(ds, tuple(eval_set.label_names), task)
-    return train, splits
+    return splits
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

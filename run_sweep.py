@@ -39,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.data.splits import resolve_task
 from hf_srnets.sweep import (
     RUN_META,
     aggregate,
@@ -51,11 +53,24 @@ from hf_srnets.sweep import (
     run_dir,
     write_csv,
 )
-from run_glue_sparse import dict_to_argv, parse_args, resolve_task, validate_args
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_glue_sparse.py")
+
+
+def dict_to_argv(config: dict[str, Any]) -> list[str]:
+    """A run's options as run_glue_sparse.py flags (parsed by its one parser, `hf_srnets.cli`):
+    `{"sparsity": 0.5, "do_train": True}` -> `["--sparsity", "0.5", "--do_train", "true"]`; lists spread."""
+    argv: list[str] = []
+    for key, value in config.items():
+        if isinstance(value, list):
+            argv += [f"--{key}", *map(str, value)]
+        elif isinstance(value, bool):
+            argv += [f"--{key}", str(value).lower()]
+        elif value is not None:
+            argv += [f"--{key}", str(value)]
+    return argv
 
 
 def expand(value: Any, seed: int, output_dir: str) -> Any:
@@ -114,8 +129,9 @@ def recipe_from_run_args(
             raise ValueError(
                 f"{flag} is set by the sweep for every run: remove it from the run_glue_sparse.py arguments"
             )
-    model_args, data_args, args = parse_args([*run_argv, "--output_dir", output_dir])
-    validate_args(model_args, data_args, args)
+    run = parse_args([*run_argv, "--output_dir", output_dir])
+    validate_args(run)
+    model_args, data_args, args = run.model, run.data, run.training
     method: dict[str, Any] = {"argv": list(run_argv), "pruning": model_args.pruning}
     if model_args.mask_from:
         method["mask_from"] = model_args.mask_from

@@ -1,6 +1,9 @@
-"""The command-line arguments of `run_glue_sparse.py` (model/pruning and data), parsed by `HfArgumentParser`.
+"""The command-line arguments of `run_glue_sparse.py` (model and data) and the data options that
+`run_bias_model.py` shares with it (`TaskDataArguments`), parsed by `HfArgumentParser`.
 
-Help strings go through argparse's %-formatting: write a literal percent sign as `%%`.
+The pruning options live in the pruning methods' configs (`hf_srnets.pruning`) and the training options in
+`SRNetTrainingArguments`; `hf_srnets.cli.parser` declares each option once. Help strings go through argparse's
+%-formatting: write a literal percent sign as `%%`.
 """
 
 from __future__ import annotations
@@ -16,39 +19,18 @@ class ModelArguments:
     pruning: str = field(
         default="none",
         metadata={
-            "help": "none (full fine-tuning), mask (mask training), imp or imp-rw (iterative magnitude "
-            "pruning, with rewinding to the starting weights: Algorithm 1). Any method but none searches a "
-            "subnetwork, so it trains (implies --do_train)."
+            "help": "none (full fine-tuning), mask (mask training; the method `threshold`), imp or imp-rw "
+            "(iterative magnitude pruning, with rewinding to the starting weights: Algorithm 1; the method "
+            "`magnitude`), or the name of any registered pruning method (hf_srnets.pruning). Any method but none "
+            "searches a subnetwork, so it trains (implies --do_train)."
         },
     )
-    imp_prune_ratio: float = field(default=0.1, metadata={"help": "IMP: Δs pruned per round (Table 4: 10%%)."})
-    imp_interval: float = field(default=0.1, metadata={"help": "IMP: Δt between rounds, fraction of t_max (0.1)."})
     mask_from: str | None = field(
         default=None,
         metadata={
             "help": "Fine-tune a found subnetwork in isolation (paradigm b): apply the masks saved in this "
             "dir or Hub repo to the model and train its remaining weights; pruned weights stay 0."
         },
-    )
-    sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
-    initial_sparsity: float | None = field(
-        default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
-    )
-    schedule_end: float = field(default=0.8, metadata={"help": "Fraction of training where the cubic ramp ends."})
-    mask_init: str = field(default="hard", metadata={"help": "hard (appendix Eq. 1) or soft (Eq. 2)."})
-    mask_alpha: float = field(default=2.0, metadata={"help": "α of the hard init (Table 4: 2)."})
-    mask_threshold: float = field(default=0.01, metadata={"help": "φ of the hard init (Table 4: 0.01)."})
-    threshold_update_interval: int | None = field(
-        default=None, metadata={"help": "Δt_φ in steps; default: --eval_steps (Table 4), else 1000."}
-    )
-    sparsity_scope: str = field(default="local", metadata={"help": "local (per matrix, the paper) or global."})
-    mask_classifier: bool = field(default=True, metadata={"help": "Mask the classifier weight W_cls too."})
-    trainable_classifier: bool | None = field(
-        default=None,
-        metadata={"help": "Train the classifier with the masks; default: only if it is newly initialised."},
-    )
-    target_modules: str | None = field(
-        default=None, metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."}
     )
     early_start_patience: int | None = field(
         default=None,
@@ -77,17 +59,46 @@ class ModelArguments:
 
 
 @dataclass
-class DataArguments:
+class TaskDataArguments:
+    """The task and its files: what `run_glue_sparse.py` and `run_bias_model.py` both read."""
+
     task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --task_labels)."})
-    data_dir: str | None = field(default=None, metadata={"help": "Local data dir (layout in README)."})
-    train_file: str | None = field(default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl)."})
-    validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
+    data_dir: str | None = field(
+        default=None,
+        metadata={
+            "help": "Directory with the task's files (layout in README, e.g. mnli/dev_matched.tsv, "
+            "hans/heuristics_evaluation_set.tsv); a split not found there is read from the Hub."
+        },
+    )
+    train_file: str | None = field(
+        default=None, metadata={"help": "Training file (.tsv, .csv, .jsonl) instead of the task's train split."}
+    )
+    task_labels: str | None = field(
+        default=None,
+        metadata={
+            "help": "Comma-separated label names: required for --task custom (in the order of its integer ids); "
+            "for a named task, its labels to use in this order (names or aliases), e.g. --task fever "
+            "--task_labels SUPPORTS,REFUTES for 2-way FEVER."
+        },
+    )
+    bias_model: str | None = field(
+        default=None,
+        metadata={
+            "help": "overlap|claim: the bias-only model's features, overlap (word overlap of the two texts) or "
+            "claim (max-pooled word vectors of the first text). Default: the task's own, overlap for mnli/qqp, "
+            "claim for fever; for custom tasks overlap for pairs, claim for single texts. run_glue_sparse.py "
+            "fits it in the run when no --bias_predictions is given."
+        },
+    )
     # "extend": repeated flags add up (argparse's default would keep only the last one)
     ood_file: list[str] = field(
         default_factory=list,
         metadata={
-            "help": "NAME=PATH, repeatable: extra OOD sets. A NAME of a default OOD set (e.g. hans) replaces it.",
+            "help": "NAME=PATH, repeatable (alias --predict_file). run_glue_sparse.py: an extra OOD set, a NAME "
+            "of a default OOD set (e.g. hans) replacing it. run_bias_model.py: a split to predict, replacing the "
+            "default ones (the task's validation and OOD sets); a NAME starting with hans is read like HANS.",
             "action": "extend",
+            "aliases": ["--predict_file"],
         },
     )
     ood_labels: list[str] = field(
@@ -100,6 +111,14 @@ class DataArguments:
             "action": "extend",
         },
     )
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
+
+
+@dataclass
+class DataArguments(TaskDataArguments):
+    """The data options of `run_glue_sparse.py`: evaluation sets, sample caps and probability columns."""
+
+    validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
     skip_incomplete_rows: bool = field(
         default=False,
         metadata={
@@ -115,28 +134,13 @@ class DataArguments:
         },
     )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
-    task_labels: str | None = field(
-        default=None,
-        metadata={
-            "help": "Comma-separated label names: required for --task custom; for a named task, its labels to use "
-            "in this order (names or aliases), e.g. --task fever --task_labels SUPPORTS,REFUTES for 2-way FEVER."
-        },
-    )
     max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
-    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N ID dev rows."})
     max_ood_samples: int | None = field(
         default=None, metadata={"help": "Use N rows of each OOD set, drawn evenly across it (keeps HANS cells)."}
     )
     bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
     teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
-    bias_model: str | None = field(
-        default=None,
-        metadata={
-            "help": "overlap|claim: the bias model fitted in the run when no --bias_predictions is given (default: "
-            "the task's own, overlap for mnli/qqp, claim for fever and single-text custom tasks)."
-        },
-    )
     bias_vectors: str | None = field(
         default=None,
         metadata={

@@ -10,6 +10,7 @@ from conftest import mnli_run_args
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from hf_srnets.data import get_task, load_file
+from hf_srnets.trainer import SRNetTrainer
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse
@@ -62,20 +63,20 @@ def test_bias_predictions_follow_the_checkpoints_label_order(minilm, data_dir, t
             probs[label] = 0.8  # task order: the gold label gets 0.8
             f.write(json.dumps({"id": ex_id, "probs": probs}) + "\n")
     captured = {}
-    original = run_glue_sparse.SRNetTrainer.__init__
+    original = SRNetTrainer.__init__
 
     def spy(self, *args, **kwargs):
         captured["train"] = kwargs.get("train_dataset")
         original(self, *args, **kwargs)
 
-    run_glue_sparse.SRNetTrainer.__init__ = spy
+    SRNetTrainer.__init__ = spy
     try:
         run_glue_sparse.main(
             _args(model, data_dir, tmp_path / "out", "--do_train", "--loss", "poe", "--bias_predictions", str(bias))
             + ["--max_steps", "1"]
         )
     finally:
-        run_glue_sparse.SRNetTrainer.__init__ = original
+        SRNetTrainer.__init__ = original
     rows = captured["train"]
     assert len(rows) == 32
     for label, probs in zip(rows["label"], rows["bias_probs"]):

@@ -11,7 +11,9 @@ from conftest import mnli_run_args
 from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.data import get_task, load_file
+from hf_srnets.data.splits import load_splits, resolve_task
 from hf_srnets.hub import HubUploadError
 from hf_srnets.masking import SRNetModel
 
@@ -158,9 +160,9 @@ def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
     ],
 )
 def test_settings_that_do_not_apply_are_refused_before_loading(flags, error):
-    args = run_glue_sparse.parse_args(["--model_name_or_path", "m", "--output_dir", "o", *flags])
+    run = parse_args(["--model_name_or_path", "m", "--output_dir", "o", *flags])
     with pytest.raises(ValueError, match=re.escape(error)):
-        run_glue_sparse.validate_args(*args)
+        validate_args(run)
 
 
 def test_yaml_config_with_overriding_flags(tmp_path):
@@ -169,17 +171,18 @@ def test_yaml_config_with_overriding_flags(tmp_path):
         "model_name_or_path: m\ntask: mnli\npruning: mask\nsparsity: 0.5\nloss: poe\n"
         "do_train: true\nood_file: [a=x.tsv, b=y.tsv]\noutput_dir: o\n"
     )
-    model_args, data_args, args = run_glue_sparse.parse_args([str(config), "--sparsity", "0.7"])
-    assert model_args.pruning == "mask" and model_args.sparsity == 0.7 and args.loss == "poe" and args.do_train
-    assert data_args.ood_file == ["a=x.tsv", "b=y.tsv"]
+    run = parse_args([str(config), "--sparsity", "0.7"])
+    assert run.model.pruning == "mask" and run.pruning.sparsity == 0.7 and run.training.loss == "poe"
+    assert run.training.do_train and run.data.ood_file == ["a=x.tsv", "b=y.tsv"]
     json_config = tmp_path / "c.json"
-    json_config.write_text(json.dumps({"model_name_or_path": "m", "output_dir": "o", "mask_init": "soft"}))
-    assert run_glue_sparse.parse_args([str(json_config)])[0].mask_init == "soft"
+    config = {"model_name_or_path": "m", "output_dir": "o", "pruning": "mask", "mask_init": "soft"}
+    json_config.write_text(json.dumps(config))
+    assert parse_args([str(json_config)]).pruning.mask_init == "soft"
 
 
 def test_repeated_list_flags_add_up():
     base = ["--model_name_or_path", "m", "--output_dir", "o"]
-    _, data_args, _ = run_glue_sparse.parse_args(
+    data_args = parse_args(
         base
         + [
             "--ood_file",
@@ -192,16 +195,16 @@ def test_repeated_list_flags_add_up():
             "--extra_train",
             "p=p.tsvx2",
         ]
-    )
+    ).data
     assert data_args.ood_file == ["a=x.tsv", "b=y.tsv", "c=z.tsv"]
     assert data_args.extra_train == ["h=h.tsv", "p=p.tsvx2"]
-    assert run_glue_sparse.parse_args(base)[1].ood_file == []  # the default list is not shared between parses
+    assert parse_args(base).data.ood_file == []  # the default list is not shared between parses
 
 
 def test_example_recipes_parse():
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
     for name in ["mnli_full_ce_bert_base.yaml", "mnli_mask_poe_bert_base.yaml"]:
-        _, _, args = run_glue_sparse.parse_args([os.path.join(root, name)])
+        args = parse_args([os.path.join(root, name)]).training
         assert args.per_device_train_batch_size == 32 and args.max_steps == -1
 
 
@@ -393,13 +396,13 @@ def test_search_from_an_intermediate_fine_tuning_checkpoint(minilm, data_dir, tm
 
 def test_ood_files_named_hans_are_scored_like_hans(data_dir):
     hans, mnli_mm = data_dir / "hans" / "heuristics_evaluation_set.tsv", data_dir / "mnli" / "dev_mismatched.tsv"
-    _, data_args, _ = run_glue_sparse.parse_args(
+    data_args = parse_args(
         ["--model_name_or_path", "m", "--output_dir", "o", "--data_dir", str(data_dir), "--no_default_ood"]
         + ["--validation_file", str(mnli_mm), "--train_file", str(mnli_mm)]
         + ["--ood_file", f"hans_again={hans}", f"mm={mnli_mm}"]
-    )
-    task = run_glue_sparse.resolve_task(data_args)
-    _, _, ood = run_glue_sparse.load_splits(task, data_args, None)
+    ).data
+    task = resolve_task(data_args)
+    _, _, ood = load_splits(task, data_args, None)
     (hans_set, hans_data), (mm_set, mm_data) = ood
     assert (hans_set.name, hans_set.kind, hans_set.label_names) == (
         "hans_again",

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.data import custom_task, get_task
 from hf_srnets.sweep import (
     RUN_META,
@@ -160,8 +161,6 @@ def test_recipe_values_expand_seed_output_dir_and_environment(tmp_path, monkeypa
 def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
     import yaml
 
-    import run_glue_sparse
-
     monkeypatch.setenv("MINILM", "/models/minilm")
     monkeypatch.setenv("DATA_DIR", "/data")
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
@@ -170,10 +169,11 @@ def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
     runs = run_sweep.planned_runs(recipe)
     assert runs
     for _method, sparsity, seed, argv in runs:
-        model_args, data_args, args = run_glue_sparse.parse_args(argv)
-        run_glue_sparse.validate_args(model_args, data_args, args)
+        run = parse_args(argv)
+        validate_args(run)
+        model_args, data_args, args = run.model, run.data, run.training
         assert args.seed == seed and data_args.train_file == "/data/mnli/dev_mismatched.tsv"
-        assert (model_args.sparsity == sparsity) if model_args.pruning != "none" else sparsity == 0.0
+        assert (run.pruning.sparsity == sparsity) if model_args.pruning != "none" else sparsity == 0.0
         if model_args.pruning != "none":  # paradigm (a): the search starts from the full ce model of its seed
             assert model_args.model_name_or_path.endswith(f"full_ce/s0/seed{seed}")
 
@@ -218,8 +218,6 @@ def _fake_runner(calls):
 
 
 def test_a_run_glue_sparse_command_sweeps_without_a_recipe(tmp_path):
-    import run_glue_sparse
-
     run_args = ["--model_name_or_path", "m", "--task", "mnli", "--pruning", "mask", "--loss", "poe"]
     run_args += ["--bias_predictions", "b.jsonl", "--do_train", "--ood_file", "hans_sub=h.tsv"]
     calls = []
@@ -229,10 +227,11 @@ def test_a_run_glue_sparse_command_sweeps_without_a_recipe(tmp_path):
     assert len(calls) == 4
     planned = set()
     for call in calls:
-        model_args, data_args, args = run_glue_sparse.parse_args(call)
+        run = parse_args(call)
+        model_args, data_args, args = run.model, run.data, run.training
         assert model_args.pruning == "mask" and args.loss == "poe" and data_args.ood_file == ["hans_sub=h.tsv"]
-        assert args.output_dir == run_dir(out, "mask_poe", model_args.sparsity, args.seed)
-        planned.add((model_args.sparsity, args.seed))
+        assert args.output_dir == run_dir(out, "mask_poe", run.pruning.sparsity, args.seed)
+        planned.add((run.pruning.sparsity, args.seed))
     assert planned == {(0.3, 1), (0.3, 2), (0.5, 1), (0.5, 2)}
     # default metrics (the --ood_file set has no results here, so it is left out of the rows)
     assert [k for k in rows[0] if k.endswith("_mean")] == ["eval_mnli_accuracy_mean", "eval_hans_accuracy_mean"]
@@ -304,7 +303,8 @@ def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
         f.write("{}")
 
     def runner(argv):
-        model_args, _, args = run_sweep.parse_args(argv)
+        run = parse_args(argv)
+        model_args, args = run.model, run.training
         with prepare_output_dir(
             args.output_dir, overwrite=model_args.overwrite_output_dir, resume=None, is_main_process=True
         ):

@@ -1,0 +1,102 @@
+"""The data phase of a run: read the splits, attach p_b/p_t, adopt the checkpoint's label order, cap, tokenise."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import transformers
+from datasets import Dataset
+from transformers import AutoTokenizer
+
+from ..arguments import DataArguments, ModelArguments
+from ..bias.attach import attach_probabilities
+from ..data import EvalSet, TaskSpec
+from ..data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
+from ..label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
+from ..training_args import SRNetTrainingArguments
+
+
+@dataclass
+class RunData:
+    """The splits of a run as used. `task_order` is the task's label order before a checkpoint's own order was
+    adopted (prediction files are read and written in it); `*_tok` are the tokenised splits."""
+
+    task: TaskSpec
+    task_order: tuple[str, ...]
+    full_train: Dataset
+    train: Dataset
+    validation: Dataset
+    ood: list[tuple[EvalSet, Dataset]]
+    bias_desc: str | None
+    tokenizer: Any = None
+    train_tok: Dataset | None = None
+    validation_tok: Dataset | None = None
+    ood_tok: list[tuple[EvalSet, Dataset]] = dataclasses.field(default_factory=list)
+
+
+def run_task(data_args: DataArguments) -> TaskSpec:
+    """The task of the run, with `--bias_model` when given."""
+    task = resolve_task(data_args)
+    if data_args.bias_model is not None:
+        task = dataclasses.replace(task, bias_model=data_args.bias_model)
+    return task
+
+
+def read_data(
+    task: TaskSpec, model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments
+) -> RunData:
+    """Load the splits (the main process first: it writes the caches), cap the training rows, mix in
+    `--extra_train`, attach the probability columns, adopt the checkpoint's label order and cap the eval sets."""
+    with args.main_process_first(desc="loading data"):
+        full_train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
+        train = full_train
+        if data_args.max_train_samples is not None:
+            train = full_train.select(range(min(data_args.max_train_samples, len(full_train))))
+        eval_splits = {"validation": validation, **{s.name: d for s, d in ood}}
+        if data_args.extra_train:
+            train = add_extra_training_data(train, task, data_args.extra_train, data_args, ood)
+        train, bias_desc = attach_probabilities(train, full_train, task, data_args, args, eval_splits)
+    task_order = task.label_names
+    task, train, validation, ood = align_labels(model_args, task, train, validation, ood)
+    if data_args.max_eval_samples is not None:
+        validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
+    ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
+    return RunData(task, task_order, full_train, train, validation, ood, bias_desc)
+
+
+def align_labels(
+    model_args: ModelArguments, task: TaskSpec, train: Dataset, validation: Dataset, ood: list[tuple[EvalSet, Dataset]]
+) -> tuple[TaskSpec, Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
+    """Adopt a fine-tuned checkpoint's own label order (by name): remap gold ids and p_b/p_t columns to it."""
+    config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
+    order = checkpoint_label_order(config, task, model_args.model_name_or_path)
+    if order is None or tuple(order) == tuple(task.label_names):
+        return task, train, validation, ood
+    perm = label_permutation(task.label_names, order)
+    old = tuple(task.label_names)
+    ood = [
+        (dataclasses.replace(s, label_names=tuple(order)), remap_dataset(d, perm)) if s.label_names == old else (s, d)
+        for s, d in ood
+    ]
+    return reorder_task(task, order), remap_dataset(train, perm), remap_dataset(validation, perm), ood
+
+
+def tokenize_data(
+    data: RunData, model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments
+) -> None:
+    """Load the tokenizer and tokenise every split (one text or a pair, truncated to `--max_seq_length`)."""
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
+    )
+
+    def tokenize(batch: dict[str, list]) -> dict[str, list]:
+        texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())
+        return tokenizer(*texts, truncation=True, max_length=data_args.max_seq_length)
+
+    with args.main_process_first(desc="tokenizing"):
+        data.train_tok = data.train.map(tokenize, batched=True, desc="tokenizing train")
+        data.validation_tok = data.validation.map(tokenize, batched=True, desc="tokenizing validation")
+        data.ood_tok = [(s, d.map(tokenize, batched=True, desc=f"tokenizing {s.name}")) for s, d in data.ood]
+    data.tokenizer = tokenizer

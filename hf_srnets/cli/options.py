@@ -1,0 +1,141 @@
+"""The options of `run_glue_sparse.py`: one parser over the model, data, pruning and training dataclasses.
+
+The pruning options are the fields of `PruningConfig` (common to every method) and the own fields of each
+registered method's `config_class`, read from the registry when the parser is built, so a method registered at any
+time (a test, a plugin) gets its flags. `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
+method name) and its config is built from the options given; an option of another method only is an error.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..arguments import DataArguments, ModelArguments
+from ..losses import LOSSES
+from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, resolve_pruning
+from ..training_args import SRNetTrainingArguments
+from .parser import SRNetArgumentParser, cli_field_names
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RunArguments:
+    """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`) and `given` the
+    options given explicitly (config file and command line), by field name."""
+
+    model: ModelArguments
+    data: DataArguments
+    pruning: PruningConfig | None
+    training: SRNetTrainingArguments
+    given: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def method(self) -> type[PruningMethod] | None:
+        """The pruning method of the run, None without pruning."""
+        return None if self.model.pruning == "none" else resolve_pruning(self.model.pruning)[0]
+
+
+def build_parser() -> SRNetArgumentParser:
+    """The parser of every option, pruning methods' from the registry as it is now."""
+    configs = [method.config_class for method in PRUNING_METHODS.values()]
+    return SRNetArgumentParser([ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments])
+
+
+def method_options() -> dict[str, str]:
+    """Each option that only some methods have (a method config's own field, in declaration order) -> the first
+    method that has it; `mask_learning_rate` belongs to the methods that train scores."""
+    common = cli_field_names(PruningConfig)
+    owners: dict[str, str] = {}
+    for name, method in PRUNING_METHODS.items():
+        for field in dataclasses.fields(method.config_class):
+            if field.name in cli_field_names(method.config_class) - common:
+                owners.setdefault(field.name, name)
+    scorers = [name for name, method in PRUNING_METHODS.items() if method.trains_scores]
+    if scorers:
+        owners["mask_learning_rate"] = scorers[0]
+    return owners
+
+
+def parse_args(argv: list[str] | None = None) -> RunArguments:
+    """Parse flags; a leading `.json`/`.yaml` file gives options and later flags override them."""
+    parser = build_parser()
+    given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
+    model = parser.build(ModelArguments, given)
+    data = parser.build(DataArguments, given)
+    training = parser.build(SRNetTrainingArguments, given)
+    pruning = None
+    if model.pruning != "none":
+        method, overrides = resolve_pruning(model.pruning)
+        pruning = parser.build(method.config_class, given, **overrides)
+    return RunArguments(model, data, pruning, training, given)
+
+
+def refuse_other_methods_options(run: RunArguments) -> None:
+    """Raise `ValueError` for options given that only other methods than the selected one have."""
+    method = run.method
+    own = cli_field_names(method.config_class) if method is not None else set()
+    if method is not None and method.trains_scores:
+        own.add("mask_learning_rate")
+    owners = method_options()
+    foreign = [o for o in owners if o in run.given and o not in own and run.given[o] is not None]
+    if not foreign:
+        return
+    methods = sorted({owners[o] for o in foreign})
+    what = "mask training" if methods == ["threshold"] else f"--pruning {' / '.join(methods)}"
+    raise ValueError(
+        f"{', '.join(f'--{o}' for o in foreign)} configure {what} and would do nothing with --pruning "
+        f"{run.model.pruning}: use --pruning {' or '.join(methods)}, or drop them."
+    )
+
+
+def validate_args(run: RunArguments) -> None:
+    """The checks that need several dataclasses together; turns training on for a search (`--do_train`)."""
+    model, data, args = run.model, run.data, run.training
+    if model.early_start_patience is not None and not (args.eval_strategy == "steps" and args.eval_steps):
+        raise ValueError(
+            "--early_start_patience needs --eval_strategy steps --eval_steps N (the patience counts evaluations)"
+        )
+    if model.mask_from and model.pruning != "none":
+        raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
+    refuse_other_methods_options(run)
+    if run.pruning is None:
+        validate_unpruned(run)
+    else:
+        validate_method(run)
+    needs = LOSSES[args.loss].requires
+    if "teacher_probs" in needs and not data.teacher_predictions:
+        raise ValueError(
+            f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
+            "--write_train_predictions from a CE fine-tuned model."
+        )
+    if data.bias_model not in (None, "overlap", "claim"):
+        raise ValueError(
+            f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data.bias_model!r}"
+        )
+    for spec in data.ood_file:
+        if "=" not in spec:
+            raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
+
+
+def validate_unpruned(run: RunArguments) -> None:
+    """`--pruning none`: the common pruning options parse and do nothing, but must be valid."""
+    sparsity = run.given.get("sparsity", 0.0)
+    if not 0.0 <= sparsity < 1.0:
+        raise ValueError(f"--sparsity must be in [0, 1), got {sparsity}")
+
+
+def validate_method(run: RunArguments) -> None:
+    """A pruning method: the method's own checks (on a copy of its config) and training on."""
+    method, args = run.method, run.training
+    # the run-dependent checks (IMP rounds) before any data is read; the run prepares its own config later
+    method.prepare_config(copy.deepcopy(run.pruning), args, fresh_head=False)
+    if not args.do_train:
+        # a search: evaluating the initial mask and writing a card as if it had run is wrong
+        logger.info(f"--pruning {run.model.pruning} searches a subnetwork: training is on (--do_train)")
+        args.do_train = True

@@ -1,0 +1,114 @@
+"""The output phase of a run: results, sparsity report, model card, merged checkpoint, train predictions, upload."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+from ..card_info import describe_splits, merged_card_info, run_card_info
+from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
+from ..evaluation import softmax
+from ..hub import MERGED_DIR, push_run, save_merged
+from ..label_alignment import label_permutation, to_task_order
+from ..model_card import render_model_card
+from .data import RunData
+from .options import RunArguments
+
+logger = logging.getLogger(__name__)
+
+
+def save_outputs(
+    run: RunArguments,
+    trainer: Any,
+    data: RunData,
+    results: dict[str, Any],
+    metric_rows: list[tuple[str, str, dict[str, Any]]],
+    *,
+    sparsity: dict[str, Any] | None,
+    fresh_head: bool,
+    repo_id: str | None,
+) -> None:
+    """Write all_results.json, sparsity_report.json, the card (README.md) and, if asked, the merged checkpoint.
+
+    `sparsity` is the pruned model's `sparsity_report()`; `repo_id` the Hub repo the card is for (None: a card
+    for the local output dir)."""
+    args, srnet = run.training, trainer.srnet_model
+    os.makedirs(args.output_dir, exist_ok=True)
+    trainer.save_metrics("all", results, combined=False)
+    if sparsity is not None:
+        with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
+            json.dump(sparsity, f, indent=2)
+    # the card states the data as read (files, subsets) and the effective settings of the saved model
+    splits = describe_splits(
+        data.task,
+        run.data,
+        train_rows=len(data.train),
+        train_total=len(data.full_train),
+        validation_rows=len(data.validation),
+        ood=[(s, len(d)) for s, d in data.ood],
+        id_name=id_set_name(data.task),
+    )
+    info = run_card_info(
+        run.model,
+        run.data,
+        args,
+        task=data.task,
+        results=results,
+        metric_rows=metric_rows,
+        splits=splits,
+        bias_desc=data.bias_desc,
+        srnet=srnet,
+        model=trainer.model,
+        repo_id=repo_id,
+        random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
+    )
+    with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
+        f.write(render_model_card(info))
+    if srnet is not None and (run.model.save_merged or run.model.push_merged):
+        save_merged_model(run, srnet, data.tokenizer, info)
+
+
+def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, info: dict[str, Any]) -> None:
+    """`--save_merged`/`--push_merged`: OUTPUT_DIR/merged, a plain checkpoint with its own card."""
+    args, model_args = run.training, run.model
+    merged_repo = model_args.hub_merged_model_id or f"{hub_repo_id(args)}-merged"
+    merged_at = merged_repo if model_args.push_merged else os.path.join(args.output_dir, MERGED_DIR)
+    save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_card_info(info, merged_at)))
+
+
+def hub_repo_id(args: Any) -> str:
+    """The Hub repo of the run: `--hub_model_id`, else the output dir's name."""
+    return args.hub_model_id or os.path.basename(os.path.normpath(args.output_dir))
+
+
+def write_train_predictions(run: RunArguments, trainer: Any, data: RunData) -> None:
+    """`--write_train_predictions`: the model's softmax on the train set, in the task's order (p_t for confreg)."""
+    path = run.data.write_train_predictions
+    train_tok = data.train_tok
+    output = trainer.predict(
+        train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names])
+    )
+    if run.training.should_save:
+        probs = to_task_order(softmax(output.predictions), label_permutation(data.task_order, data.task.label_names))
+        write_predictions(path, data.train["id"], probs)
+        logger.info(f"Wrote train-set predictions to {path}")
+
+
+def push_outputs(run: RunArguments, pruned: bool, push_to_hub: bool) -> None:
+    """Upload the run: the mask repo (or the full model when not pruning) and, if asked, the merged checkpoint.
+
+    Every upload is tried; a failure names each upload still to do with its retry command (`hub.push_run`)."""
+    args, model_args = run.training, run.model
+    repo_id = hub_repo_id(args)
+    merged = (model_args.hub_merged_model_id or f"{repo_id}-merged") if model_args.push_merged and pruned else None
+    if push_to_hub or merged:
+        push_run(
+            args.output_dir,
+            repo_id if push_to_hub else None,
+            merged,
+            token=args.hub_token,
+            private=args.hub_private_repo,
+            pruned=pruned,
+        )

@@ -1,0 +1,154 @@
+"""`SRNetArgumentParser`: an `HfArgumentParser` over dataclasses that share options, each declared once.
+
+Several dataclasses may hold a field of the same name (every pruning method's config holds the common
+`PruningConfig` fields): the option is added once, by the first dataclass that has it, and its value reaches every
+dataclass that has the field. A field with `metadata={"cli": False}` (what a config records, not what a user sets)
+is not an option. `metadata={"aliases": ["--old_name"]}` keeps an old spelling, on the command line and as a key of
+a config file.
+
+Values are collected as a dict of the options *given* (a config file's keys, then the command line's flags, which
+override them) and the dataclasses are built from it with the semantics of `HfArgumentParser.parse_dict` (what
+`parse_yaml_file`/`parse_json_file` call): a field not given keeps its dataclass default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import types
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import yaml
+from transformers import HfArgumentParser
+
+CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def is_cli_field(field: dataclasses.Field) -> bool:
+    """Whether a dataclass field is a command-line option (not `init=False`, not `metadata={"cli": False}`)."""
+    return field.init and field.metadata.get("cli", True)
+
+
+def cli_field_names(dtype: type) -> set[str]:
+    """The names of the fields of `dtype` that are command-line options."""
+    return {f.name for f in dataclasses.fields(dtype) if is_cli_field(f)}
+
+
+def dashed_spellings(aliases: str | Iterable[str]) -> list[str]:
+    """`["--mask_alpha"]` -> `["--mask_alpha", "--mask-alpha"]`."""
+    spellings: list[str] = []
+    for alias in [aliases] if isinstance(aliases, str) else aliases:
+        dashed = "--" + alias.removeprefix("--").replace("_", "-")
+        spellings += [alias] + ([dashed] if alias.startswith("--") and dashed != alias else [])
+    return list(dict.fromkeys(spellings))
+
+
+class SRNetArgumentParser(HfArgumentParser):
+    """`HfArgumentParser` where an option shared by several dataclasses is declared (and parsed) once."""
+
+    def __init__(self, dataclass_types: Iterable[type], **kwargs: Any) -> None:
+        self._declared: set[str] = set()
+        super().__init__(list(dataclass_types), **kwargs)
+
+    def _add_dataclass_arguments(self, dtype: type) -> None:
+        """Add the options of `dtype` that no earlier dataclass added (see `HfArgumentParser`)."""
+        group = self.add_argument_group(dtype._argument_group_name) if hasattr(dtype, "_argument_group_name") else self
+        hints = get_type_hints(dtype)
+        for field in dataclasses.fields(dtype):
+            if not is_cli_field(field) or field.name in self._declared:
+                continue
+            self._declared.add(field.name)
+            option = copy.copy(field)  # HfArgumentParser narrows `type`; `cli` is ours, not argparse's
+            option.type = hints[field.name]
+            metadata = {k: v for k, v in field.metadata.items() if k != "cli"}
+            if "aliases" in metadata:  # `--old_name` also as `--old-name`, as HfArgumentParser spells field names
+                metadata["aliases"] = dashed_spellings(metadata["aliases"])
+            option.metadata = types.MappingProxyType(metadata)
+            self._parse_dataclass_field(group, option)
+
+    def _actions_by_key(self) -> dict[str, argparse.Action]:
+        """Every spelling of an option without its dashes (`mask_alpha`, `mask-alpha`, `alpha`) -> its action.
+
+        `--no_<flag>` complements of boolean options are left out: a config file sets `<flag>: false`."""
+        keys: dict[str, argparse.Action] = {}
+        for action in self._actions:
+            if action.dest == "help" or isinstance(action, argparse._StoreFalseAction):
+                continue
+            for option in action.option_strings:
+                keys[option.lstrip("-")] = action
+        return keys
+
+    def given_on_command_line(self, argv: list[str]) -> dict[str, Any]:
+        """The options given in `argv` (parsed and converted by argparse), without any default.
+
+        Unknown arguments raise `ValueError`, as `HfArgumentParser.parse_args_into_dataclasses` does."""
+        saved = [(action, action.default, action.required) for action in self._actions]
+        try:
+            for action in self._actions:
+                action.default, action.required = argparse.SUPPRESS, False
+            namespace, remaining = self.parse_known_args(args=argv)
+        finally:
+            for action, default, required in saved:
+                action.default, action.required = default, required
+        if remaining:
+            raise ValueError(f"Some specified arguments are not used by the HfArgumentParser: {remaining}")
+        return vars(namespace)
+
+    def read_config_file(self, path: str | Path) -> dict[str, Any]:
+        """A `.json`/`.yaml` config as option values: keys by any spelling of an option (aliases too), string
+        values converted as on the command line (`"1e-4"`, `"true"`), a single value of a list option as a list.
+        An unknown key raises `ValueError`."""
+        text = Path(path).read_text(encoding="utf-8")
+        config = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        if not isinstance(config, dict):
+            raise ValueError(f"{path} must hold a mapping of argument names to values")
+        actions = self._actions_by_key()
+        unknown = sorted(k for k in config if str(k) not in actions)
+        if unknown:
+            raise ValueError(f"{path}: unknown option(s) {', '.join(unknown)}; see --help for the options")
+        return {actions[str(k)].dest: self._convert(actions[str(k)], v, f"{path}: {k}") for k, v in config.items()}
+
+    def _convert(self, action: argparse.Action, value: Any, where: str) -> Any:
+        """A config-file value as argparse would hold it after reading the same value from the command line."""
+        if value is None:
+            return None
+        if action.nargs in ("+", "*") or isinstance(action, argparse._ExtendAction):
+            return [self._convert_one(action, v, where) for v in (value if isinstance(value, list) else [value])]
+        return self._convert_one(action, value, where)
+
+    def _convert_one(self, action: argparse.Action, value: Any, where: str) -> Any:
+        if isinstance(value, str) and action.type is not None:
+            try:
+                value = action.type(value)
+            except (TypeError, ValueError, argparse.ArgumentTypeError) as err:
+                raise ValueError(f"{where}: invalid value {value!r} ({err})") from None
+        if action.choices is not None and value not in action.choices:
+            raise ValueError(f"{where}: {value!r} is not one of {list(action.choices)}")
+        return value
+
+    def given_options(self, argv: list[str]) -> dict[str, Any]:
+        """The options a run was given: a leading `.json`/`.yaml` file's, then the command line's (which win)."""
+        values: dict[str, Any] = {}
+        if argv and argv[0].endswith(CONFIG_SUFFIXES):
+            values = self.read_config_file(argv[0])
+            argv = argv[1:]
+        values.update(self.given_on_command_line(argv))
+        return values
+
+    def build(self, dtype: type, values: dict[str, Any], **overrides: Any) -> Any:
+        """`dtype` from the given option values it has fields for (`parse_dict` semantics) and `overrides`."""
+        fields = {f.name: f for f in dataclasses.fields(dtype) if f.init}
+        inputs = {k: v for k, v in values.items() if k in fields and is_cli_field(fields[k])}
+        inputs.update(overrides)
+        missing = [
+            name
+            for name, f in fields.items()
+            if name not in inputs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(f'--{m}' for m in missing)}")
+        return dtype(**inputs)

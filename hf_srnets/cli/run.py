@@ -1,0 +1,120 @@
+"""`main`: one run of `run_glue_sparse.py` as phases: parse, validate, output dir, data, model, trainer, train,
+evaluate, save (results, card, merged checkpoint), train predictions, upload.
+
+The order of the phases is the order of the operations a run's numbers depend on (seeding, data loading,
+tokenising, model loading, training): keep it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import torch
+import transformers
+from transformers import set_seed
+
+from ..collator import SRNetDataCollator
+from ..data import SplitSource, id_set_name
+from ..evaluation import MetricRow, metrics_function, results_table, run_evaluation
+from ..output_dir import prepare_output_dir
+from ..trainer import SRNetTrainer
+from .data import RunData, read_data, run_task, tokenize_data
+from .model import build_model
+from .options import RunArguments, parse_args, validate_args
+from .outputs import hub_repo_id, push_outputs, save_outputs, write_train_predictions
+
+logger = logging.getLogger(__name__)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse and check the arguments, prepare the output dir, and run; return the results (all_results.json)."""
+    run_args = parse_args(argv)
+    logging.basicConfig(
+        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+        level=logging.INFO,
+        handlers=[logging.StreamHandler(sys.stdout)],
+    )
+    transformers.utils.logging.set_verbosity(run_args.training.get_process_log_level())
+    validate_args(run_args)
+    with prepare_output_dir(
+        run_args.training.output_dir,
+        overwrite=run_args.model.overwrite_output_dir,
+        resume=run_args.training.resume_from_checkpoint,
+        is_main_process=run_args.training.should_save,
+        reads=files_read(run_args),
+    ):
+        return run(run_args)
+
+
+def files_read(run_args: RunArguments) -> list[str | None]:
+    """What a run reads, which `--overwrite_output_dir` must never delete."""
+    model_args, data_args = run_args.model, run_args.data
+    files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
+    files += [data_args.train_file, data_args.validation_file, data_args.bias_predictions]
+    files += [data_args.teacher_predictions, data_args.bias_vectors]
+    return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
+
+
+def run(run_args: RunArguments) -> dict[str, Any]:
+    """One run in a prepared output dir: data, model, training, evaluation, outputs."""
+    args = run_args.training
+    set_seed(args.seed)
+    task = run_task(run_args.data)
+    # The Trainer would create the repo at start-up and push the whole output dir with its own card;
+    # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
+    push_to_hub, args.push_to_hub = args.push_to_hub, False
+    data = read_data(task, run_args.model, run_args.data, args)
+    tokenize_data(data, run_args.model, run_args.data, args)
+    compute_metrics = metrics_function(data.task)
+    model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)
+    trainer = SRNetTrainer(
+        model=model,
+        args=args,
+        train_dataset=data.train_tok if args.do_train else None,
+        eval_dataset=data.validation_tok,
+        processing_class=data.tokenizer,
+        data_collator=SRNetDataCollator(data.tokenizer),
+        compute_metrics=compute_metrics,
+    )
+    results = train(trainer, args) if args.do_train else {}
+    evaluated, metric_rows = evaluate(trainer, data, run_args)
+    results.update(evaluated)
+    srnet = trainer.srnet_model
+    sparsity = srnet.sparsity_report() if srnet is not None else None
+    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
+    results["train_examples"] = len(data.train)
+    results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
+    results.update(early_start_info)
+    if args.should_save:
+        repo_id = hub_repo_id(args) if push_to_hub else None
+        save_outputs(
+            run_args, trainer, data, results, metric_rows, sparsity=sparsity, fresh_head=fresh_head, repo_id=repo_id
+        )
+    if run_args.data.write_train_predictions:
+        write_train_predictions(run_args, trainer, data)
+    if trainer.is_world_process_zero():
+        rows = [(name, key) for name, key, _ in metric_rows]
+        print(f"\nResults ({run_args.model.pruning}, loss={args.loss}, sparsity={100 * results['sparsity']:.1f}%):")
+        print(results_table(results, rows))
+    if args.should_save:  # last, so a failed upload leaves every local output in place
+        push_outputs(run_args, srnet is not None, push_to_hub)
+    return results
+
+
+def train(trainer: SRNetTrainer, args: Any) -> dict[str, Any]:
+    """Train, save the model and the trainer state; return the training metrics (`train_*`, `train_steps`)."""
+    train_result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    trainer.save_model()
+    results = {f"train_{k}" if not k.startswith("train") else k: v for k, v in train_result.metrics.items()}
+    results["train_steps"] = train_result.global_step
+    trainer.save_state()
+    return results
+
+
+def evaluate(trainer: SRNetTrainer, data: RunData, run_args: RunArguments) -> tuple[dict[str, Any], list[MetricRow]]:
+    """The ID dev set and every OOD set, by the task's evaluators (`run_evaluation`): results and metric rows."""
+    task = data.task
+    id_source = task.validation if not run_args.data.validation_file else SplitSource()
+    return run_evaluation(trainer, task, id_set_name(task), data.validation_tok, data.ood_tok, id_source)

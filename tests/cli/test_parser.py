@@ -1,0 +1,97 @@
+"""SRNetArgumentParser on toy dataclasses: one declaration per option, aliases, config files with overrides."""
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+from hf_srnets.cli.parser import SRNetArgumentParser, dashed_spellings
+
+
+@dataclass
+class Common:
+    sparsity: float = field(default=0.5, metadata={"help": "shared by both configs"})
+    recorded: str | None = field(default=None, metadata={"cli": False, "help": "not an option"})
+
+
+@dataclass
+class First(Common):
+    alpha: float = field(default=2.0, metadata={"help": "α", "aliases": ["--mask_alpha"]})
+    names: list[str] = field(default_factory=list, metadata={"help": "a list", "action": "extend"})
+
+
+@dataclass
+class Second(Common):
+    rate: float = field(default=0.1, metadata={"help": "a rate"})
+    flag: bool = field(default=True, metadata={"help": "a bool"})
+
+
+@dataclass
+class Required:
+    model: str = field(metadata={"help": "required"})
+    lr: float = field(default=1e-3, metadata={"help": "a float"})
+
+
+def parser() -> SRNetArgumentParser:
+    return SRNetArgumentParser([Required, Common, First, Second])
+
+
+def test_a_shared_field_is_one_option_and_reaches_every_dataclass():
+    p = parser()
+    assert [a.dest for a in p._actions].count("sparsity") == 1
+    assert "recorded" not in {a.dest for a in p._actions}
+    given = p.given_options(["--model", "m", "--sparsity", "0.7", "--rate", "0.2"])
+    assert given == {"model": "m", "sparsity": 0.7, "rate": 0.2}  # only what was given, no defaults
+    first, second = p.build(First, given), p.build(Second, given)
+    assert first.sparsity == second.sparsity == 0.7 and second.rate == 0.2 and first.alpha == 2.0
+    assert p.build(Second, {}).sparsity == 0.5  # not given: the dataclass default
+
+
+def test_aliases_on_the_command_line_and_as_config_keys(tmp_path):
+    p = parser()
+    assert p.given_options(["--mask_alpha", "3"]) == {"alpha": 3.0}
+    assert p.given_options(["--mask-alpha", "4"]) == {"alpha": 4.0}
+    config = tmp_path / "c.yaml"
+    config.write_text("mask_alpha: 5\nmodel: m\n")
+    assert p.build(First, p.given_options([str(config)])).alpha == 5
+    assert dashed_spellings(["--mask_alpha"]) == ["--mask_alpha", "--mask-alpha"]
+
+
+def test_config_file_values_are_converted_and_flags_override_them(tmp_path):
+    p = parser()
+    config = tmp_path / "c.yaml"
+    config.write_text("model: m\nlr: 1e-4\nsparsity: 0.5\nnames: a\nflag: 'false'\n")  # YAML reads 1e-4 as a str
+    given = p.given_options([str(config), "--sparsity", "0.9", "--names", "b", "c"])
+    assert given == {"model": "m", "lr": 1e-4, "sparsity": 0.9, "names": ["b", "c"], "flag": False}
+    json_config = tmp_path / "c.json"
+    json_config.write_text(json.dumps({"model": "m", "names": ["x", "y"], "flag": True}))
+    assert p.build(First, p.given_options([str(json_config)])).names == ["x", "y"]
+
+
+def test_config_errors_name_the_key(tmp_path):
+    p = parser()
+    config = tmp_path / "c.yaml"
+    config.write_text("model: m\nmask_alpah: 3\n")
+    with pytest.raises(ValueError, match=r"unknown option.*mask_alpah"):
+        p.given_options([str(config)])
+    config.write_text("model: m\nlr: fast\n")
+    with pytest.raises(ValueError, match="lr: invalid value 'fast'"):
+        p.given_options([str(config)])
+    config.write_text("- a list\n")
+    with pytest.raises(ValueError, match="mapping"):
+        p.given_options([str(config)])
+
+
+def test_unknown_flags_and_missing_required_options_are_refused():
+    p = parser()
+    with pytest.raises(ValueError, match="not used"):
+        p.given_options(["--model", "m", "--nope", "1"])
+    with pytest.raises(SystemExit):
+        p.build(Required, p.given_options(["--lr", "0.1"]))
+    assert p.build(Required, p.given_options(["--model", "m"])).lr == 1e-3  # defaults restored after parsing
+
+
+def test_boolean_complements_still_parse():
+    p = parser()
+    assert p.given_options(["--no_flag"]) == {"flag": False}
+    assert p.given_options(["--flag"]) == {"flag": True}
