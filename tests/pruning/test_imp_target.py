@@ -67,7 +67,7 @@ def test_a_run_stopped_before_the_target_says_so(tmp_path, caplog):
             return control
 
     srnet = _imp_model()
-    with caplog.at_level("WARNING", logger="hf_srnets.pruning.imp"):
+    with caplog.at_level("WARNING", logger="hf_srnets.pruning.magnitude.controller"):
         trainer = _train(tmp_path, srnet, StoppedAt4(srnet, target_sparsity=0.5, prune_ratio=0.1, interval=0.1))
     assert trainer.state.global_step == 4
     assert "IMP ended after 3 of 5 pruning rounds" in caplog.text and "not the target 50%" in caplog.text
