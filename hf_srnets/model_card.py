@@ -11,30 +11,7 @@ import yaml
 from .card_info import data_section
 from .evaluation import results_table
 from .metrics import HANS_HEURISTICS, HANS_LABELS
-
-CITATIONS = {
-    "winwin": """@inproceedings{liu2022winwin,
-  title     = {A Win-win Deal: Towards Sparse and Robust Pre-trained Language Models},
-  author    = {Liu, Yuanxin and Meng, Fandong and Lin, Zheng and Li, Jiangnan and Fu, Peng and Cao, Yanan and
-               Wang, Weiping and Zhou, Jie},
-  booktitle = {Advances in Neural Information Processing Systems},
-  year      = {2022}
-}""",
-    "clark": """@inproceedings{clark2019dont,
-  title     = {Don't Take the Easy Way Out: Ensemble Based Methods for Avoiding Known Dataset Biases},
-  author    = {Clark, Christopher and Yatskar, Mark and Zettlemoyer, Luke},
-  booktitle = {EMNLP-IJCNLP},
-  year      = {2019}
-}""",
-    "utama": """@inproceedings{utama2020mind,
-  title     = {Mind the Trade-off: Debiasing NLU Models without Degrading the In-distribution Performance},
-  author    = {Utama, Prasetya Ajie and Moosavi, Nafise Sadat and Gurevych, Iryna},
-  booktitle = {ACL},
-  year      = {2020}
-}""",
-}
-
-LOSS_CITATIONS = {"poe": ["clark"], "reweight": ["clark"], "confreg": ["utama"]}
+from .objectives import citations_for, format_bibtex
 
 
 def _versions() -> str:
@@ -139,7 +116,6 @@ def render_model_card(info: dict[str, Any]) -> str:
     usage = info.get("usage", "")
     training = info.get("training_args", {})
     training_table = "| argument | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in training.items())
-    cites = ["winwin", *LOSS_CITATIONS.get(loss, [])]
     splits = info.get("splits")
     return template.format(
         metadata=yaml.safe_dump(card_metadata(info), sort_keys=False).strip(),
@@ -152,7 +128,7 @@ def render_model_card(info: dict[str, Any]) -> str:
         usage=usage,
         training_table=training_table,
         versions=_versions(),
-        citations="\n\n".join(CITATIONS[c] for c in cites),
+        citations=format_bibtex(citations_for(loss)),
     )
 
 
