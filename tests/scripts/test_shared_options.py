@@ -1,0 +1,29 @@
+"""run_bias_model.py and run_glue_sparse.py declare their shared task/data options once (`TaskDataArguments`)."""
+
+import dataclasses
+import inspect
+import os
+import sys
+
+from transformers import HfArgumentParser
+
+from hf_srnets.arguments import DataArguments, TaskDataArguments
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+import run_bias_model
+
+SHARED = {"task", "data_dir", "train_file", "task_labels", "bias_model", "ood_file", "ood_labels", "max_train_samples"}
+
+
+def test_both_scripts_take_the_task_options_from_one_declaration():
+    assert {f.name for f in dataclasses.fields(TaskDataArguments)} == SHARED
+    for script_args in (DataArguments, run_bias_model.BiasModelArguments):
+        assert issubclass(script_args, TaskDataArguments)
+        assert not SHARED & set(inspect.get_annotations(script_args))  # not declared again
+
+
+def test_run_bias_model_flags_are_unchanged():
+    (parsed,) = HfArgumentParser(run_bias_model.BiasModelArguments).parse_args_into_dataclasses(
+        ["--task", "fever", "--predict_file", "dev=d.jsonl", "--ood_file", "x=y.tsv", "--output_dir", "o", "--C", "1"]
+    )
+    assert parsed.ood_file == ["dev=d.jsonl", "x=y.tsv"] and parsed.C == 1.0 and parsed.output_dir == "o"
