@@ -3,15 +3,20 @@
 __version__ = "0.1.0"
 
 from .collator import SRNetDataCollator
+from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
 from .masking import MaskedLinear, SRNetMaskConfig, SRNetModel
+from .objectives import LossObjective, Objective, StepObjective, build_objective, register_objective
 from .pruning import PruningConfig, PruningMethod, register_pruning_method, resolve_pruning
 from .trainer import SRNetTrainer
 from .training_args import SRNetTrainingArguments
 
 __all__ = [
     "DebiasingLoss",
+    "Evaluator",
+    "LossObjective",
     "MaskedLinear",
+    "Objective",
     "PruningConfig",
     "PruningMethod",
     "SRNetDataCollator",
@@ -19,9 +24,13 @@ __all__ = [
     "SRNetModel",
     "SRNetTrainer",
     "SRNetTrainingArguments",
+    "StepObjective",
     "__version__",
+    "build_objective",
     "get_loss",
+    "register_evaluator",
     "register_loss",
+    "register_objective",
     "register_pruning_method",
     "resolve_pruning",
 ]
