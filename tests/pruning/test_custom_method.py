@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 
 import pytest
 import torch
-from conftest import TINY, mnli_run_args
+from conftest import mnli_run_args
 from torch import nn
-from trainer.helpers import tiny_tokenizer
-from transformers import AutoModelForSequenceClassification, BertConfig, BertModel
+from transformers import AutoModelForSequenceClassification, BertModel
 
 from hf_srnets.cli import main
 from hf_srnets.masking import SRNetModel
@@ -66,15 +65,6 @@ def random_method():
     yield RandomPruning
     unregister_pruning_method("random")
     assert "random" not in PRUNING_METHODS
-
-
-@pytest.fixture
-def pretrained(tmp_path):
-    path = tmp_path / "pretrained"
-    torch.manual_seed(0)
-    BertModel(BertConfig(**TINY)).save_pretrained(path)
-    tiny_tokenizer(path).save_pretrained(path)
-    return path
 
 
 def test_a_method_registered_in_a_test_runs_through_the_script(random_method, pretrained, data_dir, tmp_path):
