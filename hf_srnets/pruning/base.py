@@ -61,6 +61,8 @@ class PruningConfig:
             them: such masks load unverified.
     """
 
+    _argument_group_name: ClassVar[str] = "Pruning: every method (--pruning)"  # the heading of its options in --help
+
     target_modules: list[str] | str | None = field(
         default=None,
         metadata={"help": "Regex of linear layers to mask; default: the paper's θ_pr per architecture."},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ..base import PruningConfig
 
@@ -16,6 +17,8 @@ class MagnitudeConfig(PruningConfig):
     rewind: After the k-th round, rewind the weights to θ_0, the run's starting weights (`imp-rw`, the lottery
         ticket setting); otherwise train Δt more at the target sparsity (`imp`).
     """
+
+    _argument_group_name: ClassVar[str] = "Pruning method magnitude (--pruning magnitude, imp or imp-rw)"
 
     imp_prune_ratio: float = field(default=0.1, metadata={"help": "IMP: Δs pruned per round (Table 4: 10%%)."})
     imp_interval: float = field(default=0.1, metadata={"help": "IMP: Δt between rounds, fraction of t_max (0.1)."})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 from ..base import PruningConfig
 
@@ -26,6 +26,8 @@ class ThresholdConfig(PruningConfig):
         threshold_update_interval: Δt_φ, steps between threshold updates (Table 4: the eval interval). `None`:
             `--eval_steps` when evaluating by steps, else 1000 (`prepare_config`; 1000 when never prepared).
     """
+
+    _argument_group_name: ClassVar[str] = "Pruning method threshold (--pruning threshold or mask)"
 
     initial_sparsity: float | None = field(
         default=None, metadata={"help": "Start sparsity s_i: enables the cubic schedule s_i -> s (§5.2: 0.7 -> 0.9)."}
