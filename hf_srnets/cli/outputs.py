@@ -72,15 +72,19 @@ def save_outputs(
 
 def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, info: dict[str, Any]) -> None:
     """`--save_merged`/`--push_merged`: OUTPUT_DIR/merged, a plain checkpoint with its own card."""
-    args, model_args = run.training, run.model
-    merged_repo = model_args.hub_merged_model_id or f"{hub_repo_id(args)}-merged"
-    merged_at = merged_repo if model_args.push_merged else os.path.join(args.output_dir, MERGED_DIR)
+    args = run.training
+    merged_at = merged_repo_id(run) if run.model.push_merged else os.path.join(args.output_dir, MERGED_DIR)
     save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_card_info(info, merged_at)))
 
 
 def hub_repo_id(args: Any) -> str:
     """The Hub repo of the run: `--hub_model_id`, else the output dir's name."""
     return args.hub_model_id or os.path.basename(os.path.normpath(args.output_dir))
+
+
+def merged_repo_id(run: RunArguments) -> str:
+    """The Hub repo of the merged checkpoint: `--hub_merged_model_id`, else `<run's repo>-merged`."""
+    return run.model.hub_merged_model_id or f"{hub_repo_id(run.training)}-merged"
 
 
 def write_train_predictions(run: RunArguments, trainer: Any, data: RunData) -> None:
@@ -100,13 +104,12 @@ def push_outputs(run: RunArguments, pruned: bool, push_to_hub: bool) -> None:
     """Upload the run: the mask repo (or the full model when not pruning) and, if asked, the merged checkpoint.
 
     Every upload is tried; a failure names each upload still to do with its retry command (`hub.push_run`)."""
-    args, model_args = run.training, run.model
-    repo_id = hub_repo_id(args)
-    merged = (model_args.hub_merged_model_id or f"{repo_id}-merged") if model_args.push_merged and pruned else None
+    args = run.training
+    merged = merged_repo_id(run) if run.model.push_merged and pruned else None
     if push_to_hub or merged:
         push_run(
             args.output_dir,
-            repo_id if push_to_hub else None,
+            hub_repo_id(args) if push_to_hub else None,
             merged,
             token=args.hub_token,
             private=args.hub_private_repo,
