@@ -55,7 +55,10 @@ class SRNetTrainer(Trainer):
             raise ValueError("Pass a `loss` or an `objective` to SRNetTrainer, not both")
         if loss is not None:
             objective = LossObjective(loss)
-        self.objective = objective if objective is not None else build_objective(args.loss)
+        if objective is None:
+            step, step_options = args.step_objective()
+            objective = build_objective(args.loss, step=step, step_options=step_options)
+        self.objective = objective
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
         super().__init__(model=model, args=args, **kwargs)
@@ -91,6 +94,12 @@ class SRNetTrainer(Trainer):
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> Any:
         loss, outputs, components = self.objective.compute_loss(model, inputs, training=model.training)
+        srnet = self.srnet_model
+        if model.training and srnet is not None:
+            penalty = srnet.method.regularization(srnet, self.state.global_step, self.state.max_steps)
+            if penalty is not None:  # e.g. λ·R(m) of the l0 method (Robust Tickets Eq. 8)
+                components = {**components, "penalty": penalty.detach()}
+                loss = loss + penalty
         if model.training:
             for key, value in components.items():  # kept as tensors: no device sync per step
                 self._loss_metrics[f"loss_{key}"].append(value.detach())
@@ -117,8 +126,8 @@ class SRNetTrainer(Trainer):
 
     # -- optimiser -------------------------------------------------------------------------------------------
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
-        """The method's mask scores get `mask_learning_rate` and no weight decay; other trainable weights the usual
-        groups. Each group keeps the order of `named_parameters`."""
+        """The method's mask scores get `mask_learning_rate` and `mask_weight_decay` (default 0); other trainable
+        weights the usual groups. Each group keeps the order of `named_parameters`."""
         opt_model = self.model if model is None else model
         if self.optimizer is not None or not isinstance(opt_model, SRNetModel):
             return super().create_optimizer(model)
@@ -135,7 +144,11 @@ class SRNetTrainer(Trainer):
             else:
                 other.append(param)
         groups = [
-            {"params": scores, "weight_decay": 0.0, "lr": self.args.mask_learning_rate or self.args.learning_rate},
+            {
+                "params": scores,
+                "weight_decay": self.args.mask_weight_decay,
+                "lr": self.args.mask_learning_rate or self.args.learning_rate,
+            },
             {"params": decayed, "weight_decay": self.args.weight_decay},
             {"params": other, "weight_decay": 0.0},
         ]

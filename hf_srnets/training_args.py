@@ -34,6 +34,10 @@ class SRNetTrainingArguments(TrainingArguments):
     mask_learning_rate: float | None = field(
         default=None, metadata={"help": "Learning rate of the mask scores; defaults to --learning_rate."}
     )
+    mask_weight_decay: float = field(
+        default=0.0,
+        metadata={"help": "Weight decay of the mask parameters (Robust Tickets Table 6: 1e-6 for l0); default 0."},
+    )
     select_best_after: float = field(
         default=0.0,
         metadata={
@@ -41,6 +45,34 @@ class SRNetTrainingArguments(TrainingArguments):
             "when searching on a fine-tuned model)."
         },
     )
+
+    # -- adversarial training on the input word embeddings (Robust Tickets §3.2.1, FreeLB, Zhu et al. 2020) ------
+    adversarial: str = field(
+        default="none",
+        metadata={"help": "none, or freelb: adversarial training on the word embeddings around --loss (any loss)."},
+    )
+    adv_steps: int = field(default=2, metadata={"help": "FreeLB ascent steps K (Table 6: 2-5)."})
+    adv_lr: float = field(default=0.03, metadata={"help": "FreeLB ascent step size η (Table 6: 0.03-0.2)."})
+    adv_init_mag: float = field(
+        default=0.05, metadata={"help": "FreeLB initial perturbation magnitude ε₀ (Table 6: 0.05; 0 starts at δ=0)."}
+    )
+    adv_max_norm: float = field(
+        default=0.0, metadata={"help": "FreeLB bound on ||δ|| per example; 0 = unbounded, as in the paper."}
+    )
+    adv_norm_type: str = field(default="l2", metadata={"help": "FreeLB norm of δ: l2 or linf."})
+
+    def step_objective(self) -> tuple[str | None, dict[str, object]]:
+        """The registered step objective `--adversarial` names (None for `none`) and its options."""
+        if self.adversarial == "none":
+            return None, {}
+        options = {
+            "adv_steps": self.adv_steps,
+            "adv_lr": self.adv_lr,
+            "adv_init_mag": self.adv_init_mag,
+            "adv_max_norm": self.adv_max_norm,
+            "adv_norm_type": self.adv_norm_type,
+        }
+        return self.adversarial, options
 
     def __post_init__(self) -> None:
         if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
@@ -50,5 +82,7 @@ class SRNetTrainingArguments(TrainingArguments):
             raise ValueError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
         if not 0.0 <= self.select_best_after < 1.0:
             raise ValueError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
+        if self.mask_weight_decay < 0:
+            raise ValueError(f"--mask_weight_decay must be >= 0, got {self.mask_weight_decay}")
         if self.mask_learning_rate is not None and self.mask_learning_rate <= 0:
             raise ValueError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")

@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+import torch
 from torch import nn
 from transformers import TrainerCallback
 
@@ -183,6 +184,10 @@ class PruningMethod:
     def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
         """The method's controller for `SRNetTrainer`; fixed masks with training weights keep pruned weights 0."""
         return [FixedMaskCallback(srnet)] if srnet.fixed_masks else []
+
+    def regularization(self, srnet: nn.Module, step: int, max_steps: int) -> torch.Tensor | None:
+        """A penalty added to the training loss at `step` (logged as `loss_penalty`), or None (the default)."""
+        return None
 
     def target_sparsity(self, step: int, max_steps: int) -> float:
         """The sparsity the masks should have at `step` of `max_steps` (logged as `target_sparsity`)."""
