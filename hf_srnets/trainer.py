@@ -122,6 +122,7 @@ class SRNetTrainer(Trainer):
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):
             logs["sparsity"] = srnet.sparsity_report()["sparsity"]
             logs["target_sparsity"] = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
+            logs.update(srnet.method.log_metrics(srnet))
         super().log(logs, start_time)
 
     # -- optimiser -------------------------------------------------------------------------------------------

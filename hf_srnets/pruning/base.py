@@ -189,6 +189,10 @@ class PruningMethod:
         """A penalty added to the training loss at `step` (logged as `loss_penalty`), or None (the default)."""
         return None
 
+    def log_metrics(self, srnet: nn.Module) -> dict[str, float]:
+        """Method-specific training metrics logged with the training loss (e.g. the l0 gates' statistics)."""
+        return {}
+
     def target_sparsity(self, step: int, max_steps: int) -> float:
         """The sparsity the masks should have at `step` of `max_steps` (logged as `target_sparsity`)."""
         return self.config.sparsity
