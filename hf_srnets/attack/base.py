@@ -117,9 +117,11 @@ def register_attack_recipe(cls: type[AttackRecipe]) -> type[AttackRecipe]:
 
 def build_attack(name: str, **resources: Any) -> AttackRecipe:
     """Build the registered recipe `name`; `resources` (word vectors, sentence encoder, masked LM, ...) override
-    the recipe's default offline resources (a `None` value means "load the default")."""
-    from . import recipes  # noqa: F401  (registers the built-in recipes)
+    the recipe's default offline resources (a `None` value means "load the default").
 
+    The built-in recipes register themselves when `hf_srnets.attack.recipes` is imported, which the package's
+    `__init__` does (importing it here would make an import cycle base -> recipes -> base).
+    """
     if name not in ATTACK_RECIPES:
         raise ValueError(f"unknown attack recipe {name!r}; choose one of {sorted(ATTACK_RECIPES)}")
     return ATTACK_RECIPES[name](**resources)
