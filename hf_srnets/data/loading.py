@@ -18,7 +18,7 @@ from typing import Any
 
 from datasets import Dataset
 
-from .tasks import SplitSource
+from .tasks import FileFormat, SplitSource
 
 logger = logging.getLogger(__name__)
 
@@ -36,30 +36,73 @@ SINGLE_COLUMNS = ("sentence", "text", "sentence1", "text_a", "review", "premise"
 LABEL_COLUMNS = ("label", "gold_label", "labels", "is_duplicate")
 
 
-def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read a `.tsv` (tab-separated, no quoting, with header), `.csv` or `.jsonl`/`.json` file."""
+def read_rows(
+    path: str | os.PathLike, *, columns: Sequence[str] | None = None, quoting: str = "none"
+) -> list[dict[str, Any]]:
+    """Read a `.tsv` (tab-separated, with header), `.csv` or `.jsonl`/`.json` file.
+
+    A `.tsv` is read without quoting (`quoting="none"`: `"` is a literal character) or, with `quoting="csv"`,
+    with csv quoting (fields wrapped in `"`, inner quotes doubled, newlines allowed inside). `columns` names the
+    fields of a file without a header line (AG News as published by ALPS: `text<TAB>label`).
+    """
     path = str(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"Data file not found: {path}")
+    if quoting not in ("none", "csv"):
+        raise ValueError(f"quoting must be 'none' or 'csv', got {quoting!r}")
     ext = os.path.splitext(path)[1].lower()
+    fieldnames = list(columns) if columns else None
     with open(path, encoding="utf-8", newline="") as f:
         if ext == ".tsv":
-            return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+            mode = csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL
+            return list(csv.DictReader(f, fieldnames=fieldnames, delimiter="\t", quoting=mode))
         if ext == ".csv":
-            return list(csv.DictReader(f))
+            return list(csv.DictReader(f, fieldnames=fieldnames))
         if ext in (".jsonl", ".json"):
-            text = f.read()
-            if ext == ".json" and text.lstrip().startswith("["):
-                return json.loads(text)
-            rows = []
-            for line_no, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as err:
-                        raise ValueError(f"{path}:{line_no} is not valid JSON: {err}") from None
-            return rows
+            return _read_json(f.read(), ext, path)
     raise ValueError(f"Unsupported data file type {ext!r} for {path}: use .tsv, .csv or .jsonl")
+
+
+def _read_json(text: str, ext: str, path: str) -> list[dict[str, Any]]:
+    if ext == ".json" and text.lstrip().startswith("["):
+        return json.loads(text)
+    rows = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{line_no} is not valid JSON: {err}") from None
+    return rows
+
+
+def read_formatted_rows(path: str | os.PathLike, file_format: FileFormat | None = None) -> list[dict[str, Any]]:
+    """Read a file in a task's published format (`FileFormat`): quoting, header-less columns, column renames.
+
+    A file of a header-less format whose first line is a header (a field is a known column name, e.g.
+    `sentence<TAB>label`) is read with it, so users' files with a header load too.
+    """
+    if file_format is None:
+        return read_rows(path)
+    columns = file_format.columns or None
+    if columns and _first_line_is_header(path, columns):
+        columns = None
+    rows = read_rows(path, columns=columns, quoting=file_format.quoting)
+    if file_format.rename:
+        rename = dict(file_format.rename)
+        rows = [{rename.get(k, k) if k is not None else None: v for k, v in row.items()} for row in rows]
+    return rows
+
+
+def _first_line_is_header(path: str | os.PathLike, columns: Sequence[str]) -> bool:
+    """Whether a file of a header-less format starts with a header anyway: a field of its first line is a
+    column name (the format's or a known one, any case)."""
+    with open(path, encoding="utf-8") as f:
+        first = f.readline().rstrip("\r\n")
+    sep = "\t" if str(path).lower().endswith(".tsv") else ","
+    known = {c.lower() for c in (*columns, *ID_COLUMNS, *SINGLE_COLUMNS, *LABEL_COLUMNS)}
+    known |= {c.lower() for pair in GENERIC_PAIRS for c in pair}
+    return any(field.strip().strip('"').lower() in known for field in first.split(sep))
 
 
 def normalize_label(
@@ -411,7 +454,8 @@ def load_source(
         for rel in source.local_paths:
             path = os.path.join(data_dir, rel)
             if os.path.isfile(path):
-                return canonicalize(read_rows(path), label_names, name=f"{name} ({path})", aliases=aliases, **options)
+                rows = read_formatted_rows(path, source.file_format)
+                return canonicalize(rows, label_names, name=f"{name} ({path})", aliases=aliases, **options)
         if source.hub_path is None:
             raise FileNotFoundError(
                 f"{name}: none of {list(source.local_paths)} exists under --data_dir {data_dir}; "
@@ -445,7 +489,10 @@ def load_file(
     *,
     name: str | None = None,
     aliases: dict[str, str] | None = None,
+    file_format: FileFormat | None = None,
     **options: Any,
 ) -> Dataset:
-    """Load one file; `options` go to `canonicalize` (e.g. `text_fields=task.text_fields`)."""
-    return canonicalize(read_rows(path), label_names, name=name or path, aliases=aliases, **options)
+    """Load one file, in `file_format` if given (a task's `TaskSpec.file_format`); `options` go to `canonicalize`
+    (e.g. `text_fields=task.text_fields`)."""
+    rows = read_formatted_rows(path, file_format)
+    return canonicalize(rows, label_names, name=name or path, aliases=aliases, **options)

@@ -139,8 +139,16 @@ def load_splits(
 
     def load(source: SplitSource, file: str | None, label_names: tuple[str, ...], name: str, **labels: Any) -> Dataset:
         if file:
+            # The ID files of a task are read in its published format (AG News: no header; IMDB-CAD: csv quoting).
+            file_format = task.file_format if source in (task.train, task.validation) else None
             return load_file(
-                file, label_names, name=f"{name} ({file})", aliases=task.label_aliases, **options, **labels
+                file,
+                label_names,
+                name=f"{name} ({file})",
+                aliases=task.label_aliases,
+                file_format=file_format,
+                **options,
+                **labels,
             )
         return load_source(
             source,
@@ -253,7 +261,9 @@ def add_extra_training_data(
                 f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
                 "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
             )
-        extra = load_file(path, task.label_names, name=f"{name} ({path})", aliases=aliases, **options)
+        extra = load_file(
+            path, task.label_names, name=f"{name} ({path})", aliases=aliases, file_format=task.file_format, **options
+        )
         check_same_inputs([("train", train), (f"--extra_train {name}", extra)])
         _refuse_evaluation_pairs(spec, extra, eval_pairs)
         parts.extend(_extra_copies(extra.select_columns(columns), name, copies))

@@ -1,10 +1,29 @@
-"""The tasks of the Win-win paper: their ID train/dev sets, OOD evaluation sets and metrics (§4.1, appendix B.1)."""
+"""The tasks of the papers: their ID train/dev sets, OOD evaluation sets and metrics.
+
+MNLI, QQP and FEVER with their OOD sets are the Win-win paper's (§4.1, appendix B.1); SST-2, AG News and IMDB
+(single-text classification, attacked with TextFooler/TextBugger/BERT-Attack) are the Robust Lottery Tickets paper's
+(Zheng et al. 2022, §4.1; QNLI, QQP and MNLI too, of which QNLI is not registered: use `--task custom`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """How a task's published files are written, when it is not "a header line, then tab-separated fields".
+
+    `columns`: the field names of a file without a header line (a file of the same format that starts with this
+    header is read with it). `quoting`: `"none"` (`"` is a literal character) or `"csv"` (fields wrapped in `"`,
+    inner quotes doubled). `rename`: (published column, canonical column) pairs, e.g. IMDB-CAD's `Sentiment`.
+    """
+
+    columns: tuple[str, ...] = ()
+    quoting: str = "none"
+    rename: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -21,6 +40,8 @@ class SplitSource:
     # Rows of the official Hub split: a run's split counts as "full" (a model-index result on its card) only
     # with all of them. None: not an official Hub split, or its size is not recorded.
     official_rows: int | None = None
+    # How the files of `local_paths` are written (None: header line, tab-separated, no quoting).
+    file_format: FileFormat | None = None
 
     def dataset_entry(self, name: str) -> dict[str, Any]:
         """The model-index `dataset` entry of a set called `name`: the Hub id when it is on the Hub, else `name`."""
@@ -78,6 +99,15 @@ class TaskSpec:
     text_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     evaluator: str = "same"
     display_name: str = ""
+    # How the task's published files are written (user files given with --train_file etc. are read this way too).
+    file_format: FileFormat | None = None
+    # The labelled test split that attacks use (`run_attack.py`), when it is not the validation split.
+    test: SplitSource | None = None
+
+    @property
+    def attack_split(self) -> SplitSource:
+        """The split attacked by default: the test split, else the validation split (SST-2: the GLUE dev set)."""
+        return self.test or self.validation
 
     @property
     def hub_datasets(self) -> list[str]:
@@ -104,6 +134,11 @@ NLI_LABELS = ("entailment", "neutral", "contradiction")
 HANS_LABELS = ("entailment", "non-entailment")
 PARAPHRASE_LABELS = ("not_duplicate", "duplicate")
 FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+SENTIMENT_LABELS = ("negative", "positive")  # GLUE SST-2 and IMDb: 0 = negative, 1 = positive
+AG_NEWS_LABELS = ("World", "Sports", "Business", "Sci/Tech")  # fancyzhx/ag_news class ids 0..3
+
+AG_NEWS_FORMAT = FileFormat(columns=("text", "label"), quoting="csv")
+IMDB_CAD_FORMAT = FileFormat(quoting="csv", rename=(("Sentiment", "label"), ("Text", "text")))
 
 TASKS: dict[str, TaskSpec] = {
     "mnli": TaskSpec(
@@ -191,6 +226,73 @@ TASKS: dict[str, TaskSpec] = {
         # By name only: FEVER files disagree on what sentence1/sentence2 mean (FEVER-Symmetric v0.2 has
         # sentence1 = evidence, sentence2 = claim), so a file must say which text is the claim.
         text_fields=(("claim", ("claim",)), ("evidence", ("evidence", "evidence_sentence"))),
+    ),
+    # Single-text tasks of the Robust Lottery Tickets paper (Zheng et al. 2022, §4.1 and appendix B.2).
+    "sst2": TaskSpec(
+        name="sst2",
+        display_name="SST-2",
+        label_names=SENTIMENT_LABELS,
+        metric="accuracy",
+        # Local: ALPS's re-split of the GLUE train set (part 1, 60,614 of its 67,349 rows).
+        train=SplitSource(
+            "nyu-mll/glue", "sst2", "train", ("sst2/sst2_train_part1_alps_train.tsv", "sst2/train.tsv"), 67_349
+        ),
+        # The GLUE dev set: the paper's attack set (all 872 sentences; the GLUE test labels are hidden).
+        validation=SplitSource("nyu-mll/glue", "sst2", "validation", ("sst2/sst2_dev_glue.tsv", "sst2/dev.tsv"), 872),
+        # Only the claim-only (here: sentence-only) bias features fit one text.
+        bias_model="claim",
+        label_aliases={"neg": "negative", "pos": "positive"},
+        text_fields=(("sentence", ("sentence", "text", "sentence1")),),
+    ),
+    "ag_news": TaskSpec(
+        name="ag_news",
+        display_name="AG News",
+        label_names=AG_NEWS_LABELS,
+        metric="accuracy",
+        # Local: ALPS's files (the description only, no title): `text<TAB>label` with class names, no header,
+        # fields with quotes csv-quoted (every `"` of the files is inside a wrapped field with inner quotes doubled).
+        train=SplitSource(
+            "fancyzhx/ag_news",
+            None,
+            "train",
+            ("agnews/agnews_train_subset_alps_dev.tsv", "agnews/train.tsv"),
+            120_000,
+            file_format=AG_NEWS_FORMAT,
+        ),
+        # AG News has no dev split: the official test set (7,600 rows) is the dev and the attack set.
+        validation=SplitSource(
+            "fancyzhx/ag_news",
+            None,
+            "test",
+            ("agnews/agnews_test.tsv", "agnews/test.tsv"),
+            7_600,
+            file_format=AG_NEWS_FORMAT,
+        ),
+        bias_model="claim",
+        text_fields=(("text", ("text", "sentence", "description")),),
+        file_format=AG_NEWS_FORMAT,
+    ),
+    "imdb": TaskSpec(
+        name="imdb",
+        display_name="IMDB",
+        label_names=SENTIMENT_LABELS,
+        metric="accuracy",
+        # Local: the original reviews of the counterfactually-augmented data (Kaushik et al. 2020), `Sentiment`
+        # (Positive/Negative) and `Text`, csv-quoted; the Hub's is the full IMDb (Maas et al. 2011).
+        train=SplitSource(
+            "stanfordnlp/imdb", None, "train", ("imdb_cad/orig/train.tsv",), 25_000, file_format=IMDB_CAD_FORMAT
+        ),
+        # The Hub IMDb has no dev split (its test set is the dev set there); locally, the CAD dev split.
+        validation=SplitSource(
+            "stanfordnlp/imdb", None, "test", ("imdb_cad/orig/dev.tsv",), 25_000, file_format=IMDB_CAD_FORMAT
+        ),
+        test=SplitSource(
+            "stanfordnlp/imdb", None, "test", ("imdb_cad/orig/test.tsv",), 25_000, file_format=IMDB_CAD_FORMAT
+        ),
+        bias_model="claim",
+        label_aliases={"neg": "negative", "pos": "positive"},
+        text_fields=(("text", ("text", "review", "sentence")),),
+        file_format=IMDB_CAD_FORMAT,
     ),
 }
 
