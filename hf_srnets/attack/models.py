@@ -1,0 +1,213 @@
+"""The victim of an attack: a saved classifier loaded for attacking, and `HFClassifier`, the batched, cached query
+function the recipes call (`hf_srnets.attack.base.Classifier`).
+
+`load_victim` accepts (a) a full checkpoint dir or Hub id (a fine-tuned `...ForSequenceClassification`),
+(b) an hf_srnets mask dir (`srnet_config.json`: the masks are applied to the model they were searched on,
+`base_model_name_or_path`, or to `--base_model`, with `SRNetModel.from_pretrained`, then merged with
+`merge_and_unload()` so queries cost what a plain model costs) and (c) a merged checkpoint (as (a)). The model's
+labels are aligned with the task's by name (`hf_srnets.label_alignment`): `HFClassifier` returns probabilities in
+the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
+
+Queries are counted as TextAttack counts them (Morris et al. 2020): each distinct input sent to the model is one
+query; an input already in the LRU cache is answered from it and not counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+from ..data.tasks import TaskSpec
+from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
+from ..pruning.base import CONFIG_NAME
+from .base import Text
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Victim:
+    """A loaded victim: the model (eval mode), its tokenizer, its labels in its own id order, and what it was
+    loaded from (`kind`: "checkpoint" or "masks"; `base`: the weights masks were applied to)."""
+
+    model: Any
+    tokenizer: Any
+    label_order: tuple[str, ...]
+    kind: str
+    base: str | None = None
+
+
+def is_mask_dir(path: str) -> bool:
+    """Whether `path` is a local hf_srnets mask dir (it holds `srnet_config.json`)."""
+    return os.path.isfile(os.path.join(path, CONFIG_NAME))
+
+
+def _label_order(model: Any, task: TaskSpec, name: str) -> tuple[str, ...]:
+    return checkpoint_label_order(model.config, task, name) or tuple(task.label_names)
+
+
+def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> Any:
+    errors = []
+    for path in candidates:
+        if path is None:
+            continue
+        try:
+            return AutoTokenizer.from_pretrained(path, cache_dir=cache_dir)
+        except (OSError, ValueError) as err:
+            errors.append(f"{path}: {err}")
+    raise ValueError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
+
+
+def _load_masked(
+    path: str, task: TaskSpec, base_model: str | None, cache_dir: str | None, check_fingerprint: bool
+) -> Victim:
+    from ..masking import SRNetModel
+    from ..pruning import PruningConfig
+
+    config = PruningConfig.from_pretrained(path)
+    base = base_model or config.base_model_name_or_path
+    if not base:
+        raise ValueError(f"{path} does not name the model its masks were searched on; pass --base_model")
+    if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
+        model = AutoModelForSequenceClassification.from_pretrained(base, cache_dir=cache_dir)
+    else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
+        id2label = dict(enumerate(task.label_names))
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base,
+            num_labels=task.num_labels,
+            id2label=id2label,
+            label2id={v: k for k, v in id2label.items()},
+            cache_dir=cache_dir,
+        )
+    order = _label_order(model, task, base)
+    srnet = SRNetModel.from_pretrained(model, path, check_fingerprint=check_fingerprint)
+    merged = srnet.merge_and_unload()
+    tokenizer = _load_tokenizer(path, base, cache_dir=cache_dir)
+    return Victim(merged.eval(), tokenizer, order, "masks", base)
+
+
+def load_victim(
+    model_name_or_path: str,
+    task: TaskSpec,
+    *,
+    base_model: str | None = None,
+    cache_dir: str | None = None,
+    check_fingerprint: bool = True,
+) -> Victim:
+    """Load the model to attack (see the module docstring); refuses a checkpoint without a trained classifier."""
+    if is_mask_dir(model_name_or_path):
+        return _load_masked(model_name_or_path, task, base_model, cache_dir, check_fingerprint)
+    config = AutoConfig.from_pretrained(model_name_or_path, cache_dir=cache_dir)
+    if not is_fine_tuned_classifier(config):
+        raise ValueError(
+            f"{model_name_or_path} is not a fine-tuned sequence classifier (config.architectures="
+            f"{getattr(config, 'architectures', None)}): attacking it would attack a random head. Pass a fine-tuned "
+            "checkpoint, its merged/ dir, or an hf_srnets mask dir (with srnet_config.json)."
+        )
+    model = AutoModelForSequenceClassification.from_pretrained(model_name_or_path, cache_dir=cache_dir)
+    tokenizer = _load_tokenizer(model_name_or_path, base_model, cache_dir=cache_dir)
+    order = _label_order(model, task, model_name_or_path)
+    return Victim(model.eval(), tokenizer, order, "checkpoint", None)
+
+
+class HFClassifier:
+    """Class probabilities of a transformers classifier for a list of `Text`s, in the task's label order.
+
+    Eval mode, no gradients, batches of `batch_size` padded to their longest input (inputs sorted by length), an
+    LRU cache of up to `cache_size` texts (0 disables it). `num_queries` counts the inputs the model ran on since
+    the last `reset()` (cache hits excluded); `query_budget` is read by the recipes (None: unlimited).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        label_order: Sequence[str] | None = None,
+        task_labels: Sequence[str] | None = None,
+        batch_size: int = 32,
+        max_length: int | None = 512,
+        cache_size: int = 2**16,
+        query_budget: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}; pass --batch_size 32 for example")
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.cache_size = cache_size
+        self.query_budget = query_budget
+        self.num_queries = 0
+        self.total_queries = 0
+        self.cache_hits = 0
+        self._cache: OrderedDict[Text, np.ndarray] = OrderedDict()
+        same = label_order is None or task_labels is None or list(label_order) == list(task_labels)
+        self._perm = None if same else label_permutation(task_labels, label_order)
+        self.device = next(model.parameters()).device
+
+    def reset(self) -> None:
+        """Start a new example: `num_queries` back to 0 (the cache is kept)."""
+        self.num_queries = 0
+
+    def __call__(self, texts: list[Text]) -> np.ndarray:
+        keys = [tuple(t) for t in texts]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        self.cache_hits += len(keys) - len(todo)  # repeats within the call count as hits too
+        fresh = dict(zip(todo, self._predict(todo))) if todo else {}
+        self.num_queries += len(todo)
+        self.total_queries += len(todo)
+        out = []
+        for key in keys:
+            if key in fresh:
+                probs = fresh[key]
+            else:
+                probs = self._cache[key]
+                self._cache.move_to_end(key)
+            out.append(probs)
+        for key, probs in fresh.items():
+            self._remember(key, probs)
+        return np.stack(out) if out else np.zeros((0, len(self.model.config.id2label)), dtype=np.float32)
+
+    def _remember(self, key: Text, probs: np.ndarray) -> None:
+        if self.cache_size <= 0:
+            return
+        self._cache[key] = probs
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    @torch.no_grad()
+    def _predict(self, texts: list[Text]) -> list[np.ndarray]:
+        order = sorted(range(len(texts)), key=lambda i: sum(len(t) for t in texts[i]))
+        result: list[np.ndarray | None] = [None] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            columns = list(zip(*(texts[i] for i in idx)))
+            enc = self.tokenizer(
+                *[list(c) for c in columns],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            probs = torch.softmax(self.model(**enc).logits.float(), dim=-1).cpu().numpy()
+            if self._perm is not None:
+                probs = to_task_order(probs, self._perm)
+            for i, row in zip(idx, probs):
+                result[i] = row
+        return result  # type: ignore[return-value]
+
+
+def build_classifier(victim: Victim, task: TaskSpec, **options: Any) -> HFClassifier:
+    """`HFClassifier` of a loaded victim, answering in `task`'s label order (`options`: batch size, cache, budget)."""
+    return HFClassifier(
+        victim.model, victim.tokenizer, label_order=victim.label_order, task_labels=task.label_names, **options
+    )
