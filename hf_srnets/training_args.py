@@ -8,6 +8,8 @@ import torch
 from transformers import TrainingArguments
 
 from .losses import LOSSES
+from .objectives import OBJECTIVES
+from .objectives.freelb import NORM_TYPES, check_adversarial_options
 
 
 @dataclass
@@ -49,17 +51,34 @@ class SRNetTrainingArguments(TrainingArguments):
     # -- adversarial training on the input word embeddings (Robust Tickets §3.2.1, FreeLB, Zhu et al. 2020) ------
     adversarial: str = field(
         default="none",
-        metadata={"help": "none, or freelb: adversarial training on the word embeddings around --loss (any loss)."},
+        metadata={
+            "help": "Adversarial training around --loss (any loss, any --pruning): none, or a registered step "
+            f"objective, one of {sorted(OBJECTIVES)}. freelb: FreeLB on the word embeddings (Zhu et al. 2020; "
+            "Robust Tickets Eq. 6-7)."
+        },
     )
-    adv_steps: int = field(default=2, metadata={"help": "FreeLB ascent steps K (Table 6: 2-5)."})
-    adv_lr: float = field(default=0.03, metadata={"help": "FreeLB ascent step size η (Table 6: 0.03-0.2)."})
+    adv_steps: int = field(
+        default=2,
+        metadata={"help": "FreeLB passes K per batch (K-1 ascent steps on the perturbation; Table 6: 2-5); >= 1."},
+    )
+    adv_lr: float = field(
+        default=0.03,
+        metadata={"help": "FreeLB ascent step size η of the normalised gradient step (Eq. 7; Table 6: 0.03-0.2)."},
+    )
     adv_init_mag: float = field(
-        default=0.05, metadata={"help": "FreeLB initial perturbation magnitude ε₀ (Table 6: 0.05; 0 starts at δ=0)."}
+        default=0.05,
+        metadata={"help": "FreeLB initial perturbation magnitude ε₀ (Table 6: 0.05); 0 starts at δ = 0."},
     )
     adv_max_norm: float = field(
-        default=0.0, metadata={"help": "FreeLB bound on ||δ|| per example; 0 = unbounded, as in the paper."}
+        default=0.0,
+        metadata={"help": "FreeLB bound on the perturbation's norm per example; 0 = unbounded, as in the paper."},
     )
-    adv_norm_type: str = field(default="l2", metadata={"help": "FreeLB norm of δ: l2 or linf."})
+    adv_norm_type: str = field(
+        default="l2",
+        metadata={
+            "help": f"FreeLB norm of the ascent step, the initial perturbation and the bound: {list(NORM_TYPES)}."
+        },
+    )
 
     def step_objective(self) -> tuple[str | None, dict[str, object]]:
         """The registered step objective `--adversarial` names (None for `none`) and its options."""
@@ -86,3 +105,11 @@ class SRNetTrainingArguments(TrainingArguments):
             raise ValueError(f"--mask_weight_decay must be >= 0, got {self.mask_weight_decay}")
         if self.mask_learning_rate is not None and self.mask_learning_rate <= 0:
             raise ValueError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")
+        self._validate_adversarial()
+
+    def _validate_adversarial(self) -> None:
+        if self.adversarial != "none" and self.adversarial not in OBJECTIVES:
+            raise ValueError(
+                f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
+            )
+        check_adversarial_options(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)

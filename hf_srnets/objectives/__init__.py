@@ -2,11 +2,13 @@
 
 A loss (`hf_srnets.losses`, `--loss NAME`) sees logits and probability columns; an `Objective` sees the model and
 the batch (`LossObjective` wraps a loss), and a `StepObjective` owns the whole training step around an inner
-objective (adversarial training). `build_objective(loss, step=...)` builds one by name.
+objective (adversarial training: `FreeLB`, `--adversarial freelb`). `build_objective(loss, step=...)` builds one
+by name; `OBJECTIVES` lists the registered step objectives.
 """
 
 from .base import Objective
 from .citations import BIBTEX, PACKAGE_CITATION, citations_for, format_bibtex
+from .freelb import FreeLB
 from .loss import LossObjective
 from .registry import OBJECTIVES, build_objective, register_objective
 from .step import StepObjective
@@ -15,6 +17,7 @@ __all__ = [
     "BIBTEX",
     "OBJECTIVES",
     "PACKAGE_CITATION",
+    "FreeLB",
     "LossObjective",
     "Objective",
     "StepObjective",

@@ -29,6 +29,59 @@ BIBTEX: dict[str, str] = {
   booktitle = {ACL},
   year      = {2020}
 }""",
+    # Robust Lottery Tickets (issue 12): the paper, its methods (L0 masks, FreeLB) and its attacks
+    "zheng2022robust": """@inproceedings{zheng2022robust,
+  title     = {Robust Lottery Tickets for Pre-trained Language Models},
+  author    = {Zheng, Rui and Bao, Rong and Zhou, Yuhao and Liang, Di and Wang, Sirui and Wu, Wei and Gui, Tao and
+               Zhang, Qi and Huang, Xuanjing},
+  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (Volume 1:
+               Long Papers)},
+  pages     = {2211--2224},
+  year      = {2022}
+}""",
+    "louizos2018learning": """@inproceedings{louizos2018learning,
+  title     = {Learning Sparse Neural Networks through {L_0} Regularization},
+  author    = {Louizos, Christos and Welling, Max and Kingma, Diederik P.},
+  booktitle = {6th International Conference on Learning Representations, {ICLR} 2018},
+  year      = {2018}
+}""",
+    "zhu2020freelb": """@inproceedings{zhu2020freelb,
+  title     = {{FreeLB}: Enhanced Adversarial Training for Natural Language Understanding},
+  author    = {Zhu, Chen and Cheng, Yu and Gan, Zhe and Sun, Siqi and Goldstein, Tom and Liu, Jingjing},
+  booktitle = {8th International Conference on Learning Representations, {ICLR} 2020},
+  year      = {2020}
+}""",
+    "morris2020textattack": """@inproceedings{morris2020textattack,
+  title     = {{TextAttack}: A Framework for Adversarial Attacks, Data Augmentation, and Adversarial Training in
+               {NLP}},
+  author    = {Morris, John and Lifland, Eli and Yoo, Jin Yong and Grigsby, Jake and Jin, Di and Qi, Yanjun},
+  booktitle = {Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing: System
+               Demonstrations},
+  pages     = {119--126},
+  year      = {2020}
+}""",
+    "jin2020bert": """@inproceedings{jin2020bert,
+  title     = {Is {BERT} Really Robust? A Strong Baseline for Natural Language Attack on Text Classification and
+               Entailment},
+  author    = {Jin, Di and Jin, Zhijing and Zhou, Joey Tianyi and Szolovits, Peter},
+  booktitle = {The Thirty-Fourth {AAAI} Conference on Artificial Intelligence, {AAAI} 2020},
+  pages     = {8018--8025},
+  year      = {2020}
+}""",
+    "li2019textbugger": """@inproceedings{li2019textbugger,
+  title     = {{TextBugger}: Generating Adversarial Text Against Real-world Applications},
+  author    = {Li, Jinfeng and Ji, Shouling and Du, Tianyu and Li, Bo and Wang, Ting},
+  booktitle = {26th Annual Network and Distributed System Security Symposium, {NDSS} 2019},
+  year      = {2019},
+  note      = {arXiv:1812.05271}
+}""",
+    "li2020bertattack": """@inproceedings{li2020bertattack,
+  title     = {{BERT-ATTACK}: Adversarial Attack Against {BERT} Using {BERT}},
+  author    = {Li, Linyang and Ma, Ruotian and Guo, Qipeng and Xue, Xiangyang and Qiu, Xipeng},
+  booktitle = {Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing ({EMNLP})},
+  pages     = {6193--6202},
+  year      = {2020}
+}""",
 }
 
 
