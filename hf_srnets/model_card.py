@@ -147,3 +147,44 @@ def portable_card(card: str, *, output_dir: str, repo_id: str, base: str | None 
     for old in sorted(swaps, key=len, reverse=True):  # a base inside the dir (early start) before the dir
         card = card.replace(f'"{old}"', f'"{swaps[old]}"').replace(f"`{old}`", f"`{swaps[old]}`")
     return card
+
+
+ATTACK_SECTION_START = "<!-- hf_srnets attack results -->"
+ATTACK_SECTION_END = "<!-- /hf_srnets attack results -->"
+
+
+def attack_section(summaries: dict[str, dict[str, Any]], settings: dict[str, dict[str, Any]]) -> str:
+    """The card's "Robustness under attack" section: Clean% / Aua% / Suc% / #Query per recipe (`run_attack.py`)."""
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}"
+
+    rows = []
+    for recipe, s in summaries.items():
+        queries = "n/a" if s.get("avg_queries") is None else f"{s['avg_queries']:.1f}"
+        data = settings.get(recipe, {}).get("data", "")
+        rows.append(
+            f"| {recipe} | {s['num_examples']} | {pct(s['clean_accuracy'])} | {pct(s['accuracy_under_attack'])} | "
+            f"{pct(s['attack_success_rate'])} | {queries} | {pct(s.get('avg_words_perturbed'))} | `{data}` |"
+        )
+    return (
+        f"{ATTACK_SECTION_START}\n## Robustness under attack\n\n"
+        "Written by `run_attack.py` (TextAttack's definitions: Clean% accuracy on the sample, Aua% accuracy under "
+        "attack, Suc% successful / attacked, #Query mean model queries per attacked example).\n\n"
+        "| attack | examples | Clean% | Aua% | Suc% | #Query | words perturbed % | data |\n"
+        "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + f"\n{ATTACK_SECTION_END}\n"
+    )
+
+
+def update_card_attack_section(
+    card: str, summaries: dict[str, dict[str, Any]], settings: dict[str, dict[str, Any]]
+) -> str:
+    """`card` with its attack section replaced (or added before "## Citations", else at the end)."""
+    section = attack_section(summaries, settings)
+    start, end = card.find(ATTACK_SECTION_START), card.find(ATTACK_SECTION_END)
+    if start != -1 and end != -1:
+        return card[:start] + section + card[end + len(ATTACK_SECTION_END) :].lstrip("\n")
+    anchor = card.find("\n## Citations")
+    if anchor != -1:
+        return card[: anchor + 1] + section + "\n" + card[anchor + 1 :]
+    return card.rstrip("\n") + "\n\n" + section
