@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_file
 from torch import nn
 
-from ..pruning import CONFIG_NAME, MASKS_NAME, PruningConfig
+from ..pruning.base import CONFIG_NAME, MASKS_NAME, PruningConfig
 
 logger = logging.getLogger(__name__)
 

@@ -27,6 +27,7 @@ from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
 _CLASSIFIER_PREFIX = "trainable."
+_SEARCH_PREFIX = "search."  # float search state of a layer (the l0 method's log α): search.<module>.<tensor>
 _SEARCH_STATE = ("mask_scores", "threshold", "tie_index", "has_tie")
 
 logger = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ class SRNetModel(nn.Module):
             param.requires_grad_(False)
         for name in targets:
             parent, child = _get_submodule_parent(self.base_model, name)
-            setattr(parent, child, self.method.layer_class(getattr(parent, child)))
+            make_layer = getattr(self.method, "make_layer", self.method.layer_class)  # a method's own settings
+            setattr(parent, child, make_layer(getattr(parent, child)))
         if self.srnet_config.trainable_classifier:
             for name in self.classifier_targets:
                 for param in self.base_model.get_submodule(name).parameters():
@@ -149,7 +151,10 @@ class SRNetModel(nn.Module):
     def train_weights_with_fixed_masks(self) -> None:
         """Freeze the masks and train every weight of the model instead; pruned weights are zeroed (and stay 0
         as long as `zero_pruned_weights` runs after each optimiser step, which `FixedMaskCallback` does: the
-        trainer adds it)."""
+        trainer adds it). For a method that saves a ticket other than its current masks (l0), that ticket."""
+        saved_masks = getattr(self.method, "saved_masks", None)
+        if saved_masks is not None:
+            self.set_masks(saved_masks(self))
         for param in self.base_model.parameters():
             param.requires_grad_(True)
         for layer in self.masked_layers().values():
@@ -207,9 +212,11 @@ class SRNetModel(nn.Module):
             for module in (self.classifier_targets if self.srnet_config.trainable_classifier else [])
             for name, _ in self.base_model.get_submodule(module).named_parameters()
         }
+        scores = {id(param) for param in self.masked_layers_scores()}
         out: dict[str, torch.Tensor] = {}
         for name, param in self.base_model.named_parameters():
-            if (param.requires_grad or name in trained) and not name.endswith("mask_scores"):
+            is_score = name.endswith("mask_scores") or id(param) in scores
+            if (param.requires_grad or name in trained) and not is_score:
                 out[_CLASSIFIER_PREFIX + name] = param.detach().cpu().contiguous()
         return out
 
@@ -217,16 +224,28 @@ class SRNetModel(nn.Module):
         """Write `srnet_config.json` and `srnet_masks.safetensors` (bit-packed masks), never base weights.
 
         When the classifier trained (`trainable_classifier`), its weights are saved too, since the masks
-        alone would not reproduce the model.
+        alone would not reproduce the model. A searching l0 model also saves its float log α
+        (`search.<module>.log_alpha`) next to the packed ticket.
         """
         os.makedirs(save_directory, exist_ok=True)
-        tensors = {name: pack_mask(mask) for name, mask in self.binary_masks().items()}
+        saved_masks = getattr(self.method, "saved_masks", None)  # l0: the ticket at `sparsity`, ranked by log α
+        masks = saved_masks(self) if saved_masks is not None else self.binary_masks()
+        tensors = {name: pack_mask(mask) for name, mask in masks.items()}
         tensors.update(self._trainable_base_tensors())
+        tensors.update(self._search_state_tensors())
         checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
         dataclasses.replace(self.srnet_config, tensor_checksums=checksums).save_pretrained(save_directory)
         # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
         # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
         save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata={"format": "pt"})
+
+    def _search_state_tensors(self) -> dict[str, torch.Tensor]:
+        """The float state of layers that have one (`search_state()`: the l0 layers' log α while searching)."""
+        out: dict[str, torch.Tensor] = {}
+        for name, layer in self.masked_layers().items():
+            state = layer.search_state() if hasattr(layer, "search_state") else {}
+            out.update({f"{_SEARCH_PREFIX}{name}.{key}": tensor for key, tensor in state.items()})
+        return out
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
         """Scores, thresholds and trainable weights: what a checkpoint needs to resume."""
@@ -316,6 +335,25 @@ class SRNetModel(nn.Module):
         trainable = {k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)}
         if trainable:
             self.base_model.load_state_dict(trainable, strict=False)
+        self._load_search_state(tensors)
+
+    def _load_search_state(self, tensors: dict[str, torch.Tensor]) -> None:
+        """Give layers their saved `search.` state back (l0: log α, back in search mode); all or none of them."""
+        states: dict[str, dict[str, torch.Tensor]] = {}
+        for key, tensor in tensors.items():
+            if key.startswith(_SEARCH_PREFIX):
+                module, _, name = key[len(_SEARCH_PREFIX) :].rpartition(".")
+                states.setdefault(module, {})[name] = tensor
+        if not states:
+            return
+        layers = self.masked_layers()
+        unknown = sorted(set(states) - set(layers))
+        missing = sorted(set(layers) - set(states))
+        if unknown or missing or not all(hasattr(layer, "load_search_state") for layer in layers.values()):
+            what = f"for {unknown[0]!r}, not a masked layer" if unknown else f"but none for {(missing or ['?'])[0]!r}"
+            raise ValueError(f"The saved search state has tensors {what}: the mask files are inconsistent.")
+        for name, layer in layers.items():
+            layer.load_search_state(states[name])
 
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None) -> str:
         """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo.

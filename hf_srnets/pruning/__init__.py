@@ -2,6 +2,8 @@
 
 - `threshold`: mask training over frozen weights (Win-win §3.2.2), `--pruning mask`.
 - `magnitude`: iterative magnitude pruning, with rewinding or not (Algorithm 1), `--pruning imp` / `imp-rw`.
+- `l0`: hard-concrete L0 masks (Robust Tickets §3.2) and one-shot ticket extraction (§3.3), `--pruning l0`.
+- `random`: random masks with a given ticket's per-matrix sparsity (Robust Tickets §4.2), `--pruning random`.
 
 A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`).
 """
@@ -20,7 +22,9 @@ from .base import (
     unregister_pruning_method,
 )
 from .fixed import FixedMaskCallback
+from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
+from .random import RandomConfig, RandomPruning
 from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
     MaskedLinear,
@@ -39,13 +43,18 @@ __all__ = [
     "PRUNING_ALIASES",
     "PRUNING_METHODS",
     "FixedMaskCallback",
+    "HardConcreteLinear",
     "IMPCallback",
+    "L0Config",
+    "L0Pruning",
     "MagnitudeConfig",
     "MagnitudePruning",
     "MaskThresholdCallback",
     "MaskedLinear",
     "PruningConfig",
     "PruningMethod",
+    "RandomConfig",
+    "RandomPruning",
     "SRNetMaskConfig",
     "ThresholdConfig",
     "ThresholdPruning",
@@ -53,6 +62,7 @@ __all__ = [
     "cubic_sparsity",
     "exact_mask",
     "exact_thresholds",
+    "extract_ticket",
     "get_pruning_method",
     "imp_rounds",
     "magnitude_prune",
@@ -62,4 +72,5 @@ __all__ = [
     "schedule_end_step",
     "sparsity_at",
     "unregister_pruning_method",
+    "write_ticket",
 ]

@@ -1,6 +1,6 @@
 """A pruning method added from this file alone runs through `run_glue_sparse.py`: the registry is the only seam.
 
-`random` keeps a random ⌊(1−s)·n⌋ of each matrix, drawn from a seed in its config, and trains the weights
+`toy_random` keeps a random ⌊(1−s)·n⌋ of each matrix, drawn from a seed in its config, and trains the weights
 under these fixed masks (pruned weights held at 0). Nothing outside this file knows it.
 """
 
@@ -30,7 +30,7 @@ from hf_srnets.pruning import (
 
 @dataclass
 class RandomConfig(PruningConfig):
-    random_mask_seed: int = field(default=0, metadata={"help": "Seed of the random masks."})
+    toy_mask_seed: int = field(default=0, metadata={"help": "Seed of the random masks."})
 
 
 def random_masks(shapes: dict[str, list[int]], sparsity: float, seed: int) -> dict[str, torch.Tensor]:
@@ -48,33 +48,33 @@ def random_masks(shapes: dict[str, list[int]], sparsity: float, seed: int) -> di
 class RandomPruning(PruningMethod):
     """Random fixed masks; the weights train under them."""
 
-    name = "random"
+    name = "toy_random"
     config_class = RandomConfig
     layer_class = MaskedLinear
 
     def initialize(self, srnet: nn.Module) -> None:
         cfg = self.config
-        srnet.set_masks(random_masks(cfg.module_shapes, cfg.sparsity, cfg.random_mask_seed))
+        srnet.set_masks(random_masks(cfg.module_shapes, cfg.sparsity, cfg.toy_mask_seed))
         srnet.train_weights_with_fixed_masks()
 
 
 @pytest.fixture
 def random_method():
-    assert "random" not in PRUNING_METHODS
+    assert "toy_random" not in PRUNING_METHODS
     register_pruning_method(RandomPruning)
     yield RandomPruning
-    unregister_pruning_method("random")
-    assert "random" not in PRUNING_METHODS
+    unregister_pruning_method("toy_random")
+    assert "toy_random" not in PRUNING_METHODS
 
 
 def test_a_method_registered_in_a_test_runs_through_the_script(random_method, pretrained, data_dir, tmp_path):
     out = tmp_path / "random"
     args = mnli_run_args(pretrained, data_dir, out, train=64, eval=32, ood=60, batch=16)
-    main([*args, "--pruning", "random", "--sparsity", "0.3", "--random_mask_seed", "7", "--num_train_epochs", "1"])
+    main([*args, "--pruning", "toy_random", "--sparsity", "0.3", "--toy_mask_seed", "7", "--num_train_epochs", "1"])
 
     results = json.loads((out / "all_results.json").read_text())
     config = json.loads((out / "srnet_config.json").read_text())
-    assert config["pruning_method"] == "random" and config["random_mask_seed"] == 7
+    assert config["pruning_method"] == "toy_random" and config["toy_mask_seed"] == 7
     n = sum(math.prod(shape) for shape in config["module_shapes"].values())
     pruned = sum(math.floor(0.3 * math.prod(shape)) for shape in config["module_shapes"].values())
     assert results["sparsity"] == pytest.approx(pruned / n) and results["sparsity"] == pytest.approx(0.3, abs=1e-3)

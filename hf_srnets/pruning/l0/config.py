@@ -1,0 +1,70 @@
+"""Options of the l0 search: hard-concrete masks with an L0 penalty (Robust Tickets §3.2, Eq. 1-5 and 8; Table 6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+from ..base import PruningConfig
+
+
+@dataclass
+class L0Config(PruningConfig):
+    """Hard-concrete gates over the frozen weights of θ_pr, trained with the penalty λ_t·R(m) (`--pruning l0`).
+
+    The search is not constrained to a sparsity: λ decides how sparse the gates get (§3.2.2). `sparsity` s is
+    the sparsity of the *ticket* the run saves, extracted from log α at the end by ranking (§3.3), over all of
+    θ_pr (`sparsity_scope="global"`, the paper's setting and this method's default) or per matrix (`"local"`).
+    Other sparsities are extracted later from the same run without training (`run_extract_ticket.py`).
+
+        l0_lambda: λ of Eq. 8 (Table 6: 0.5 for SST-2, AG News, IMDB; 0.1 for QQP, QNLI, MNLI).
+        l0_temperature: β of Eq. 2 and 4 (2/3, as in the authors' released code and Louizos et al. 2018).
+        l0_init_keep: p, the deterministic gate (Eq. 5) every weight starts at: log α = logit((p − γ)/(ζ − γ))
+            (0.9, the authors' `mask_p`).
+        l0_lambda_start_fraction / l0_lambda_warmup_fraction: a, b of the warm-up of the authors' code,
+            λ_t = λ · clip((t − a·T)/(b·T), 0, 1) with T the run's optimisation steps; both 0 give a constant λ
+            (Eq. 8 as printed).
+        ticket_source: for a ticket extracted by `run_extract_ticket.py`, the search directory it came from.
+    """
+
+    _argument_group_name: ClassVar[str] = "Pruning method l0 (--pruning l0, Robust Tickets §3.2)"
+
+    sparsity: float = field(
+        default=0.5,
+        metadata={
+            "help": "l0: sparsity of the ticket the run saves (extracted from log α at the end); the search itself "
+            "is not constrained to it."
+        },
+    )
+    sparsity_scope: Literal["local", "global"] = field(
+        default="global", metadata={"help": "l0: ticket ranking over all of θ_pr (global, the paper) or per matrix."}
+    )
+    l0_lambda: float = field(default=0.5, metadata={"help": "l0: λ of the L0 penalty, Eq. 8 (Table 6: 0.1-0.5)."})
+    l0_temperature: float = field(default=2 / 3, metadata={"help": "l0: temperature β of the hard concrete (2/3)."})
+    l0_init_keep: float = field(
+        default=0.9, metadata={"help": "l0: initial deterministic gate p of every weight (0.9, the authors' code)."}
+    )
+    l0_lambda_start_fraction: float = field(
+        default=0.1, metadata={"help": "l0: λ is 0 until this fraction of training (authors' warm-up; 0 = none)."}
+    )
+    l0_lambda_warmup_fraction: float = field(
+        default=0.3, metadata={"help": "l0: then rises linearly to λ over this fraction (0 = at once)."}
+    )
+    ticket_source: str | None = field(
+        default=None, metadata={"cli": False, "help": "The l0 search directory a ticket was extracted from."}
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.l0_lambda < 0:
+            raise ValueError(f"l0_lambda must be >= 0, got {self.l0_lambda}: pass e.g. --l0_lambda 0.5 (Table 6).")
+        if self.l0_temperature <= 0:
+            raise ValueError(f"l0_temperature must be > 0, got {self.l0_temperature}: the paper uses 2/3.")
+        if not 0.0 < self.l0_init_keep < 1.0:
+            raise ValueError(f"l0_init_keep must be in (0, 1), got {self.l0_init_keep}: e.g. --l0_init_keep 0.9.")
+        start, warmup = self.l0_lambda_start_fraction, self.l0_lambda_warmup_fraction
+        if not (0.0 <= start <= 1.0 and 0.0 <= warmup <= 1.0):
+            raise ValueError(
+                "l0_lambda_start_fraction and l0_lambda_warmup_fraction are fractions of the training steps in "
+                f"[0, 1], got {start} and {warmup}; pass 0 and 0 for a constant λ."
+            )

@@ -1,0 +1,98 @@
+"""One-shot ticket extraction from an l0 search (Robust Tickets §3.3): rank log α, prune the smallest.
+
+E[s_i] grows with α_i (Eq. 2), so the weights whose gates have the smallest log α are pruned: exactly ⌊s·N⌋ of
+all N weights of θ_pr for the global scope (the paper's setting) or ⌊s·n_i⌋ of each matrix for the local one,
+ties broken by position (`pruning/selection.py`). Any sparsity comes from the same search, without training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+from typing import Any
+
+import torch
+
+from ..base import MASKS_NAME, PruningConfig
+from ..selection import binarize, exact_mask, exact_thresholds
+from .config import L0Config
+
+SEARCH_PREFIX = "search."  # srnet_masks.safetensors keys of the float search state: search.<module>.log_alpha
+TRAINABLE_PREFIX = "trainable."
+
+logger = logging.getLogger(__name__)
+
+
+def extract_ticket(log_alphas: dict[str, torch.Tensor], sparsity: float, scope: str = "global") -> dict[str, Any]:
+    """Binary masks (True = kept) with exactly ⌊s·N⌋ zeros over all matrices (global) or ⌊s·n_i⌋ each (local)."""
+    if not 0.0 <= sparsity < 1.0:
+        raise ValueError(f"sparsity must be in [0, 1), got {sparsity}: e.g. --sparsity 0.3 for 30%.")
+    if scope not in ("global", "local"):
+        raise ValueError(f"scope must be 'global' or 'local', got {scope!r}.")
+    if not log_alphas:
+        raise ValueError("No log α to extract a ticket from.")
+    if scope == "local":
+        return {name: exact_mask(scores.float(), sparsity) for name, scores in log_alphas.items()}
+    scores = [t.detach().float() for t in log_alphas.values()]
+    total = sum(t.numel() for t in scores)
+    results = exact_thresholds(scores, math.floor(sparsity * total))
+    return {
+        name: binarize(t, torch.tensor(phi), torch.tensor(tie), has_tie)
+        for name, t, (phi, tie, has_tie) in zip(log_alphas, scores, results)
+    }
+
+
+def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The config, the log α per masked module and the other saved tensors of an l0 search directory.
+
+    Refuses a directory of another method, or an l0 ticket (no log α), saying what to pass instead.
+    """
+    from ...masking.io import load_checked_tensors  # masking imports pruning: read files through it lazily
+
+    config = PruningConfig.from_pretrained(directory)
+    if not isinstance(config, L0Config):
+        raise ValueError(
+            f"{directory} holds masks of --pruning {config.pruning_method}, not of an l0 search: tickets are "
+            "extracted from the log α of a --pruning l0 run's output directory."
+        )
+    tensors = load_checked_tensors(str(directory), config, directory)
+    log_alphas = {name: tensors.get(f"{SEARCH_PREFIX}{name}.log_alpha") for name in config.module_shapes}
+    missing = [name for name, t in log_alphas.items() if t is None]
+    if missing:
+        source = f" (extracted from {config.ticket_source})" if config.ticket_source else ""
+        raise ValueError(
+            f"{directory} has no log α for {missing[0]!r}: it is an l0 ticket{source}, not a search directory. "
+            "Extract from the --pruning l0 run's output directory."
+        )
+    return config, log_alphas, tensors
+
+
+def write_ticket(
+    search_dir: str | os.PathLike, output_dir: str | os.PathLike, sparsity: float, scope: str = "global"
+) -> dict[str, Any]:
+    """Write the ticket at `sparsity` of an l0 search as a mask directory `--mask_from` retrains.
+
+    Packed masks in the standard format, the search's trained classifier (if any), and a config recording the
+    source directory, sparsity and scope; no log α (the directory is a fixed ticket). Returns the sparsity report.
+    """
+    from safetensors.torch import save_file
+
+    from ...masking.io import pack_mask, tensor_checksum
+
+    config, log_alphas, tensors = read_search_dir(search_dir)
+    masks = extract_ticket(log_alphas, sparsity, scope)
+    out = {name: pack_mask(mask) for name, mask in masks.items()}
+    out.update({k: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)})
+    checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(out.items())}
+    ticket_config = dataclasses.replace(
+        config, sparsity=sparsity, sparsity_scope=scope, ticket_source=str(search_dir), tensor_checksums=checksums
+    )
+    ticket_config.save_pretrained(output_dir)
+    save_file(out, os.path.join(output_dir, MASKS_NAME), metadata={"format": "pt"})
+    pruned = sum(int((~m).sum()) for m in masks.values())
+    total = sum(m.numel() for m in masks.values())
+    report = {"sparsity": pruned / total, "num_pruned": pruned, "num_prunable": total, "scope": scope}
+    logger.info(f"Ticket at sparsity {sparsity} ({scope}): {pruned}/{total} pruned -> {output_dir}")
+    return report

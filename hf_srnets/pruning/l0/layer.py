@@ -1,0 +1,155 @@
+"""The hard-concrete masked linear layer (Robust Tickets §3.2, Eq. 1-5; Louizos et al. 2018).
+
+Every weight W_i of a frozen `base_layer` gets a gate m_i ~ HardConcrete(log α_i, β) with γ = −0.1, ζ = 1.1:
+
+    u ~ U(0, 1)                                   (Eq. 1)
+    s = σ((log u − log(1 − u) + log α) / β)       (Eq. 2)
+    m = min(1, max(0, s·(ζ − γ) + γ))             (Eq. 3)
+
+W_eff = m ⊙ W in training (a new u per forward pass; gradients reach log α by reparametrisation), and the
+deterministic gate m̂ = min(1, max(0, σ(log α)·(ζ − γ) + γ)) (Eq. 5) in evaluation. u is clamped to
+[1e-6, 1 − 1e-6] so that log u and log(1 − u) stay finite. The expected L0 norm per gate, P(m ≠ 0), is
+σ(log α − β·log(−γ/ζ)) (Eq. 4).
+
+A layer is either *searching* (the gates above) or *fixed*: a binary ticket in train and eval mode, as after
+extraction (§3.3) or for retraining the weights under it (`--mask_from`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+GAMMA = -0.1
+ZETA = 1.1
+U_EPS = 1e-6
+
+
+def init_log_alpha(keep: float) -> float:
+    """log α = logit((p − γ)/(ζ − γ)): the value whose deterministic gate (Eq. 5) is p."""
+    if not 0.0 < keep < 1.0:
+        raise ValueError(f"the initial gate p must be in (0, 1), got {keep}")
+    q = (keep - GAMMA) / (ZETA - GAMMA)
+    return math.log(q / (1.0 - q))
+
+
+def hard_concrete_sample(log_alpha: torch.Tensor, u: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Eq. 2-3 for given uniform samples u (already clamped away from 0 and 1)."""
+    s = torch.sigmoid((torch.log(u) - torch.log1p(-u) + log_alpha) / temperature)
+    return (s * (ZETA - GAMMA) + GAMMA).clamp(0.0, 1.0)
+
+
+def deterministic_gate(log_alpha: torch.Tensor) -> torch.Tensor:
+    """Eq. 5: m̂ = min(1, max(0, σ(log α)·(ζ − γ) + γ))."""
+    return (torch.sigmoid(log_alpha) * (ZETA - GAMMA) + GAMMA).clamp(0.0, 1.0)
+
+
+def expected_nonzero(log_alpha: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Eq. 4, per gate: P(m ≠ 0) = σ(log α − β·log(−γ/ζ)); R(m) is its mean."""
+    return torch.sigmoid(log_alpha - temperature * math.log(-GAMMA / ZETA))
+
+
+class HardConcreteLinear(nn.Module):
+    """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
+
+    The interface `SRNetModel` relies on: `base_layer`, `mask_scores` (= `log_alpha`), `binary_mask()`,
+    `merged_weight()`, `set_fixed_mask()`, `use_fixed_mask()`, `search_state()` / `load_search_state()`.
+    In search mode `binary_mask()` is the support of the deterministic gate (m̂ > 0, the weights the evaluated
+    model uses) and `merged_weight()` is m̂ ⊙ W (the evaluated model exactly); for a fixed ticket both are the
+    ticket.
+    """
+
+    def __init__(self, base_layer: nn.Linear, temperature: float = 2 / 3, init_keep: float = 0.9) -> None:
+        super().__init__()
+        if not isinstance(base_layer, nn.Linear):
+            raise TypeError(f"HardConcreteLinear wraps nn.Linear, got {type(base_layer).__name__}")
+        self.base_layer = base_layer.requires_grad_(False)
+        weight = base_layer.weight
+        self.temperature = temperature
+        self.log_alpha = nn.Parameter(torch.full_like(weight, init_log_alpha(init_keep), dtype=torch.float32))
+        self.register_buffer("ticket", torch.ones_like(weight, dtype=torch.bool), persistent=False)
+        self.fixed = False
+
+    @property
+    def in_features(self) -> int:
+        return self.base_layer.in_features
+
+    @property
+    def out_features(self) -> int:
+        return self.base_layer.out_features
+
+    @property
+    def weight(self) -> torch.Tensor:
+        return self.base_layer.weight
+
+    @property
+    def bias(self) -> torch.Tensor | None:
+        return self.base_layer.bias
+
+    @property
+    def mask_scores(self) -> nn.Parameter:
+        """The mask parameters under the name every masked layer uses (`SRNetModel.masked_layers_scores`)."""
+        return self.log_alpha
+
+    # -- state ------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def set_fixed_mask(self, mask: torch.Tensor) -> None:
+        """Use the binary `mask` (a ticket) in train and eval mode from now on; log α is kept."""
+        self.ticket.copy_(mask.to(torch.bool))
+        self.fixed = True
+
+    @torch.no_grad()
+    def use_fixed_mask(self) -> None:
+        """Switch to the ticket last set with `set_fixed_mask` (`SRNetModel.train_weights_with_fixed_masks`)."""
+        self.fixed = True
+
+    def search_state(self) -> dict[str, torch.Tensor]:
+        """The float state a search directory saves besides the packed ticket (nothing for a fixed ticket)."""
+        return {} if self.fixed else {"log_alpha": self.log_alpha.detach().cpu().contiguous()}
+
+    @torch.no_grad()
+    def load_search_state(self, state: dict[str, torch.Tensor]) -> None:
+        """Restore `search_state()` and go back to search mode; refuse a tensor of another shape or dtype."""
+        saved = state["log_alpha"]
+        if saved.shape != self.log_alpha.shape or saved.dtype != self.log_alpha.dtype:
+            raise ValueError(
+                f"A saved log_alpha is a {saved.dtype} tensor of shape {tuple(saved.shape)}; this layer needs a "
+                f"{self.log_alpha.dtype} tensor of shape {tuple(self.log_alpha.shape)}."
+            )
+        self.log_alpha.copy_(saved)
+        self.fixed = False
+
+    # -- forward ----------------------------------------------------------------------------------------
+    def gate(self) -> torch.Tensor:
+        """The gate applied to W now: the ticket (fixed), a sample of Eq. 1-3 (training), or Eq. 5 (eval)."""
+        if self.fixed:
+            return self.ticket.to(self.log_alpha.dtype)
+        if self.training:
+            u = torch.rand_like(self.log_alpha).clamp(U_EPS, 1.0 - U_EPS)
+            return hard_concrete_sample(self.log_alpha, u, self.temperature)
+        return deterministic_gate(self.log_alpha)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = self.base_layer.weight
+        return F.linear(x, weight * self.gate().to(weight.dtype), self.base_layer.bias)
+
+    @torch.no_grad()
+    def binary_mask(self) -> torch.Tensor:
+        """The ticket (fixed), else the support of the deterministic gate, m̂ > 0 (Eq. 5)."""
+        if self.fixed:
+            return self.ticket.clone()
+        return deterministic_gate(self.log_alpha.detach()) > 0
+
+    @torch.no_grad()
+    def merged_weight(self) -> torch.Tensor:
+        """The weight a plain `nn.Linear` needs to reproduce the layer in eval mode: ticket ⊙ W or m̂ ⊙ W."""
+        weight = self.base_layer.weight
+        gate = self.ticket if self.fixed else deterministic_gate(self.log_alpha.detach())
+        return weight * gate.to(weight.dtype)
+
+    def extra_repr(self) -> str:
+        mode = "fixed" if self.fixed else f"search, temperature={self.temperature:.4g}"
+        return f"in_features={self.in_features}, out_features={self.out_features}, {mode}"

@@ -1,0 +1,95 @@
+"""`l0`: hard-concrete masks with an L0 penalty over frozen weights (Robust Tickets §3.2), the robust-ticket search."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..base import PruningMethod, register_pruning_method
+from .config import L0Config
+from .extract import extract_ticket
+from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
+
+
+def lambda_at(step: int, max_steps: int, config: L0Config) -> float:
+    """λ_t = λ · clip((t − a·T)/(b·T), 0, 1), the warm-up of the authors' released code (ruizheng20/robust_ticket).
+
+    a = `l0_lambda_start_fraction`, b = `l0_lambda_warmup_fraction`, T = `max_steps`. b = 0 switches λ on at
+    a·T; a = b = 0 is the constant λ of Eq. 8 as printed.
+    """
+    start = config.l0_lambda_start_fraction * max_steps
+    warmup = config.l0_lambda_warmup_fraction * max_steps
+    if warmup <= 0:
+        return config.l0_lambda if step >= start else 0.0
+    return config.l0_lambda * min(1.0, max(0.0, (step - start) / warmup))
+
+
+def l0_penalty(layers: list[HardConcreteLinear], temperature: float) -> torch.Tensor:
+    """R(m) of Eq. 4 over all gates of θ_pr together: Σ_layers Σ_i P(m_i ≠ 0) / |m|."""
+    total = sum(layer.log_alpha.numel() for layer in layers)
+    return sum(expected_nonzero(layer.log_alpha, temperature).sum() for layer in layers) / total
+
+
+@register_pruning_method
+class L0Pruning(PruningMethod):
+    """log α trains (the weights stay frozen) under L_task + λ_t·R(m) (Eq. 8); the saved ticket is ranked by log α.
+
+    The run's directory holds both the packed ticket at `sparsity` (global ranking by default, §3.3) and the float
+    log α of every layer (`search.<module>.log_alpha`), so `--mask_from` retrains the ticket, `from_pretrained`
+    gives back the search model, and `run_extract_ticket.py` draws tickets of other sparsities.
+    """
+
+    name = "l0"
+    config_class = L0Config
+    layer_class = HardConcreteLinear
+    trains_scores = True
+
+    def __init__(self, config: L0Config) -> None:
+        super().__init__(config)
+        self.current_lambda = config.l0_lambda
+
+    def make_layer(self, base_layer: nn.Linear) -> HardConcreteLinear:
+        """The layer over `base_layer`, at this config's temperature and initial gate."""
+        return HardConcreteLinear(base_layer, self.config.l0_temperature, self.config.l0_init_keep)
+
+    def initialize(self, srnet: nn.Module) -> None:
+        srnet.record_fingerprint()
+
+    @staticmethod
+    def searching_layers(srnet: nn.Module) -> list[HardConcreteLinear]:
+        return [layer for layer in srnet.masked_layers().values() if not layer.fixed]
+
+    def regularization(self, srnet: nn.Module, step: int, max_steps: int) -> torch.Tensor | None:
+        """λ_t · R(m) (Eq. 4 and 8); None for a fixed ticket or frozen gates."""
+        layers = self.searching_layers(srnet)
+        if not layers or not any(layer.log_alpha.requires_grad for layer in layers):
+            return None
+        self.current_lambda = lambda_at(step, max_steps, self.config)
+        return self.current_lambda * l0_penalty(layers, self.config.l0_temperature)
+
+    @torch.no_grad()
+    def log_metrics(self, srnet: nn.Module) -> dict[str, float]:
+        """E[density] = R(m) (Eq. 4), its complement, and the fractions of Eq. 5 gates exactly 0 and 1 (Fig. 1)."""
+        layers = self.searching_layers(srnet)
+        if not layers:
+            return {}
+        density = float(l0_penalty(layers, self.config.l0_temperature))
+        total = sum(layer.log_alpha.numel() for layer in layers)
+        gates = [deterministic_gate(layer.log_alpha) for layer in layers]
+        return {
+            "l0_expected_density": density,
+            "l0_expected_sparsity": 1.0 - density,
+            "l0_gates_zero": sum(int((g == 0).sum()) for g in gates) / total,
+            "l0_gates_one": sum(int((g == 1).sum()) for g in gates) / total,
+            "l0_lambda": self.current_lambda,
+        }
+
+    @torch.no_grad()
+    def saved_masks(self, srnet: nn.Module) -> dict[str, torch.Tensor]:
+        """The binary ticket a save writes: ranked from log α at `sparsity` and `sparsity_scope` while searching,
+        the fixed ticket otherwise."""
+        layers = srnet.masked_layers()
+        if all(layer.fixed for layer in layers.values()):
+            return {name: layer.binary_mask() for name, layer in layers.items()}
+        log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
+        return extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope)

@@ -1,0 +1,82 @@
+"""`random`: the Rand baseline (Robust Tickets §4.2): a ticket's per-matrix sparsity, random structure."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..base import PruningConfig, PruningMethod, register_pruning_method
+from ..threshold.layer import MaskedLinear
+from .config import RandomConfig
+
+
+def read_masks(directory: str | os.PathLike) -> tuple[PruningConfig, dict[str, torch.Tensor]]:
+    """The config and the unpacked binary masks (True = kept) of a saved hf_srnets mask directory."""
+    from ...masking.io import load_checked_tensors, unpack_mask  # masking imports pruning: read files lazily
+
+    config = PruningConfig.from_pretrained(directory)
+    tensors = load_checked_tensors(str(directory), config, directory)
+    return config, {name: unpack_mask(tensors[name], tuple(shape)) for name, shape in config.module_shapes.items()}
+
+
+def check_same_modules(like: dict[str, list[int]], model: dict[str, list[int]], directory: str) -> None:
+    """Refuse a ticket whose masked modules or shapes differ from the model's, naming the first mismatch."""
+    for name in sorted(set(like) | set(model)):
+        if name not in model:
+            raise ValueError(f"--random_like {directory} masks {name!r}, which this model does not mask.")
+        if name not in like:
+            raise ValueError(f"--random_like {directory} has no mask for {name!r}, which this model masks.")
+        if list(like[name]) != list(model[name]):
+            raise ValueError(
+                f"--random_like {directory}: {name!r} is {tuple(like[name])} there but {tuple(model[name])} in this "
+                "model; use a ticket of the same architecture and targets."
+            )
+
+
+def random_like_masks(zeros: dict[str, int], shapes: dict[str, list[int]], seed: int) -> dict[str, torch.Tensor]:
+    """Per matrix, exactly `zeros[name]` zeros at positions drawn by `torch.randperm` (matrices in name order)."""
+    generator = torch.Generator().manual_seed(seed)
+    masks = {}
+    for name in sorted(shapes):
+        n = math.prod(shapes[name])
+        mask = torch.ones(n, dtype=torch.bool)
+        mask[torch.randperm(n, generator=generator)[: zeros[name]]] = False
+        masks[name] = mask.reshape(shapes[name])
+    return masks
+
+
+@register_pruning_method
+class RandomPruning(PruningMethod):
+    """Random fixed masks shaped like a ticket's per-matrix sparsity; the weights train under them."""
+
+    name = "random"
+    config_class = RandomConfig
+    layer_class = MaskedLinear
+    trains_scores = False
+
+    @classmethod
+    def prepare_config(cls, config: RandomConfig, training_args: Any, *, fresh_head: bool) -> None:
+        """Every weight trains (so `trainable_classifier` stays False); the seed defaults to `--seed`."""
+        if not config.random_like:
+            raise ValueError("--pruning random needs --random_like DIR, the ticket whose per-matrix sparsity to copy.")
+        if not os.path.isdir(config.random_like):
+            raise ValueError(f"--random_like {config.random_like} is not a directory: pass a saved mask directory.")
+        if config.trainable_classifier is None:
+            config.trainable_classifier = False
+        if config.random_seed is None:
+            config.random_seed = int(getattr(training_args, "seed", 42))
+
+    def initialize(self, srnet: nn.Module) -> None:
+        cfg = self.config
+        if cfg.random_like is None or cfg.random_seed is None:
+            raise ValueError("RandomConfig needs random_like and random_seed (set by prepare_config).")
+        like_config, like = read_masks(cfg.random_like)
+        check_same_modules(like_config.module_shapes, cfg.module_shapes, cfg.random_like)
+        zeros = {name: int((~mask).sum()) for name, mask in like.items()}
+        srnet.set_masks(random_like_masks(zeros, cfg.module_shapes, cfg.random_seed))
+        cfg.sparsity = sum(zeros.values()) / sum(mask.numel() for mask in like.values())
+        srnet.train_weights_with_fixed_masks()
