@@ -2,7 +2,7 @@
 
 MNLI, QQP and FEVER with their OOD sets are the Win-win paper's (§4.1, appendix B.1); SST-2, AG News and IMDB
 (single-text classification, attacked with TextFooler/TextBugger/BERT-Attack) are the Robust Lottery Tickets paper's
-(Zheng et al. 2022, §4.1; QNLI, QQP and MNLI too, of which QNLI is not registered: use `--task custom`).
+(Zheng et al. 2022, §4.1), with QNLI, QQP and MNLI in its Table 6.
 """
 
 from __future__ import annotations
@@ -226,6 +226,20 @@ TASKS: dict[str, TaskSpec] = {
         # By name only: FEVER files disagree on what sentence1/sentence2 mean (FEVER-Symmetric v0.2 has
         # sentence1 = evidence, sentence2 = claim), so a file must say which text is the claim.
         text_fields=(("claim", ("claim",)), ("evidence", ("evidence", "evidence_sentence"))),
+    ),
+    # GLUE QNLI (Robust Lottery Tickets, Table 6): on the Hub only here (no local copy in the shared data).
+    "qnli": TaskSpec(
+        name="qnli",
+        display_name="QNLI",
+        label_names=("entailment", "not_entailment"),
+        metric="accuracy",
+        train=SplitSource("nyu-mll/glue", "qnli", "train", ("qnli/train.tsv",), 104_743),
+        validation=SplitSource("nyu-mll/glue", "qnli", "validation", ("qnli/dev.tsv",), 5_463),
+        label_aliases={"not-entailment": "not_entailment"},
+        text_fields=(
+            ("question", ("question", "question1", "sentence1", "text_a")),
+            ("sentence", ("sentence", "sentence2", "text_b")),
+        ),
     ),
     # Single-text tasks of the Robust Lottery Tickets paper (Zheng et al. 2022, §4.1 and appendix B.2).
     "sst2": TaskSpec(
