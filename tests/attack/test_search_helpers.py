@@ -54,3 +54,13 @@ def toy_embedding() -> WordEmbedding:
         "plot": [-1.0, 0.0, 0.0],
     }
     return WordEmbedding(list(vectors), np.array(list(vectors.values())))
+
+
+MLM_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "##s", "##ly", "the", "a", "was", *WEIGHTS, "film", "nice"]
+
+
+def mlm_tokenizer():
+    """A word-level BERT tokenizer over `MLM_VOCAB` (with two sub-word pieces)."""
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast(vocab={w: i for i, w in enumerate(MLM_VOCAB)})
