@@ -113,7 +113,8 @@ def _attack_one(recipe: AttackRecipe, classifier: Classifier, example: Example, 
         classifier.num_queries = 0
     start = time.perf_counter()
     result = recipe.attack(example.text, example.label, classifier)
-    record = ResultRecord(example.index, example.id, recipe.name, result, time.perf_counter() - start)
+    seconds = round(time.perf_counter() - start, 4)  # as written to the file
+    record = ResultRecord(example.index, example.id, recipe.name, result, seconds)
     append_record(f, record)
     return record
 

@@ -1,0 +1,243 @@
+"""run_attack.py end to end on a tiny fine-tuned classifier and a 5-row SST-2-format file: the JSONL, the summary,
+all_results.json and the card; a re-run resumes; a mask dir is attacked as its merged model; textfooler when its
+resources are installed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+from hf_srnets.attack import ATTACK_RECIPES, AttackRecipe, AttackResult, build_classifier, load_victim
+from hf_srnets.attack.base import register_attack_recipe
+from hf_srnets.data.tasks import get_task
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ROWS = [("w5 w6 w7", 1), ("w8 w9", 0), ("w10 w11 w12 w13", 1), ("w14", 0), ("w20 w21 w22", 1)]
+
+
+def run_attack_module():
+    spec = importlib.util.spec_from_file_location("run_attack", REPO_ROOT / "run_attack.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_attack"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@register_attack_recipe
+class ToyDrop(AttackRecipe):
+    """Delete each word in turn (all candidates in one batch); successful if any deletion flips the prediction."""
+
+    name = "toy-drop-script"
+    calls = 0
+
+    def __init__(self, **resources) -> None:
+        self.resources = resources
+
+    def attack(self, text, label, classifier):
+        type(self).calls += 1
+        words = text[-1].split()
+        pred = int(classifier([text])[0].argmax())
+        common = dict(original=text, label=label, original_prediction=pred, num_words=len(words))
+        if pred != label:
+            return AttackResult(
+                perturbed=None,
+                perturbed_prediction=None,
+                outcome="skipped",
+                words_changed=0,
+                num_queries=classifier.num_queries,
+                **common,
+            )
+        cands = [(" ".join(words[:i] + words[i + 1 :]),) for i in range(len(words))]
+        preds = classifier(cands + cands).argmax(1)  # repeated candidates: cache hits, not queries
+        flipped = [c for c, p in zip(cands, preds) if p != label]
+        if flipped:
+            return AttackResult(
+                perturbed=flipped[0],
+                perturbed_prediction=1 - label,
+                outcome="successful",
+                words_changed=1,
+                num_queries=classifier.num_queries,
+                **common,
+            )
+        return AttackResult(
+            perturbed=text,
+            perturbed_prediction=pred,
+            outcome="failed",
+            words_changed=0,
+            num_queries=classifier.num_queries,
+            **common,
+        )
+
+
+@pytest.fixture
+def classifier_dir(pretrained, tmp_path) -> Path:
+    """A tiny 'fine-tuned' SST-2 classifier: labels named, saved with its tokenizer."""
+    torch.manual_seed(3)
+    config = BertConfig.from_pretrained(
+        pretrained, num_labels=2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
+    )
+    model = BertForSequenceClassification.from_pretrained(pretrained, config=config)
+    torch.nn.init.normal_(model.classifier.weight, std=2.0)
+    path = tmp_path / "sst2_model"
+    model.save_pretrained(path)
+    AutoTokenizer.from_pretrained(pretrained).save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def sst2_file(tmp_path) -> Path:
+    path = tmp_path / "dev.tsv"
+    path.write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in ROWS))
+    return path
+
+
+def expected_predictions(model_dir: Path) -> np.ndarray:
+    victim = load_victim(str(model_dir), get_task("sst2"))
+    return build_classifier(victim, get_task("sst2"), cache_size=0)([(s,) for s, _ in ROWS]).argmax(1)
+
+
+def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
+    out = tmp_path / "attack"
+    out.mkdir()
+    (out / "README.md").write_text("# card\n\n## Results\n\nx\n\n## Citations\n\ny\n")
+    (out / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5}))
+    argv = [
+        "--model_name_or_path",
+        str(classifier_dir),
+        "--task",
+        "sst2",
+        "--data_file",
+        str(sst2_file),
+        "--recipes",
+        "toy-drop-script",
+        "--output_dir",
+        str(out),
+        "--batch_size",
+        "2",
+        "--disable_tqdm",
+    ]
+    module = run_attack_module()
+    ToyDrop.calls = 0
+    metrics = module.main(argv)
+    assert ToyDrop.calls == 5
+    lines = [json.loads(x) for x in (out / "attack_toy-drop-script.jsonl").read_text().splitlines()]
+    assert lines[0]["type"] == "header" and lines[0]["settings"]["task"] == "sst2"
+    records = lines[1:]
+    assert [r["index"] for r in records] == list(range(5)) and all(r["recipe"] == "toy-drop-script" for r in records)
+    assert {
+        "original",
+        "perturbed",
+        "label",
+        "original_prediction",
+        "outcome",
+        "num_queries",
+        "words_changed",
+        "timestamp",
+        "id",
+    } <= set(records[0])
+    # Clean% is the model's accuracy on the 5 rows, in the task's label order
+    preds = expected_predictions(classifier_dir)
+    gold = np.array([y for _, y in ROWS])
+    assert [r["original_prediction"] for r in records] == preds.tolist()
+    assert metrics["attack_toy_drop_script_clean_accuracy"] == pytest.approx((preds == gold).mean())
+    attacked = [r for r in records if r["outcome"] != "skipped"]
+    for r in attacked:  # the original plus each distinct deletion, once: repeats were cache hits
+        assert r["num_queries"] <= 1 + len(r["original"][0].split())
+    all_results = json.loads((out / "all_results.json").read_text())
+    assert all_results["eval_accuracy"] == 0.5  # merged, not replaced
+    assert all_results["attack_toy_drop_script_accuracy_under_attack"] == pytest.approx(
+        sum(r["outcome"] == "failed" for r in records) / 5
+    )
+    summary = json.loads((out / "attack_results.json").read_text())
+    assert summary["results"]["toy-drop-script"]["num_examples"] == 5
+    card = (out / "README.md").read_text()
+    assert card.index("## Robustness under attack") < card.index("## Citations") and "toy-drop-script" in card
+
+    # a re-run resumes (nothing attacked again) and the card keeps one attack section
+    ToyDrop.calls = 0
+    assert module.main(argv) == metrics and ToyDrop.calls == 0
+    assert (out / "README.md").read_text().count("## Robustness under attack") == 1
+    # other settings refuse to mix into the file
+    with pytest.raises(ValueError, match="overwrite_output_dir"):
+        module.main([*argv, "--query_budget", "3"])
+    module.main([*argv, "--query_budget", "3", "--overwrite_output_dir", "--num_examples", "2"])
+    assert len((out / "attack_toy-drop-script.jsonl").read_text().splitlines()) == 1 + 2
+
+
+def test_mask_dir_is_attacked_as_its_merged_model(classifier_dir, sst2_file, tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+
+    base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
+    srnet = SRNetModel(base, SRNetMaskConfig(sparsity=0.5))
+    masks = tmp_path / "masks"
+    srnet.save_pretrained(masks)
+    task = get_task("sst2")
+    victim = load_victim(str(masks), task)
+    assert victim.kind == "masks" and victim.base == str(classifier_dir)
+    texts = [(s,) for s, _ in ROWS]
+    probs = build_classifier(victim, task)(texts)
+    tok = AutoTokenizer.from_pretrained(classifier_dir)
+    with torch.no_grad():
+        enc = tok([t[0] for t in texts], padding=True, return_tensors="pt")
+        expected = torch.softmax(srnet.merge_and_unload().eval()(**enc).logits, -1).numpy()
+    np.testing.assert_allclose(probs, expected, atol=1e-5)
+    weights = dict(victim.model.named_parameters())
+    assert (weights["bert.encoder.layer.0.attention.self.query.weight"] == 0).float().mean() > 0.3
+
+
+def test_a_checkpoint_without_trained_head_is_refused(pretrained):
+    with pytest.raises(ValueError, match="not a fine-tuned sequence classifier"):
+        load_victim(str(pretrained), get_task("sst2"))
+
+
+def test_unknown_recipe_is_refused(classifier_dir, sst2_file, tmp_path):
+    with pytest.raises(ValueError, match="unknown --recipes"):
+        run_attack_module().main(
+            [
+                "--model_name_or_path",
+                str(classifier_dir),
+                "--data_file",
+                str(sst2_file),
+                "--recipes",
+                "nope",
+                "--output_dir",
+                str(tmp_path / "o"),
+            ]
+        )
+
+
+def test_textfooler_on_the_tiny_model(classifier_dir, sst2_file, tmp_path):
+    if "textfooler" not in ATTACK_RECIPES:
+        pytest.skip("textfooler recipe not installed")
+    module = run_attack_module()
+    try:
+        module.build_attack("textfooler")
+    except (OSError, ImportError, ValueError) as err:
+        pytest.skip(f"textfooler resources not available: {err}")
+    out = tmp_path / "tf"
+    metrics = module.main(
+        [
+            "--model_name_or_path",
+            str(classifier_dir),
+            "--task",
+            "sst2",
+            "--data_file",
+            str(sst2_file),
+            "--recipes",
+            "textfooler",
+            "--output_dir",
+            str(out),
+            "--disable_tqdm",
+        ]
+    )
+    assert metrics["attack_textfooler_num_examples"] == 5
+    assert 0 <= metrics["attack_textfooler_accuracy_under_attack"] <= metrics["attack_textfooler_clean_accuracy"]
