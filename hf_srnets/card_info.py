@@ -365,6 +365,9 @@ def card_training_args(
         out["training steps"] = train_steps
     if model_args.early_start_patience is not None:
         out["early_start_patience"] = model_args.early_start_patience
+    step, step_options = args.step_objective()
+    if step is not None:  # --adversarial: the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
+        out.update({"adversarial": step, **step_options})
     method = search_method(model_args)
     out.update(_pruning_settings(method, mask_config, args))
     if method == "threshold":
@@ -501,6 +504,7 @@ def run_card_info(
         "pruning": model_args.pruning,
         "schedule": schedule_description(model_args, cfg),
         "loss": args.loss,
+        "adversarial": args.adversarial,
         "bias_model": bias_desc,
         "sparsity_report": srnet.sparsity_report() if srnet is not None else None,
         "results": results,

@@ -76,11 +76,13 @@ def render_model_card(info: dict[str, Any]) -> str:
     template = resources.files("hf_srnets").joinpath("templates/model_card.md").read_text(encoding="utf-8")
     results = info.get("results", {})
     pruning, loss = info.get("pruning", "none"), info.get("loss", "ce")
+    adversarial = info.get("adversarial") or "none"
     sparsity = info.get("sparsity_report")
     base_name = info.get("base_name") or info.get("base_model")
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
         f"`{base_name}` for **{info.get('task')}**, trained with the **{loss}** loss"
+        + (f" under **{adversarial}** adversarial training" if adversarial != "none" else "")
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
         + (f" Search: {info['schedule']}." if info.get("schedule") else "")
@@ -128,7 +130,7 @@ def render_model_card(info: dict[str, Any]) -> str:
         usage=usage,
         training_table=training_table,
         versions=_versions(),
-        citations=format_bibtex(citations_for(loss)),
+        citations=format_bibtex(citations_for(loss, step=adversarial)),
     )
 
 

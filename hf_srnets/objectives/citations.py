@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from ..losses import LOSSES, DebiasingLoss
 from .base import Objective
+from .registry import OBJECTIVES
 
 PACKAGE_CITATION = "winwin"  # every card cites the SRNet paper first
 
@@ -85,14 +86,16 @@ BIBTEX: dict[str, str] = {
 }
 
 
-def citations_for(objective: Objective | DebiasingLoss | str | None) -> list[str]:
+def citations_for(objective: Objective | DebiasingLoss | str | None, step: str | None = None) -> list[str]:
     """The BibTeX keys a card cites for a run trained with `objective` (an objective, a loss or a loss name):
-    the package's paper, then the objective's own, each once, in order. An unknown loss name (a loss registered
+    the package's paper, then the objective's own, then those of the registered step objective `step` (e.g.
+    `--adversarial freelb`; None or "none" for none), each once, in order. An unknown loss name (a loss registered
     by another package and not imported here) gets the package's paper only."""
     if isinstance(objective, str):
         objective = LOSSES.get(objective)
     own = getattr(objective, "citations", ()) if objective is not None else ()
-    return list(dict.fromkeys([PACKAGE_CITATION, *own]))
+    step_own = getattr(OBJECTIVES.get(step or "none"), "step_citations", ())
+    return list(dict.fromkeys([PACKAGE_CITATION, *own, *step_own]))
 
 
 def format_bibtex(keys: Iterable[str]) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import nn
@@ -126,6 +126,7 @@ class FreeLB(StepObjective):
     """
 
     name = "freelb"
+    step_citations: ClassVar[tuple[str, ...]] = ("zhu2020freelb",)  # added to the inner objective's
 
     def __init__(
         self,
@@ -144,7 +145,7 @@ class FreeLB(StepObjective):
 
     @property
     def citations(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.inner.citations, "zhu2020freelb"]))
+        return tuple(dict.fromkeys([*self.inner.citations, *self.step_citations]))
 
     def step(self, trainer: Trainer, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
         if inputs.get("input_ids") is None:
