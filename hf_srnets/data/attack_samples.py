@@ -36,12 +36,13 @@ AG_ID_WARNING = (
     "TextFooler's ag sample: class ids read as 0=World, 1=Sports, 2=Business, 3=Sci/Tech (the published AG News "
     "order); TextFooler does not document its ids, and this mapping is inferred, not confirmed upstream."
 )
+DATA_EXTENSIONS = (".tsv", ".csv", ".jsonl", ".json")
 _LABEL_TEXT = re.compile(r"^(?P<label>-?\d+) (?P<text>.*\S)\s*$")
 
 
 def sample_format(path: str | os.PathLike) -> str | None:
     """The TextFooler format of a file, by its content: `"label_text"`, `"nli_tsv"` or None (a normal data file)."""
-    if os.path.splitext(str(path))[1].lower() in (".tsv", ".csv", ".jsonl", ".json"):
+    if os.path.splitext(str(path))[1].lower() in DATA_EXTENSIONS:
         return None
     with open(path, encoding="utf-8") as f:
         first = next((line for line in f if line.strip()), "")
@@ -125,6 +126,11 @@ def read_attack_sample(path: str | os.PathLike, task: str | TaskSpec) -> Dataset
     options: dict[str, Any] = {"aliases": spec.label_aliases, "text_fields": spec.text_fields}
     if spec.published_label_names:
         options |= {"id_label_names": spec.file_label_names, "excluded_labels": spec.excluded_label_names}
+    if fmt is None and os.path.splitext(path)[1].lower() not in DATA_EXTENSIONS:
+        raise ValueError(
+            f"{name}: neither a TextFooler sample ('LABEL TEXT' lines, or 'label<TAB>premise<TAB>hypothesis' with "
+            f"label words) nor a data file named {'/'.join(DATA_EXTENSIONS)}; fix the first line or the file name."
+        )
     if fmt is None:
         return load_file(path, spec.label_names, name=name, file_format=spec.file_format, **options)
     _check_task(fmt, spec, name)
