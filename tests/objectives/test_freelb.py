@@ -122,7 +122,7 @@ def _by_hand(model: nn.Module, batch: dict, delta0: torch.Tensor, lr: float, ste
     mask = batch["attention_mask"].unsqueeze(-1).float()
     inputs = {k: batch[k] for k in ("attention_mask", "token_type_ids")}
     delta, deltas, losses, grads = delta0.clone(), [], [], [torch.zeros_like(p) for p in params]
-    for k in range(steps):
+    for _ in range(steps):
         delta.requires_grad_(True)
         embeds = model.get_input_embeddings()(batch["input_ids"])
         loss = F.cross_entropy(model(inputs_embeds=embeds + delta, **inputs).logits, batch["labels"])
@@ -325,14 +325,12 @@ class NoEmbedsClassifier(nn.Module):
 def test_a_model_without_inputs_embeds_is_refused(tmp_path):
     objective = build_objective("ce", step="freelb")
     trainer = _trainer(tmp_path, NoEmbedsClassifier(), objective, with_bias=False)
-    with pytest.raises(ValueError, match="forward takes `inputs_embeds`; NoEmbedsClassifier.forward does not"):
+    with pytest.raises(ValueError, match=r"forward takes `inputs_embeds`; NoEmbedsClassifier\.forward does not"):
         trainer.training_step(trainer.model, _batch(trainer))
 
 
 def test_card_settings_and_citations():
-    objective = build_objective(
-        "poe", step="freelb", step_options={"adv_steps": 3, "adv_lr": 0.1, "adv_max_norm": 1.0}
-    )
+    objective = build_objective("poe", step="freelb", step_options={"adv_steps": 3, "adv_lr": 0.1, "adv_max_norm": 1.0})
     assert objective.get_config_dict() == {
         "loss": "poe",
         "requires": ["bias_probs"],

@@ -1,0 +1,108 @@
+"""`--adversarial freelb` composes with every registered pruning method and every loss, and runs through the CLI."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import torch
+from conftest import mnli_run_args, tiny_model
+from torch import nn
+from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+
+from hf_srnets.cli import main
+from hf_srnets.collator import SRNetDataCollator
+from hf_srnets.losses import LOSSES
+from hf_srnets.masking import SRNetModel
+from hf_srnets.objectives import FreeLB
+from hf_srnets.pruning import PRUNING_METHODS, ThresholdConfig
+from hf_srnets.trainer import SRNetTrainer
+
+METHODS = ["none", *sorted(PRUNING_METHODS)]  # at collection time: l0 and random too once registered
+FREELB = {"adversarial": "freelb", "adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}
+
+
+def _data(tmp_path):
+    tokenizer = tiny_tokenizer(tmp_path)
+    data = synthetic_nli(tokenizer, n=32)
+    teacher = [[0.6 if j == i % 3 else 0.2 for j in range(3)] for i in range(len(data))]
+    return tokenizer, data.add_column("teacher_probs", teacher)
+
+
+def _model(method: str, tmp_path, args) -> nn.Module:
+    if method == "none":
+        return tiny_model("bert")
+    config = PRUNING_METHODS[method].config_class(sparsity=0.5)
+    if hasattr(config, "imp_prune_ratio"):  # IMP reaches s in one round: the run has 2 steps
+        config.imp_prune_ratio = 0.5
+    if hasattr(config, "random_like"):  # the Rand baseline copies a saved ticket's per-matrix sparsity
+        ticket = tmp_path / "ticket"
+        SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5)).save_pretrained(ticket)
+        config.random_like = str(ticket)
+    PRUNING_METHODS[method].prepare_config(config, args, fresh_head=True)
+    return SRNetModel(tiny_model("bert"), config)
+
+
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+@pytest.mark.parametrize("method", METHODS)
+def test_freelb_trains_with_every_method_and_loss(tmp_path, method, loss):
+    tokenizer, data = _data(tmp_path)
+    args = cpu_args(tmp_path / "out", loss=loss, max_steps=2, logging_steps=1, mask_learning_rate=0.05, **FREELB)
+    model = _model(method, tmp_path, args)
+    trainable = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    scores = [p.detach().clone() for p in model.score_parameters()] if method != "none" else []
+    trainer = SRNetTrainer(model=model, args=args, train_dataset=data, data_collator=SRNetDataCollator(tokenizer))
+    assert isinstance(trainer.objective, FreeLB) and trainer.objective.inner.loss.name == loss
+    trainer.train()
+
+    logs = [entry for entry in trainer.state.log_history if "loss" in entry]  # IMP stops once at its target
+    assert len(logs) == trainer.state.global_step >= 1
+    assert all(torch.isfinite(torch.tensor(entry["loss"])) for entry in logs)
+    assert all(f"loss_{loss}" in entry for entry in logs)
+    moved = [n for n, p in model.named_parameters() if n in trainable and not torch.equal(p, trainable[n])]
+    assert moved, "no trainable parameter moved"
+    if method != "none" and PRUNING_METHODS[method].trains_scores:  # the mask scores (l0's log α) are searched
+        after = model.score_parameters()
+        assert scores and all(not torch.equal(a, b) for a, b in zip(after, scores))
+
+
+def test_freelb_through_the_cli_reaches_the_card(pretrained, data_dir, tmp_path):
+    out = tmp_path / "run"
+    args = mnli_run_args(pretrained, data_dir, out, train=32, eval=16, ood=30, batch=16)
+    flags = ["--adversarial", "freelb", "--adv_steps", "2", "--adv_lr", "0.1", "--adv_max_norm", "1.0"]
+    main([*args, "--pruning", "mask", "--sparsity", "0.3", "--mask_learning_rate", "0.05", "--max_steps", "2", *flags])
+
+    results = json.loads((out / "all_results.json").read_text())
+    assert results["sparsity"] == pytest.approx(0.3, abs=1e-3)
+    card = (out / "README.md").read_text()
+    assert "trained with the **ce** loss under **freelb** adversarial training and **mask** pruning" in card
+    for row in ("| adversarial | freelb |", "| adv_steps | 2 |", "| adv_lr | 0.1 |", "| adv_max_norm | 1.0 |"):
+        assert row in card, row
+    assert "@inproceedings{zhu2020freelb," in card
+    with pytest.raises(SystemExit):  # argparse refuses the flag's value before anything runs
+        main([*args, "--adversarial", "freelb", "--adv_steps", "two"])
+    with pytest.raises(ValueError, match="--adv_norm_type must be one of"):
+        main([*args, "--adversarial", "freelb", "--adv_norm_type", "l1"])
+
+
+def test_cost_of_a_freelb_step(tmp_path):
+    """Wall-clock of a FreeLB step (K=2) against a plain step on the tiny model (reported, loosely checked)."""
+    tokenizer, data = _data(tmp_path)
+    times = {}
+    for name, extra in (("plain", {}), ("freelb", FREELB)):
+        trainer = SRNetTrainer(
+            model=tiny_model("bert"),
+            args=cpu_args(tmp_path / name, **extra),
+            train_dataset=data,
+            data_collator=SRNetDataCollator(tokenizer),
+        )
+        trainer.current_gradient_accumulation_steps = 1
+        batch = next(iter(trainer.get_train_dataloader()))
+        trainer.training_step(trainer.model, batch)  # warm-up
+        start = time.perf_counter()
+        for _ in range(10):
+            trainer.training_step(trainer.model, batch)
+        times[name] = (time.perf_counter() - start) / 10
+    print(f"plain step {1e3 * times['plain']:.1f} ms, FreeLB K=2 {1e3 * times['freelb']:.1f} ms")
+    assert times["freelb"] > 1.2 * times["plain"]  # two forward/backward passes
