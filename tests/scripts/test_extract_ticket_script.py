@@ -1,0 +1,84 @@
+"""run_extract_ticket.py: several tickets from one l0 search in one go, their sparsities, and clear refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import tiny_model
+
+from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.pruning.l0 import L0Config
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script():
+    """Import run_extract_ticket.py from the repo root (it is a script, not part of the package)."""
+    if "run_extract_ticket" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("run_extract_ticket", REPO_ROOT / "run_extract_ticket.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["run_extract_ticket"] = module  # dataclasses look their module up while the script is executed
+        spec.loader.exec_module(module)
+    return sys.modules["run_extract_ticket"]
+
+
+@pytest.fixture
+def search(tmp_path) -> Path:
+    srnet = SRNetModel(tiny_model("bert"), L0Config(sparsity=0.5))
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for layer in srnet.masked_layers().values():
+            layer.log_alpha.copy_(torch.randn(layer.log_alpha.shape, generator=generator).round())  # with ties
+    srnet.save_pretrained(tmp_path / "search")
+    return tmp_path / "search"
+
+
+@pytest.mark.parametrize("scope", ["global", "local"])
+def test_writes_one_ticket_per_sparsity(search, tmp_path, scope):
+    out = tmp_path / "tickets"
+    argv = [str(search), "--sparsity", "0.1", "0.3", "0.5", "--scope", scope, "--output_dir", str(out)]
+    reports = load_script().main(argv)
+    assert sorted(reports) == ["sparsity_0.10", "sparsity_0.30", "sparsity_0.50"]
+    summary = json.loads((out / "tickets.json").read_text())
+    assert summary["search_dir"] == str(search) and summary["tickets"].keys() == reports.keys()
+    for name, sparsity in [("sparsity_0.10", 0.1), ("sparsity_0.30", 0.3), ("sparsity_0.50", 0.5)]:
+        config = json.loads((out / name / "srnet_config.json").read_text())
+        assert (config["sparsity"], config["sparsity_scope"], config["ticket_source"]) == (sparsity, scope, str(search))
+        masks = SRNetModel.from_pretrained(tiny_model("bert"), out / name).binary_masks()
+        if scope == "global":
+            total = sum(m.numel() for m in masks.values())
+            assert sum(int((~m).sum()) for m in masks.values()) == math.floor(sparsity * total)
+        else:
+            assert all(int((~m).sum()) == math.floor(sparsity * m.numel()) for m in masks.values())
+        assert reports[name]["sparsity"] == pytest.approx(sparsity, abs=0.01)
+
+
+def test_refuses_a_non_l0_dir_and_bad_options(tmp_path):
+    other = tmp_path / "mask"
+    SRNetModel(tiny_model("bert"), SRNetMaskConfig()).save_pretrained(other)
+    script = load_script()
+    with pytest.raises(ValueError, match="not of an l0 search"):
+        script.main([str(other), "--sparsity", "0.3", "--output_dir", str(tmp_path / "t")])
+    assert not (tmp_path / "t").exists()
+    with pytest.raises(ValueError, match="--sparsity values must be in"):
+        script.main([str(other), "--sparsity", "1.5", "--output_dir", str(tmp_path / "t")])
+
+
+def test_the_script_runs_from_the_command_line(search, tmp_path):
+    out = tmp_path / "o"
+    done = subprocess.run(
+        [sys.executable, "run_extract_ticket.py", str(search), "--sparsity", "0.2", "--output_dir", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "actual 0.2000" in done.stderr and (out / "sparsity_0.20" / "srnet_masks.safetensors").is_file()
