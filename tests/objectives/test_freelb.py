@@ -31,6 +31,7 @@ def _no_dropout(model: nn.Module) -> nn.Module:
 
 
 def _trainer(tmp_path, model=None, objective=None, with_bias=True, **kwargs) -> SRNetTrainer:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     tokenizer = tiny_tokenizer(tmp_path)
     data = synthetic_nli(tokenizer, n=32, with_bias=with_bias)
     trainer = SRNetTrainer(
@@ -343,3 +344,22 @@ def test_card_settings_and_citations():
     }
     assert objective.citations == ("winwin", "clark", "zhu2020freelb") and objective.requires == ("bias_probs",)
     assert "FreeLB(LossObjective('poe'), adv_steps=3" in repr(objective)
+
+
+def test_gradient_accumulation_through_the_training_loop(tmp_path):
+    """With gradient accumulation (2 micro-batches per update, the first under the loop's no_sync), FreeLB with
+    K = 1 and ε₀ = 0 trains exactly as the plain step; with K = 2 it trains differently."""
+    runs = {}
+    for name, options in (
+        ("plain", None),
+        ("k1", {"adv_steps": 1, "adv_init_mag": 0.0}),
+        ("k2", {"adv_steps": 2, "adv_init_mag": 0.0, "adv_lr": 0.5}),
+    ):
+        objective = None if options is None else build_objective("ce", step="freelb", step_options=options)
+        trainer = _trainer(tmp_path / name, objective=objective, max_steps=2, gradient_accumulation_steps=2)
+        torch.manual_seed(0)
+        trainer.train()
+        runs[name] = dict(trainer.model.named_parameters())
+    for key, value in runs["plain"].items():
+        assert torch.allclose(runs["k1"][key], value, rtol=1e-5, atol=1e-7), key
+    assert any(not torch.allclose(runs["k2"][key], value, rtol=1e-5, atol=1e-7) for key, value in runs["plain"].items())

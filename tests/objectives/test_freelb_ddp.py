@@ -1,0 +1,86 @@
+"""FreeLB under two CPU processes (torchrun, gloo): the first K−1 passes skip the all-reduce, the last one
+synchronises the accumulated gradients, so two processes of 4 examples train as one process of 8.
+
+Run as a script, this file is the worker: `python test_freelb_ddp.py OUT PER_DEVICE_BATCH`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve()
+
+
+def worker(out: str, per_device_batch: int) -> None:
+    for path in (str(HERE.parents[1]), str(HERE.parents[2])):  # tests/ (conftest, trainer) and the repository
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    from conftest import tiny_model
+    from trainer.helpers import synthetic_nli, tiny_tokenizer
+
+    from hf_srnets.collator import SRNetDataCollator
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+    from hf_srnets.trainer import SRNetTrainer
+    from hf_srnets.training_args import SRNetTrainingArguments
+
+    model = tiny_model("bert")
+    for module in model.modules():  # dropout draws differ between 1x8 and 2x4 examples; the test is about sync
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5, threshold_update_interval=100, trainable_classifier=True))
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer = tiny_tokenizer(Path(tmp))
+        args = SRNetTrainingArguments(
+            output_dir=os.path.join(out, "run"),
+            report_to="none",
+            per_device_train_batch_size=per_device_batch,
+            max_steps=3,
+            learning_rate=1e-2,
+            mask_learning_rate=0.05,
+            loss="poe",
+            adversarial="freelb",
+            adv_steps=3,
+            adv_lr=0.3,
+            adv_init_mag=0.0,  # δ_0 = 0: no draw that would differ between the splits of the batch
+            save_strategy="no",
+            seed=0,
+            disable_tqdm=True,
+            use_cpu=True,
+            dataloader_pin_memory=False,
+            ddp_backend="gloo" if int(os.environ.get("WORLD_SIZE", 1)) > 1 else None,
+            logging_steps=1,
+        )
+        data = synthetic_nli(tokenizer, n=48)
+        trainer = SRNetTrainer(model=srnet, args=args, train_dataset=data, data_collator=SRNetDataCollator(tokenizer))
+        trainer.train()
+    state = {name: param.detach().clone() for name, param in srnet.named_parameters() if param.requires_grad}
+    state["world_size"] = torch.tensor(trainer.args.world_size)
+    torch.save(state, os.path.join(out, f"rank{os.environ.get('RANK', 0)}.pt"))
+
+
+def test_two_processes_train_as_one(tmp_path):
+    out = tmp_path / "ddp"
+    out.mkdir()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone"]
+    result = subprocess.run([*launcher, str(HERE), str(out), "4"], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    ddp = [torch.load(out / f"rank{rank}.pt") for rank in range(2)]
+    worker(str(tmp_path), 8)  # one process, in this one
+    single = torch.load(tmp_path / "rank0.pt")
+    assert int(ddp[0].pop("world_size")) == int(ddp[1].pop("world_size")) == 2 and int(single.pop("world_size")) == 1
+    assert single.keys() == ddp[0].keys() and len(single) > 10
+    for key, value in single.items():
+        assert torch.equal(ddp[0][key], ddp[1][key]), key
+        assert torch.allclose(ddp[0][key], value, rtol=1e-4, atol=1e-6), key
+
+
+if __name__ == "__main__":
+    worker(sys.argv[1], int(sys.argv[2]))
