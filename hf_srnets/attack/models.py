@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,6 +150,7 @@ class HFClassifier:
         self.num_queries = 0
         self.total_queries = 0
         self.cache_hits = 0
+        self.model_seconds = 0.0  # time spent in tokenisation and forward passes
         self._cache: OrderedDict[Text, np.ndarray] = OrderedDict()
         same = label_order is None or task_labels is None or list(label_order) == list(task_labels)
         self._perm = None if same else label_permutation(task_labels, label_order)
@@ -162,7 +164,9 @@ class HFClassifier:
         keys = [tuple(t) for t in texts]
         todo = list(dict.fromkeys(k for k in keys if k not in self._cache))
         self.cache_hits += len(keys) - len(todo)  # repeats within the call count as hits too
+        start = time.perf_counter()
         fresh = dict(zip(todo, self._predict(todo))) if todo else {}
+        self.model_seconds += time.perf_counter() - start
         self.num_queries += len(todo)
         self.total_queries += len(todo)
         out = []
