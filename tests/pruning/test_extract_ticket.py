@@ -113,6 +113,7 @@ def test_search_extract_and_retrain_through_the_cli(pretrained, data_dir, tmp_pa
     )
     config = json.loads((search / "srnet_config.json").read_text())
     assert config["pruning_method"] == "l0" and config["trainable_classifier"] is True
+    assert (config["sparsity"], config["sparsity_scope"]) == (0.3, "global")
     history = json.loads((search / "trainer_state.json").read_text())["log_history"]
     assert any("l0_gates_zero" in e and "loss_penalty" in e for e in history)
     results = json.loads((search / "all_results.json").read_text())

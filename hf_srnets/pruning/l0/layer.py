@@ -56,7 +56,7 @@ class HardConcreteLinear(nn.Module):
     """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
 
     The interface `SRNetModel` relies on: `base_layer`, `mask_scores` (= `log_alpha`), `binary_mask()`,
-    `merged_weight()`, `set_fixed_mask()`, `use_fixed_mask()`, `search_state()` / `load_search_state()`.
+    `merged_weight()`, `set_fixed_mask()`, `search_state()` / `load_search_state()`.
     In search mode `binary_mask()` is the support of the deterministic gate (m̂ > 0, the weights the evaluated
     model uses) and `merged_weight()` is m̂ ⊙ W (the evaluated model exactly); for a fixed ticket both are the
     ticket.
@@ -99,11 +99,6 @@ class HardConcreteLinear(nn.Module):
     def set_fixed_mask(self, mask: torch.Tensor) -> None:
         """Use the binary `mask` (a ticket) in train and eval mode from now on; log α is kept."""
         self.ticket.copy_(mask.to(torch.bool))
-        self.fixed = True
-
-    @torch.no_grad()
-    def use_fixed_mask(self) -> None:
-        """Switch to the ticket last set with `set_fixed_mask` (`SRNetModel.train_weights_with_fixed_masks`)."""
         self.fixed = True
 
     def search_state(self) -> dict[str, torch.Tensor]:
