@@ -21,7 +21,8 @@ TextFooler's stopword list (NLTK's list is not installable offline).
 from __future__ import annotations
 
 import functools
-from typing import Any
+import logging
+from typing import Any, ClassVar
 
 from .base import AttackRecipe, AttackResult, Classifier, Text, register_attack_recipe
 from .constraints import MaxWordsPerturbed, PartOfSpeech, SentenceSimilarity
@@ -38,6 +39,8 @@ from .transformations import (
     WordSwapEmbedding,
     WordSwapMaskedLM,
 )
+
+logger = logging.getLogger(__name__)
 
 RESOURCE_NAMES = ("word_vectors", "sentence_encoder", "pos_tagger", "mlm_model", "mlm_tokenizer", "stopwords")
 
@@ -63,12 +66,23 @@ def sentence_encoder(resource: Any) -> SentenceEncoder:
 
 
 class SearchRecipe(AttackRecipe):
-    """A recipe whose attack is `run_attack` with the `GreedyWordSwapWIR` search built by `build_search`."""
+    """A recipe whose attack is `run_attack` with the `GreedyWordSwapWIR` search built by `build_search`.
+
+    Keyword arguments: resources (`RESOURCE_NAMES`; those of `uses` matter, others are ignored with a warning)
+    and the recipe's `options()`; `None` means the default.
+    """
+
+    uses: ClassVar[tuple[str, ...]] = ("sentence_encoder", "stopwords")
 
     def __init__(self, **resources: Any) -> None:
         unknown = sorted(set(resources) - set(RESOURCE_NAMES) - set(self.options()))
         if unknown:
             raise ValueError(f"{self.name}: unknown options {unknown}; use {sorted(RESOURCE_NAMES + self.options())}")
+        ignored = sorted(
+            k for k, v in resources.items() if k in RESOURCE_NAMES and k not in self.uses and v is not None
+        )
+        if ignored:
+            logger.warning("recipe %s does not use %s; ignored", self.name, ", ".join(ignored))
         self.resources = resources
         self.stopwords = frozenset(resources.get("stopwords") or STOPWORDS)
         self.search = self.build_search()
@@ -94,6 +108,7 @@ class TextFooler(SearchRecipe):
 
     name = "textfooler"
     citation = "jin2020bert"
+    uses = ("word_vectors", "sentence_encoder", "pos_tagger", "stopwords")
 
     @classmethod
     def options(cls) -> tuple[str, ...]:
@@ -122,6 +137,7 @@ class TextBugger(SearchRecipe):
 
     name = "textbugger"
     citation = "li2019textbugger"
+    uses = ("word_vectors", "sentence_encoder", "stopwords")
 
     @classmethod
     def options(cls) -> tuple[str, ...]:
@@ -149,6 +165,7 @@ class BertAttack(SearchRecipe):
 
     name = "bert-attack"
     citation = "li2020bertattack"
+    uses = ("mlm_model", "mlm_tokenizer", "sentence_encoder", "stopwords")
 
     @classmethod
     def options(cls) -> tuple[str, ...]:

@@ -116,3 +116,9 @@ def test_attack_result_round_trip_and_validation():
     assert set(OUTCOMES) == {"skipped", "successful", "failed"}
     with pytest.raises(ValueError, match="outcome"):
         AttackResult(("p",), None, 1, 0, None, "maximized", 1, 0, 1)
+
+
+def test_resources_a_recipe_does_not_use_are_ignored_with_a_warning(caplog):
+    with caplog.at_level("WARNING", logger="hf_srnets.attack.recipes"):
+        textfooler(mlm_model="/nowhere")
+    assert "does not use mlm_model" in caplog.text
