@@ -100,9 +100,12 @@ def test_cost_of_a_freelb_step(tmp_path):
         trainer.current_gradient_accumulation_steps = 1
         batch = next(iter(trainer.get_train_dataloader()))
         trainer.training_step(trainer.model, batch)  # warm-up
-        start = time.perf_counter()
-        for _ in range(10):
-            trainer.training_step(trainer.model, batch)
-        times[name] = (time.perf_counter() - start) / 10
+        rounds = []
+        for _ in range(5):  # the fastest of 5 rounds of 3 steps: robust to other load on the machine
+            start = time.perf_counter()
+            for _ in range(3):
+                trainer.training_step(trainer.model, batch)
+            rounds.append((time.perf_counter() - start) / 3)
+        times[name] = min(rounds)
     print(f"plain step {1e3 * times['plain']:.1f} ms, FreeLB K=2 {1e3 * times['freelb']:.1f} ms")
     assert times["freelb"] > 1.2 * times["plain"]  # two forward/backward passes
