@@ -67,6 +67,20 @@ def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> An
     raise ValueError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
 
 
+def _warn_without_head(path: str, base: str) -> None:
+    from safetensors import safe_open
+
+    from ..pruning import MASKS_NAME
+
+    with safe_open(os.path.join(path, MASKS_NAME), framework="pt") as f:
+        saved = list(f.keys())
+    if not any(k.startswith("trainable.") and "classifier" in k for k in saved):
+        logger.warning(
+            f"{path} holds no classifier and its base {base} is not a fine-tuned classifier: the head is drawn at "
+            "random on every load, so this attack measures a random classifier (train with --trainable_classifier)"
+        )
+
+
 def _load_masked(
     path: str, task: TaskSpec, base_model: str | None, cache_dir: str | None, check_fingerprint: bool
 ) -> Victim:
@@ -80,6 +94,7 @@ def _load_masked(
     if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
         model = AutoModelForSequenceClassification.from_pretrained(base, cache_dir=cache_dir)
     else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
+        _warn_without_head(path, base)
         id2label = dict(enumerate(task.label_names))
         model = AutoModelForSequenceClassification.from_pretrained(
             base,
@@ -89,7 +104,12 @@ def _load_masked(
             cache_dir=cache_dir,
         )
     order = _label_order(model, task, base)
-    srnet = SRNetModel.from_pretrained(model, path, check_fingerprint=check_fingerprint)
+    try:
+        srnet = SRNetModel.from_pretrained(model, path, check_fingerprint=check_fingerprint)
+    except ValueError as err:
+        if "fingerprint" not in str(err):
+            raise
+        raise ValueError(f"{err} (run_attack.py: --no_check_fingerprint)") from err
     merged = srnet.merge_and_unload()
     tokenizer = _load_tokenizer(path, base, cache_dir=cache_dir)
     return Victim(merged.eval(), tokenizer, order, "masks", base)

@@ -241,3 +241,34 @@ def test_textfooler_on_the_tiny_model(classifier_dir, sst2_file, tmp_path):
     )
     assert metrics["attack_textfooler_num_examples"] == 5
     assert 0 <= metrics["attack_textfooler_accuracy_under_attack"] <= metrics["attack_textfooler_clean_accuracy"]
+
+
+@pytest.mark.parametrize("trainable_classifier", [True, False])
+def test_masks_over_a_pretrained_encoder(pretrained, tmp_path, caplog, trainable_classifier):
+    from transformers import AutoModelForSequenceClassification
+
+    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+
+    labels = {0: "negative", 1: "positive"}
+    base = AutoModelForSequenceClassification.from_pretrained(
+        pretrained, num_labels=2, id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
+    srnet = SRNetModel(base, SRNetMaskConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
+    if trainable_classifier:
+        with torch.no_grad():
+            srnet.base_model.classifier.weight.normal_(std=3.0)  # "trained" with the masks
+    srnet.save_pretrained(tmp_path / "masks")
+    if not trainable_classifier:  # the head is drawn again: the fingerprint check notices other weights
+        with pytest.raises(ValueError, match="--no_check_fingerprint"):
+            load_victim(str(tmp_path / "masks"), get_task("sst2"))
+    victim = load_victim(str(tmp_path / "masks"), get_task("sst2"), check_fingerprint=trainable_classifier)
+    assert victim.base == str(pretrained)
+    warned = "holds no classifier" in caplog.text
+    assert warned != trainable_classifier
+    if trainable_classifier:  # the saved head is the one attacked
+        texts = [(s,) for s, _ in ROWS]
+        tok = AutoTokenizer.from_pretrained(pretrained)
+        with torch.no_grad():
+            enc = tok([t[0] for t in texts], padding=True, return_tensors="pt")
+            expected = torch.softmax(srnet.merge_and_unload().eval()(**enc).logits, -1).numpy()
+        np.testing.assert_allclose(build_classifier(victim, get_task("sst2"))(texts), expected, atol=1e-5)
