@@ -39,7 +39,14 @@ class L0Config(PruningConfig):
     sparsity_scope: Literal["local", "global"] = field(
         default="global", metadata={"help": "l0: ticket ranking over all of θ_pr (global, the paper) or per matrix."}
     )
-    l0_lambda: float = field(default=0.5, metadata={"help": "l0: λ of the L0 penalty, Eq. 8 (Table 6: 0.1-0.5)."})
+    l0_lambda: float = field(
+        default=0.5,
+        metadata={
+            "help": "l0: λ of the L0 penalty, Eq. 8 (Table 6: 0.1-0.5); λ, not --sparsity, sets how sparse the "
+            "search gets. With l0, --sparsity is the sparsity of the ticket the run saves (ranked from log α at the "
+            "end, --sparsity_scope global by default); run_extract_ticket.py draws others."
+        },
+    )
     l0_temperature: float = field(default=2 / 3, metadata={"help": "l0: temperature β of the hard concrete (2/3)."})
     l0_init_keep: float = field(
         default=0.9, metadata={"help": "l0: initial deterministic gate p of every weight (0.9, the authors' code)."}
