@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from ..base import MASKS_NAME, PruningConfig
-from ..selection import binarize, exact_mask, exact_thresholds
+from ..selection import binarize, exact_thresholds
 from .config import L0Config
 
 SEARCH_PREFIX = "search."  # srnet_masks.safetensors keys of the float search state: search.<module>.log_alpha
@@ -33,11 +33,11 @@ def extract_ticket(log_alphas: dict[str, torch.Tensor], sparsity: float, scope: 
         raise ValueError(f"scope must be 'global' or 'local', got {scope!r}.")
     if not log_alphas:
         raise ValueError("No log α to extract a ticket from.")
-    if scope == "local":
-        return {name: exact_mask(scores.float(), sparsity) for name, scores in log_alphas.items()}
     scores = [t.detach().float() for t in log_alphas.values()]
-    total = sum(t.numel() for t in scores)
-    results = ranked_thresholds(scores, math.floor(sparsity * total))
+    if scope == "local":
+        results = [ranked_thresholds([t], math.floor(sparsity * t.numel()))[0] for t in scores]
+    else:
+        results = ranked_thresholds(scores, math.floor(sparsity * sum(t.numel() for t in scores)))
     return {
         name: binarize(t, torch.tensor(phi), torch.tensor(tie), has_tie)
         for name, t, (phi, tie, has_tie) in zip(log_alphas, scores, results)
