@@ -28,6 +28,13 @@ class SRNetTrainingArguments(TrainingArguments):
             best (still by `metric_for_best_model`). Appendix B.3.3 uses 0.7 when searching on a fine-tuned
             model. With a cubic sparsity schedule, selection also waits until the target sparsity is reached.
 
+    Parameters that control adversarial training (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020):
+        adversarial: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`) run around `loss`:
+            `freelb` (`hf_srnets.objectives.FreeLB`). Composes with every loss and pruning method.
+        adv_steps, adv_lr, adv_init_mag, adv_max_norm, adv_norm_type: FreeLB's K (≥ 1), η (≥ 0), ε₀ (≥ 0), the
+            bound on ||δ|| (0 = unbounded, the paper) and the norm (`l2` or `linf`); Table 6 uses K = 2-5,
+            η = 0.03-0.2, ε₀ = 0.05.
+
     Defaults that differ from `TrainingArguments`: `learning_rate=5e-5` is the same; `remove_unused_columns`
     keeps the probability columns the losses need (see `SRNetTrainer`).
     """
