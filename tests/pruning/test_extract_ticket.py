@@ -12,6 +12,7 @@ from transformers import AutoModelForSequenceClassification, BertModel
 
 from hf_srnets.cli import main
 from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import exact_mask
 from hf_srnets.pruning.l0 import L0Config, extract_ticket, read_search_dir, write_ticket
 
 
@@ -46,6 +47,7 @@ def test_local_ticket_has_exactly_floor_s_n_zeros_per_matrix(sparsity):
     for name, mask in masks.items():
         assert int((~mask).sum()) == math.floor(sparsity * mask.numel()), name
         assert log_alphas[name][~mask].max() <= log_alphas[name][mask].min()
+        assert torch.equal(mask, exact_mask(log_alphas[name], sparsity)), name  # selection.py's tie rule
 
 
 def test_bad_arguments_are_named():
