@@ -18,6 +18,7 @@ from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
 from hf_srnets.data.tasks import display_name
+from hf_srnets.sweep import metric_title
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 
@@ -43,6 +44,7 @@ def test_specs():
     assert (sst2.validation.hub_split, sst2.validation.official_rows) == ("validation", 872)
     assert (ag.validation.hub_split, ag.validation.official_rows) == ("test", 7_600)
     assert [display_name(n) for n in ("sst2", "ag_news", "imdb", "qnli")] == ["SST-2", "AG News", "IMDB", "QNLI"]
+    assert metric_title("eval_ag_news_accuracy") == "AG News accuracy"  # sweep plots read the names
     assert all(len(t.text_fields) == 1 and t.bias_model == "claim" and not t.ood for t in (sst2, ag, imdb))
     # The attacked split: SST-2's GLUE dev set (the paper's 872 sentences), IMDB's test split.
     assert sst2.attack_split is sst2.validation and imdb.attack_split is imdb.test
