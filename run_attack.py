@@ -185,9 +185,17 @@ def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any
 
 
 def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], settings: dict[str, Any]) -> dict:
-    """attack_results.json, the attack_* metrics merged into all_results.json, and the card's attack section."""
-    with open(os.path.join(output_dir, "attack_results.json"), "w") as f:
-        json.dump({"results": summaries, "settings": settings}, f, indent=2)
+    """attack_results.json, the attack_* metrics merged into all_results.json, and the card's attack section
+    (each updated per recipe: recipes attacked by earlier runs into the same dir stay)."""
+    path = os.path.join(output_dir, "attack_results.json")
+    saved: dict[str, Any] = {"results": {}, "settings": {}}
+    if os.path.isfile(path):
+        with open(path) as f:
+            saved = json.load(f)
+    saved["results"].update(summaries)
+    saved["settings"].update(settings)
+    with open(path, "w") as f:
+        json.dump(saved, f, indent=2)
     metrics: dict[str, Any] = {}
     for recipe, summary in summaries.items():
         metrics.update(prefixed_metrics(recipe, summary))
@@ -204,7 +212,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
         with open(card, encoding="utf-8") as f:
             text = f.read()
         with open(card, "w", encoding="utf-8") as f:
-            f.write(update_card_attack_section(text, summaries, settings))
+            f.write(update_card_attack_section(text, saved["results"], saved["settings"]))
     return metrics
 
 

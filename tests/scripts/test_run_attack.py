@@ -169,6 +169,22 @@ def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
         module.main([*argv, "--query_budget", "3"])
     module.main([*argv, "--query_budget", "3", "--overwrite_output_dir", "--num_examples", "2"])
     assert len((out / "attack_toy-drop-script.jsonl").read_text().splitlines()) == 1 + 2
+    # another recipe into the same dir: both recipes stay in attack_results.json and the card
+    ToyDrop.name = "toy-drop-second"
+    ATTACK_RECIPES["toy-drop-second"] = ToyDrop
+    try:
+        module.main([a if a != "toy-drop-script" else "toy-drop-second" for a in argv])
+    finally:
+        ToyDrop.name = "toy-drop-script"
+        del ATTACK_RECIPES["toy-drop-second"]
+    saved = json.loads((out / "attack_results.json").read_text())
+    assert set(saved["results"]) == set(saved["settings"]) == {"toy-drop-script", "toy-drop-second"}
+    card = (out / "README.md").read_text()
+    assert (
+        card.count("## Robustness under attack") == 1
+        and "| toy-drop-script |" in card
+        and "| toy-drop-second |" in card
+    )
 
 
 def test_mask_dir_is_attacked_as_its_merged_model(classifier_dir, sst2_file, tmp_path):
