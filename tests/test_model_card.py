@@ -194,10 +194,22 @@ def test_official_rows_and_hub_datasets_come_from_the_task_registry():
         ("nyu-mll/glue", "qqp", "train"): 363_846,
         ("nyu-mll/glue", "qqp", "validation"): 40_430,
         ("google-research-datasets/paws", "labeled_final", "test"): 8_000,
+        ("nyu-mll/glue", "qnli", "train"): 104_743,
+        ("nyu-mll/glue", "qnli", "validation"): 5_463,
+        ("nyu-mll/glue", "sst2", "train"): 67_349,
+        ("nyu-mll/glue", "sst2", "validation"): 872,
+        ("fancyzhx/ag_news", None, "train"): 120_000,
+        ("fancyzhx/ag_news", None, "test"): 7_600,
+        ("stanfordnlp/imdb", None, "train"): 25_000,
+        ("stanfordnlp/imdb", None, "test"): 25_000,
     }
     assert TASK_DATASETS == {
         "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
         "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
+        "qnli": ["nyu-mll/glue"],
+        "sst2": ["nyu-mll/glue"],
+        "ag_news": ["fancyzhx/ag_news"],
+        "imdb": ["stanfordnlp/imdb"],
     }
     paws_wiki = get_task("qqp").ood[1]
     assert card_dataset("paws_wiki", paws_wiki.source) == {

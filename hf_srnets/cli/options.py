@@ -47,18 +47,21 @@ def build_parser() -> SRNetArgumentParser:
     return SRNetArgumentParser([ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments])
 
 
-def method_options() -> dict[str, str]:
-    """Each option that only some methods have (a method config's own field, in declaration order) -> the first
-    method that has it; `mask_learning_rate` belongs to the methods that train scores."""
+SCORE_OPTIONS = ("mask_learning_rate", "mask_weight_decay")  # training options of the methods that train scores
+
+
+def method_options() -> dict[str, list[str]]:
+    """Each option that only some methods have (a method config's own field, in declaration order) -> the methods
+    that have it; `mask_learning_rate` and `mask_weight_decay` belong to the methods that train scores."""
     common = cli_field_names(PruningConfig)
-    owners: dict[str, str] = {}
+    owners: dict[str, list[str]] = {}
     for name, method in PRUNING_METHODS.items():
         for field in dataclasses.fields(method.config_class):
             if field.name in cli_field_names(method.config_class) - common:
-                owners.setdefault(field.name, name)
-    scorers = [name for name, method in PRUNING_METHODS.items() if method.trains_scores]
+                owners.setdefault(field.name, []).append(name)
+    scorers = sorted(name for name, method in PRUNING_METHODS.items() if method.trains_scores)
     if scorers:
-        owners["mask_learning_rate"] = scorers[0]
+        owners.update({option: scorers for option in SCORE_OPTIONS})
     return owners
 
 
@@ -81,12 +84,12 @@ def refuse_other_methods_options(run: RunArguments) -> None:
     method = run.method
     own = cli_field_names(method.config_class) if method is not None else set()
     if method is not None and method.trains_scores:
-        own.add("mask_learning_rate")
+        own.update(SCORE_OPTIONS)
     owners = method_options()
     foreign = [o for o in owners if o in run.given and o not in own and run.given[o] is not None]
     if not foreign:
         return
-    methods = sorted({owners[o] for o in foreign})
+    methods = sorted({m for o in foreign for m in owners[o]})
     what = "mask training" if methods == ["threshold"] else f"--pruning {' / '.join(methods)}"
     raise ValueError(
         f"{', '.join(f'--{o}' for o in foreign)} configure {what} and would do nothing with --pruning "

@@ -78,8 +78,7 @@ class SRNetModel(nn.Module):
             param.requires_grad_(False)
         for name in targets:
             parent, child = _get_submodule_parent(self.base_model, name)
-            make_layer = getattr(self.method, "make_layer", self.method.layer_class)  # a method's own settings
-            setattr(parent, child, make_layer(getattr(parent, child)))
+            setattr(parent, child, self.method.make_layer(getattr(parent, child)))
         if self.srnet_config.trainable_classifier:
             for name in self.classifier_targets:
                 for param in self.base_model.get_submodule(name).parameters():
@@ -152,9 +151,7 @@ class SRNetModel(nn.Module):
         """Freeze the masks and train every weight of the model instead; pruned weights are zeroed (and stay 0
         as long as `zero_pruned_weights` runs after each optimiser step, which `FixedMaskCallback` does: the
         trainer adds it). For a method that saves a ticket other than its current masks (l0), that ticket."""
-        saved_masks = getattr(self.method, "saved_masks", None)
-        if saved_masks is not None:
-            self.set_masks(saved_masks(self))
+        self.set_masks(self.method.saved_masks(self))
         for param in self.base_model.parameters():
             param.requires_grad_(True)
         for layer in self.masked_layers().values():
@@ -228,8 +225,7 @@ class SRNetModel(nn.Module):
         (`search.<module>.log_alpha`) next to the packed ticket.
         """
         os.makedirs(save_directory, exist_ok=True)
-        saved_masks = getattr(self.method, "saved_masks", None)  # l0: the ticket at `sparsity`, ranked by log α
-        masks = saved_masks(self) if saved_masks is not None else self.binary_masks()
+        masks = self.method.saved_masks(self)  # l0: the ticket at `sparsity`, ranked by log α
         tensors = {name: pack_mask(mask) for name, mask in masks.items()}
         tensors.update(self._trainable_base_tensors())
         tensors.update(self._search_state_tensors())

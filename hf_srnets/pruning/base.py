@@ -76,7 +76,10 @@ class PruningConfig:
         default=None,
         metadata={"help": "Train the classifier with the masks; default: only if it is newly initialised."},
     )
-    sparsity: float = field(default=0.5, metadata={"help": "Target sparsity s of each prunable matrix."})
+    sparsity: float = field(
+        default=0.5,
+        metadata={"help": "Target sparsity s of each prunable matrix (l0: the sparsity of the ticket it saves)."},
+    )
     sparsity_scope: Literal["local", "global"] = field(
         default="local", metadata={"help": "local (per matrix, the paper) or global."}
     )
@@ -173,6 +176,16 @@ class PruningMethod:
             config.trainable_classifier = fresh_head
         elif fresh_head and not config.trainable_classifier:
             logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
+
+    def make_layer(self, base_layer: nn.Linear) -> nn.Module:
+        """The method's layer over a frozen `base_layer` (default: `layer_class(base_layer)`; l0 passes its
+        temperature and initial gate)."""
+        return self.layer_class(base_layer)
+
+    def saved_masks(self, srnet: nn.Module) -> dict[str, torch.Tensor]:
+        """The binary masks `save_pretrained` packs and `--mask_from` retrains: the current masks by default; l0
+        saves the ticket at `--sparsity` ranked from log α."""
+        return srnet.binary_masks()
 
     def initialize(self, srnet: nn.Module) -> None:
         """Set the masks a new search starts from (not called when masks are loaded)."""

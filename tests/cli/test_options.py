@@ -68,7 +68,10 @@ def test_common_options_parse_without_pruning_and_mask_from_keeps_working():
         (["--pruning", "imp", "--mask_init", "soft"], "--mask_init configure mask training"),
         (["--pruning", "mask", "--imp_interval", "0.2"], "--imp_interval configure --pruning magnitude"),
         (["--imp_prune_ratio", "0.2"], "would do nothing with --pruning none: use --pruning magnitude"),
-        (["--pruning", "imp", "--mask_learning_rate", "1e-3"], "--mask_learning_rate configure mask training"),
+        (["--pruning", "imp", "--mask_learning_rate", "1e-3"], "--mask_learning_rate configure --pruning l0 / thresh"),
+        (["--pruning", "imp", "--mask_weight_decay", "1e-6"], "--mask_weight_decay configure --pruning l0 / thresh"),
+        (["--pruning", "mask", "--l0_lambda", "0.1"], "--l0_lambda configure --pruning l0"),
+        (["--pruning", "l0", "--random_like", "x"], "--random_like configure --pruning random"),
     ],
 )
 def test_an_option_of_another_method_is_refused_naming_it(flags, error):

@@ -13,6 +13,8 @@ EXPECTED = {
     "run_glue_sparse.py": ["--pruning", "--imp_prune_ratio", "--sparsity", "--loss", "--ood_file"],
     "run_bias_model.py": ["--task", "--output_dir", "--vectors"],
     "run_sweep.py": ["--sparsities", "--seeds"],
+    "run_extract_ticket.py": ["--search_dir", "--sparsity", "--scope", "--output_dir"],
+    "run_attack.py": ["--model_name_or_path", "--recipes", "--num_examples", "--attack_file", "--query_budget"],
 }
 
 

@@ -154,8 +154,8 @@ def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
         (["--pruning", "imp", "--initial_sparsity", "0.3"], "--initial_sparsity configure mask training"),
         (
             ["--mask_learning_rate", "1e-3", "--threshold_update_interval", "5"],
-            "--threshold_update_interval, --mask_learning_rate configure mask training and would do nothing with "
-            "--pruning none",
+            "--threshold_update_interval, --mask_learning_rate configure --pruning l0 / threshold and would do "
+            "nothing with --pruning none",
         ),
     ],
 )
