@@ -227,6 +227,13 @@ def schedule_description(model_args: ModelArguments, mask_config: Any = None) ->
             f"{cfg.imp_interval} of training up to {cfg.sparsity:.0%}"
             + (", weights rewound to the starting checkpoint" if cfg.rewind else "")
         )
+    if method == "l0":
+        return l0_description(cfg)
+    if method == "random":
+        return (
+            f"random masks with the per-matrix sparsity of `{portable(cfg.random_like)}` (seed {cfg.random_seed}), "
+            "weights trained under them (the Rand baseline of Robust Tickets §4.2)"
+        )
     if method != "threshold":
         return None
     init = f"{cfg.mask_init} init (appendix Eq. {1 if cfg.mask_init == 'hard' else 2})"
@@ -236,6 +243,18 @@ def schedule_description(model_args: ModelArguments, mask_config: Any = None) ->
     return (
         f"mask training, cubic sparsity schedule {cfg.initial_sparsity} -> {cfg.sparsity} (reached at "
         f"{cfg.schedule_end} of training), {init}{interval}"
+    )
+
+
+def l0_description(cfg: Any) -> str:
+    """The l0 search in words: the gates, the penalty and its warm-up, and what the saved ticket is."""
+    start, warmup = cfg.l0_lambda_start_fraction, cfg.l0_lambda_warmup_fraction
+    ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
+    return (
+        f"hard-concrete L0 gates over frozen weights (Robust Tickets Eq. 1-5, β = {cfg.l0_temperature:.3g}), "
+        f"penalty λ·R(m) with λ = {cfg.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
+        f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - cfg.sparsity:.0%} largest log α "
+        f"({cfg.sparsity_scope}): retrain it with `--mask_from`, extract others with `run_extract_ticket.py`"
     )
 
 
@@ -321,6 +340,20 @@ def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments
             "imp_interval": cfg.imp_interval,
             "rewind": cfg.rewind,
         }
+    if method == "l0":
+        return {
+            "sparsity": cfg.sparsity,
+            "sparsity_scope": cfg.sparsity_scope,
+            "l0_lambda": cfg.l0_lambda,
+            "l0_temperature": cfg.l0_temperature,
+            "l0_init_keep": cfg.l0_init_keep,
+            "l0_lambda_start_fraction": cfg.l0_lambda_start_fraction,
+            "l0_lambda_warmup_fraction": cfg.l0_lambda_warmup_fraction,
+            "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
+            "mask_weight_decay": args.mask_weight_decay,
+        }
+    if method == "random":
+        return {"sparsity": cfg.sparsity, "random_like": portable(cfg.random_like), "random_seed": cfg.random_seed}
     if method != "threshold":
         return {}
     out = {
@@ -420,18 +453,21 @@ def _card_id2label(srnet: Any, model: Any) -> dict[int, str] | None:
 def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool) -> str:
     """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them."""
     trained = set(srnet._trainable_base_tensors())
-    classifier_only = cfg is not None and cfg.trainable_classifier and method == "threshold"
-    if method == "threshold" and not trained:
-        holds = "the mask config and the bit-packed masks only; every weight comes from the base model"
+    classifier_only = cfg is not None and cfg.trainable_classifier and method in ("threshold", "l0")
+    masks = "the bit-packed masks"
+    if srnet._search_state_tensors():
+        masks += " (the ticket), the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
+    if method in ("threshold", "l0") and not trained:
+        holds = f"the mask config and {masks} only; every weight comes from the base model"
     elif classifier_only:
         holds = (
-            "the mask config, the bit-packed masks and the classifier trained with them; every other weight "
-            "comes from the base model"
+            f"the mask config, {masks} and the classifier trained with them; every other weight comes from the "
+            "base model"
         )
     else:
         holds = (
-            "the mask config, the bit-packed masks and the weights trained under them (all of the model's "
-            "weights); the base model gives the architecture"
+            f"the mask config, {masks} and the weights trained under them (all of the model's weights); the base "
+            "model gives the architecture"
         )
     if random_head:
         holds += (
@@ -506,7 +542,8 @@ def run_card_info(
         "loss": args.loss,
         "adversarial": args.adversarial,
         "bias_model": bias_desc,
-        "sparsity_report": srnet.sparsity_report() if srnet is not None else None,
+        "sparsity_report": saved_sparsity_report(srnet) if srnet is not None else None,
+        "citations": srnet.method.citations if srnet is not None else (),
         "results": results,
         "metric_rows": metric_rows,
         "splits": splits,
@@ -515,6 +552,21 @@ def run_card_info(
         "training_args": card_training_args(
             model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
         ),
+    }
+
+
+def saved_sparsity_report(srnet: Any) -> dict[str, Any]:
+    """The sparsity of the masks the run saves: the current masks, or the ticket an l0 search saves at `--sparsity`
+    (the search model itself is evaluated with the deterministic gates)."""
+    saved = srnet.method.saved_masks(srnet)
+    per_module = {name: float((~mask).sum()) / mask.numel() for name, mask in saved.items()}
+    total = sum(mask.numel() for mask in saved.values())
+    pruned = sum(int((~mask).sum()) for mask in saved.values())
+    return {
+        "sparsity": pruned / total if total else 0.0,
+        "num_prunable": total,
+        "num_pruned": pruned,
+        "per_module": per_module,
     }
 
 

@@ -130,7 +130,7 @@ def render_model_card(info: dict[str, Any]) -> str:
         usage=usage,
         training_table=training_table,
         versions=_versions(),
-        citations=format_bibtex(citations_for(loss, step=adversarial)),
+        citations=format_bibtex(dict.fromkeys([*citations_for(loss, step=adversarial), *info.get("citations", ())])),
     )
 
 

@@ -162,6 +162,7 @@ class PruningMethod:
     config_class: ClassVar[type[PruningConfig]]
     layer_class: ClassVar[type[nn.Module]]
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
+    citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
 
     def __init__(self, config: PruningConfig) -> None:
         self.config = config

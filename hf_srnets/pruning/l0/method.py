@@ -43,6 +43,7 @@ class L0Pruning(PruningMethod):
     config_class = L0Config
     layer_class = HardConcreteLinear
     trains_scores = True
+    citations = ("zheng2022robust", "louizos2018learning")
 
     def __init__(self, config: L0Config) -> None:
         super().__init__(config)

@@ -56,6 +56,7 @@ class RandomPruning(PruningMethod):
     name = "random"
     config_class = RandomConfig
     layer_class = MaskedLinear
+    citations = ("zheng2022robust",)  # the "Rand" baseline of Robust Tickets §4.2
     trains_scores = False
 
     @classmethod
