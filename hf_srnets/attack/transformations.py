@@ -20,6 +20,7 @@ never among them):
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,14 +86,18 @@ class WordSwapEmbedding(Transformation):
 
 
 class _RandomCharacterEdit(Transformation):
-    """One edit at a random inner position (first and last characters kept)."""
+    """One edit at a random inner position (first and last characters kept).
+
+    The position is drawn from a generator seeded by (seed, word, word index), not from one shared stream, so an
+    example's attack does not depend on which examples were attacked before (a resumed run equals a full one).
+    """
 
     min_length = 3
 
     def __init__(self, seed: int = 0) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed
 
-    def positions(self, word: str) -> range:
+    def positions(self, word: str) -> range | list[int]:
         return range(1, len(word) - 1)
 
     def candidates(self, text: AttackedText, index: int) -> list[str]:
@@ -100,7 +105,8 @@ class _RandomCharacterEdit(Transformation):
         positions = self.positions(word)
         if len(word) < self.min_length or len(positions) == 0:
             return []
-        return [self.edit(word, int(self.rng.choice(positions)))]
+        rng = np.random.default_rng((self.seed, zlib.crc32(word.encode("utf-8")), index))
+        return [self.edit(word, int(rng.choice(positions)))]
 
     def edit(self, word: str, i: int) -> str:
         raise NotImplementedError
@@ -125,8 +131,9 @@ class NeighbourCharacterSwap(_RandomCharacterEdit):
 
     min_length = 4
 
-    def positions(self, word: str) -> range:
-        return range(1, len(word) - 2)
+    def positions(self, word: str) -> list[int]:
+        """Inner pairs of different characters (swapping "rr" would give the word back)."""
+        return [i for i in range(1, len(word) - 2) if word[i] != word[i + 1]]
 
     def edit(self, word: str, i: int) -> str:
         return word[:i] + word[i + 1] + word[i] + word[i + 2 :]

@@ -54,6 +54,15 @@ def test_textbugger_character_bugs_keep_first_and_last_character(seed):
     assert sum(a != b for a, b in zip(swapped, word)) == 2
 
 
+def test_character_bugs_depend_on_the_word_not_on_earlier_calls():
+    """A resumed attack equals a full one: the edit of a word does not depend on the words edited before."""
+    fresh = CharacterDelete(3)(one("terrible"), 0)
+    used = CharacterDelete(3)
+    for word in ("movie", "wonderful", "awful"):
+        used(one(word), 0)
+    assert used(one("terrible"), 0) == fresh
+
+
 def test_character_bugs_skip_short_words():
     assert CharacterInsertSpace()(one("ok"), 0) == []
     assert CharacterDelete()(one("ok"), 0) == []
