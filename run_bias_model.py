@@ -111,7 +111,8 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
 
 
 def _read_options(task: TaskSpec) -> dict[str, Any]:
-    return {"aliases": task.label_aliases, "text_fields": task.text_fields}
+    """How a file of the task is read: its published format (AG News, IMDB-CAD), label aliases and text fields."""
+    return {"aliases": task.label_aliases, "text_fields": task.text_fields, "file_format": task.file_format}
 
 
 def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:

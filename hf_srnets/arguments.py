@@ -62,7 +62,10 @@ class ModelArguments:
 class TaskDataArguments:
     """The task and its files: what `run_glue_sparse.py` and `run_bias_model.py` both read."""
 
-    task: str = field(default="mnli", metadata={"help": "mnli, qqp, fever, or custom (with --task_labels)."})
+    task: str = field(
+        default="mnli",
+        metadata={"help": "mnli, qqp, fever, sst2, ag_news, imdb, qnli, or custom (with --task_labels)."},
+    )
     data_dir: str | None = field(
         default=None,
         metadata={

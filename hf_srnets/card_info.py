@@ -533,6 +533,7 @@ def run_card_info(
     return {
         "title": repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(args.output_dir)),
         "task": task.name,
+        "task_display": task.display_name or task.name,
         "base_model": hub_base,
         "base_name": base if srnet is not None else (hub_base or portable(pretrained)),
         "base_note": base_note,

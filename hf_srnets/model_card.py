@@ -81,7 +81,7 @@ def render_model_card(info: dict[str, Any]) -> str:
     base_name = info.get("base_name") or info.get("base_model")
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
-        f"`{base_name}` for **{info.get('task')}**, trained with the **{loss}** loss"
+        f"`{base_name}` for **{info.get('task_display') or info.get('task')}**, trained with the **{loss}** loss"
         + (f" under **{adversarial}** adversarial training" if adversarial != "none" else "")
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")

@@ -47,7 +47,8 @@ def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels:
     if bias_model == "overlap" and "sentence2" not in columns:
         raise ValueError(
             f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
-            "needs sentence pairs (premise/hypothesis, question1/question2). " + hint
+            "needs sentence pairs (premise/hypothesis, question1/question2); for a single-text task use "
+            "--bias_model claim. " + hint
         )
     if require_labels and "label" not in columns:
         raise ValueError(f"Split {name!r} has no 'label' column (columns: {columns}); the bias model trains on it.")

@@ -1,5 +1,6 @@
 """Task registry, data loading into a canonical schema, and id-keyed probability columns."""
 
+from .attack_samples import read_attack_sample
 from .columns import (
     BIAS_COLUMN,
     PROBABILITY_COLUMNS,
@@ -8,7 +9,7 @@ from .columns import (
     read_predictions,
     write_predictions,
 )
-from .loading import canonicalize, load_file, load_source, read_rows
+from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
 from .tasks import (
     TASKS,
     EvalSet,
@@ -27,6 +28,7 @@ __all__ = [
     "TASKS",
     "TEACHER_COLUMN",
     "EvalSet",
+    "FileFormat",
     "SplitSource",
     "TaskSpec",
     "add_probability_column",
@@ -37,6 +39,7 @@ __all__ = [
     "load_file",
     "load_source",
     "ood_file_set",
+    "read_attack_sample",
     "read_predictions",
     "read_rows",
     "resolve_task",
