@@ -99,6 +99,11 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
         model = SRNetModel(model, run.pruning)
     elif run.model.mask_from:
         model = SRNetModel.from_pretrained(model, run.model.mask_from, check_fingerprint=False)
+        # the run's masks now belong to the weights it retrains from (a ticket may come from a search on others,
+        # Robust Tickets §3.3); every weight trains and is saved, the classifier too
+        model.srnet_config.base_model_name_or_path = searched_on
+        model.srnet_config.trainable_classifier = True
+        model.record_fingerprint()
         model.train_weights_with_fixed_masks()
         logger.info(
             f"Fine-tuning the subnetwork of {run.model.mask_from} "

@@ -150,8 +150,10 @@ def test_search_extract_and_retrain_through_the_cli(pretrained, data_dir, tmp_pa
     assert results["sparsity"] == pytest.approx(
         sum(int((~m).sum()) for m in ticket.values()) / sum(m.numel() for m in ticket.values())
     )
+    # the retrained subnetwork belongs to the weights it was retrained from: it loads on them with the check on
+    assert json.loads((retrain / "srnet_config.json").read_text())["base_model_name_or_path"] == str(pretrained)
     base = AutoModelForSequenceClassification.from_pretrained(pretrained, num_labels=3)
-    srnet = SRNetModel.from_pretrained(base, retrain, check_fingerprint=False)
+    srnet = SRNetModel.from_pretrained(base, retrain)
     original = BertModel.from_pretrained(pretrained)
     for name, mask in srnet.binary_masks().items():
         assert torch.equal(mask, ticket[name]), name
