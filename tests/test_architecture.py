@@ -242,3 +242,10 @@ def test_the_real_tree_is_scanned():
     assert len(long_functions(files, ROOT, limit=1)) > 100  # every function has more than one line
     graph = import_graph(ROOT, PACKAGE)
     assert "hf_srnets.data.loading" in graph["hf_srnets.data"]
+
+
+def test_test_module_names_are_unique():
+    """pytest imports test files by basename (no __init__.py): two files with one name break collection."""
+    tests = Path(__file__).resolve().parent
+    names = [path.name for path in tests.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
