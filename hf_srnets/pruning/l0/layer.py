@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..wrapped import WrappedLinear
+
 GAMMA = -0.1
 ZETA = 1.1
 U_EPS = 1e-6
@@ -52,7 +54,7 @@ def expected_nonzero(log_alpha: torch.Tensor, temperature: float) -> torch.Tenso
     return torch.sigmoid(log_alpha - temperature * math.log(-GAMMA / ZETA))
 
 
-class HardConcreteLinear(nn.Module):
+class HardConcreteLinear(WrappedLinear):
     """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
 
     The interface `SRNetModel` relies on: `base_layer`, `mask_scores` (= `log_alpha`), `binary_mask()`,
@@ -63,31 +65,12 @@ class HardConcreteLinear(nn.Module):
     """
 
     def __init__(self, base_layer: nn.Linear, temperature: float = 2 / 3, init_keep: float = 0.9) -> None:
-        super().__init__()
-        if not isinstance(base_layer, nn.Linear):
-            raise TypeError(f"HardConcreteLinear wraps nn.Linear, got {type(base_layer).__name__}")
-        self.base_layer = base_layer.requires_grad_(False)
+        super().__init__(base_layer)
         weight = base_layer.weight
         self.temperature = temperature
         self.log_alpha = nn.Parameter(torch.full_like(weight, init_log_alpha(init_keep), dtype=torch.float32))
         self.register_buffer("ticket", torch.ones_like(weight, dtype=torch.bool), persistent=False)
         self.fixed = False
-
-    @property
-    def in_features(self) -> int:
-        return self.base_layer.in_features
-
-    @property
-    def out_features(self) -> int:
-        return self.base_layer.out_features
-
-    @property
-    def weight(self) -> torch.Tensor:
-        return self.base_layer.weight
-
-    @property
-    def bias(self) -> torch.Tensor | None:
-        return self.base_layer.bias
 
     @property
     def mask_scores(self) -> nn.Parameter:

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..selection import binarize, exact_thresholds
+from ..wrapped import WrappedLinear
 
 
 class _MaskedWeight(torch.autograd.Function):
@@ -35,7 +36,7 @@ class _MaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None
 
 
-class MaskedLinear(nn.Module):
+class MaskedLinear(WrappedLinear):
     """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
 
     `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
@@ -44,10 +45,7 @@ class MaskedLinear(nn.Module):
     """
 
     def __init__(self, base_layer: nn.Linear) -> None:
-        super().__init__()
-        if not isinstance(base_layer, nn.Linear):
-            raise TypeError(f"MaskedLinear wraps nn.Linear, got {type(base_layer).__name__}")
-        self.base_layer = base_layer.requires_grad_(False)
+        super().__init__(base_layer)
         weight = base_layer.weight
         self.mask_scores = nn.Parameter(torch.ones_like(weight, dtype=torch.float32))
         self.register_buffer("threshold", torch.tensor(0.0, device=weight.device))
@@ -55,22 +53,6 @@ class MaskedLinear(nn.Module):
         self.register_buffer("has_tie", torch.tensor(False, device=weight.device))
         self._has_tie = False
         self._register_load_state_dict_pre_hook(self._sync_after_load_hook, with_module=True)
-
-    @property
-    def in_features(self) -> int:
-        return self.base_layer.in_features
-
-    @property
-    def out_features(self) -> int:
-        return self.base_layer.out_features
-
-    @property
-    def weight(self) -> torch.Tensor:
-        return self.base_layer.weight
-
-    @property
-    def bias(self) -> torch.Tensor | None:
-        return self.base_layer.bias
 
     @staticmethod
     def _sync_after_load_hook(module: MaskedLinear, state_dict: dict, prefix: str, *args: Any) -> None:
