@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Literal
@@ -36,6 +37,10 @@ class ExtractTicketArguments:
     output_dir: str = field(metadata={"help": "Tickets are written to <output_dir>/sparsity_<s>/."})
     scope: Literal["global", "local"] = field(
         default="global", metadata={"help": "global (rank log α over all of θ_pr, the paper) or local (per matrix)."}
+    )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Replace the tickets of another search or scope in --output_dir (default: refuse)."},
     )
 
     def __post_init__(self) -> None:
@@ -58,10 +63,46 @@ def parse_args(argv: list[str]) -> ExtractTicketArguments:
     return args
 
 
+def remove_earlier_tickets(record: str) -> None:
+    """--overwrite_output_dir: delete the ticket folders `record` (a tickets.json) lists, and the record."""
+    if not os.path.isfile(record):
+        return
+    with open(record, encoding="utf-8") as f:
+        names = json.load(f)["tickets"]
+    for name in names:
+        shutil.rmtree(os.path.join(os.path.dirname(record), name), ignore_errors=True)
+    os.remove(record)
+
+
+def earlier_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
+    """The tickets `tickets.json` in --output_dir records, if they come from the same search; refuse a folder that
+    holds other files, or tickets of another search or scope, unless --overwrite_output_dir."""
+    record = os.path.join(args.output_dir, "tickets.json")
+    if args.overwrite_output_dir:
+        remove_earlier_tickets(record)
+        return {}
+    if not os.path.isdir(args.output_dir) or not os.listdir(args.output_dir):
+        return {}
+    fix = "use another --output_dir, or --overwrite_output_dir true to replace them"
+    if not os.path.isfile(record):
+        raise ValueError(f"--output_dir {args.output_dir} is not empty and holds no tickets.json: {fix}.")
+    with open(record, encoding="utf-8") as f:
+        earlier = json.load(f)
+    if os.path.abspath(earlier["search_dir"]) != os.path.abspath(args.search_dir):
+        raise ValueError(f"{args.output_dir} holds tickets of another search ({earlier['search_dir']}): {fix}.")
+    clash = [name for s in args.sparsity if (name := ticket_dir_name(s)) in earlier["tickets"]]
+    other_scope = [name for name in clash if earlier["tickets"][name]["scope"] != args.scope]
+    if other_scope:
+        raise ValueError(f"{args.output_dir} holds {other_scope} ranked with another --scope: {fix}.")
+    return earlier["tickets"]
+
+
 def main(argv: list[str] | None = None) -> dict[str, dict]:
-    """Write one ticket per sparsity; return (and save as `<output_dir>/tickets.json`) their sparsity reports."""
+    """Write one ticket per sparsity; return their sparsity reports, which `<output_dir>/tickets.json` records
+    together with the tickets extracted earlier from the same search."""
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     read_search_dir(args.search_dir)  # refuse a non-l0 or ticket directory before writing anything
+    earlier = earlier_tickets(args)
     reports = {}
     for sparsity in args.sparsity:
         name = ticket_dir_name(sparsity)
@@ -69,7 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         logger.info(f"{name}: requested {sparsity:.4f}, actual {report['sparsity']:.4f} ({args.scope})")
         reports[name] = {"requested_sparsity": sparsity, **report}
     with open(os.path.join(args.output_dir, "tickets.json"), "w", encoding="utf-8") as f:
-        json.dump({"search_dir": args.search_dir, "tickets": reports}, f, indent=2)
+        json.dump({"search_dir": args.search_dir, "tickets": {**earlier, **reports}}, f, indent=2)
         f.write("\n")
     return reports
 

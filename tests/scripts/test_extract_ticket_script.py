@@ -75,3 +75,30 @@ def test_logs_each_tickets_actual_sparsity(search, tmp_path, caplog):
     with caplog.at_level(logging.INFO):
         load_script().main([str(search), "--sparsity", "0.2", "--output_dir", str(tmp_path / "o")])
     assert "sparsity_0.20: requested 0.2000, actual 0.2000 (global)" in caplog.text
+
+
+def test_a_reused_output_dir_keeps_the_record_of_earlier_tickets_and_refuses_other_searches(search, tmp_path):
+    script, out = load_script(), tmp_path / "tickets"
+    script.main([str(search), "--sparsity", "0.1", "0.3", "--output_dir", str(out)])
+    script.main([str(search), "--sparsity", "0.5", "--output_dir", str(out)])
+    assert sorted(json.loads((out / "tickets.json").read_text())["tickets"]) == [
+        "sparsity_0.10",
+        "sparsity_0.30",
+        "sparsity_0.50",
+    ]
+    with pytest.raises(ValueError, match="another --scope"):
+        script.main([str(search), "--sparsity", "0.3", "--scope", "local", "--output_dir", str(out)])
+    other = tmp_path / "other_search"
+    other.mkdir()
+    for path in search.iterdir():
+        (other / path.name).write_bytes(path.read_bytes())
+    with pytest.raises(ValueError, match="another search"):
+        script.main([str(other), "--sparsity", "0.3", "--output_dir", str(out)])
+    script.main([str(other), "--sparsity", "0.3", "--output_dir", str(out), "--overwrite_output_dir", "true"])
+    assert sorted(json.loads((out / "tickets.json").read_text())["tickets"]) == ["sparsity_0.30"]
+    assert sorted(p.name for p in out.iterdir()) == ["sparsity_0.30", "tickets.json"]  # the other search's are gone
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds no tickets\.json"):
+        script.main([str(search), "--sparsity", "0.3", "--output_dir", str(stray)])
