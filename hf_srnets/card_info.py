@@ -543,7 +543,8 @@ def run_card_info(
         "loss": args.loss,
         "adversarial": args.adversarial,
         "bias_model": bias_desc,
-        "sparsity_report": saved_sparsity_report(srnet) if srnet is not None else None,
+        # the masks the run saves: for an l0 search the ticket at --sparsity, not the Eq. 5 gates it evaluates with
+        "sparsity_report": srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,
         "citations": srnet.method.citations if srnet is not None else (),
         "results": results,
         "metric_rows": metric_rows,
@@ -553,21 +554,6 @@ def run_card_info(
         "training_args": card_training_args(
             model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
         ),
-    }
-
-
-def saved_sparsity_report(srnet: Any) -> dict[str, Any]:
-    """The sparsity of the masks the run saves: the current masks, or the ticket an l0 search saves at `--sparsity`
-    (the search model itself is evaluated with the deterministic gates)."""
-    saved = srnet.method.saved_masks(srnet)
-    per_module = {name: float((~mask).sum()) / mask.numel() for name, mask in saved.items()}
-    total = sum(mask.numel() for mask in saved.values())
-    pruned = sum(int((~mask).sum()) for mask in saved.values())
-    return {
-        "sparsity": pruned / total if total else 0.0,
-        "num_prunable": total,
-        "num_pruned": pruned,
-        "per_module": per_module,
     }
 
 

@@ -83,7 +83,11 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     results.update(evaluated)
     srnet = trainer.srnet_model
     sparsity = srnet.sparsity_report() if srnet is not None else None
-    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0
+    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0  # of the evaluated model
+    if srnet is not None:
+        saved = srnet.sparsity_report(srnet.method.saved_masks(srnet))["sparsity"]
+        if saved != results["sparsity"]:  # an l0 search saves the ticket at --sparsity, not its Eq. 5 gates
+            results["saved_ticket_sparsity"] = saved
     results["train_examples"] = len(data.train)
     results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
     results.update(early_start_info)
@@ -96,7 +100,10 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         write_train_predictions(run_args, trainer, data)
     if trainer.is_world_process_zero():
         rows = [(name, key) for name, key, _ in metric_rows]
-        print(f"\nResults ({run_args.model.pruning}, loss={args.loss}, sparsity={100 * results['sparsity']:.1f}%):")
+        ticket = results.get("saved_ticket_sparsity")
+        saved = f", saved ticket {100 * ticket:.1f}%" if ticket is not None else ""
+        sparsity = f"sparsity={100 * results['sparsity']:.1f}%{saved}"
+        print(f"\nResults ({run_args.model.pruning}, loss={args.loss}, {sparsity}):")
         print(results_table(results, rows))
     if args.should_save:  # last, so a failed upload leaves every local output in place
         push_outputs(run_args, srnet is not None, push_to_hub)

@@ -169,11 +169,12 @@ class SRNetModel(nn.Module):
         return {name: layer.binary_mask() for name, layer in self.masked_layers().items()}
 
     @torch.no_grad()
-    def sparsity_report(self) -> dict[str, Any]:
-        """Sparsity over all masked weights (the paper's reference count, §4.1.4) and per matrix."""
+    def sparsity_report(self, masks: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
+        """Sparsity over all masked weights (the paper's reference count, §4.1.4) and per matrix, of the current
+        masks or of `masks` (e.g. `method.saved_masks(srnet)`, the ticket an l0 search saves)."""
         per_module: dict[str, float] = {}
         zeros = total = 0
-        for name, mask in self.binary_masks().items():
+        for name, mask in (self.binary_masks() if masks is None else masks).items():
             n, z = mask.numel(), int((~mask).sum())
             per_module[name] = z / n
             zeros += z

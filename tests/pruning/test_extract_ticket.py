@@ -120,6 +120,7 @@ def test_search_extract_and_retrain_through_the_cli(pretrained, data_dir, tmp_pa
     assert any("l0_gates_zero" in e and "loss_penalty" in e for e in history)
     results = json.loads((search / "all_results.json").read_text())
     assert results["train_l0_lambda"] == 0.5 and "train_l0_expected_sparsity" in results
+    assert results["saved_ticket_sparsity"] == pytest.approx(0.3, abs=1e-4)  # beside the Eq. 5 gates' sparsity
     card = (search / "README.md").read_text()
     assert "hard-concrete L0 gates" in card and "**30.0%** sparsity" in card  # the saved ticket's sparsity
     assert "float log α of every gate" in card and "| l0_lambda | 0.5 |" in card
