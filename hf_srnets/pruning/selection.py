@@ -41,10 +41,12 @@ def exact_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tup
         return [(-math.inf, 0, False)] * len(score_list)
     if num_zeros == total:
         return [(math.inf, 0, False)] * len(score_list)
-    order = torch.sort(flat, stable=True).indices
-    first_kept = int(order[num_zeros])
-    phi = float(flat[first_kept])
-    straddles = bool(flat[order[num_zeros - 1]] == phi)
+    # a selection (kthvalue) rather than a full sort: seconds instead of a minute for BERT-base's 85M scores
+    phi_t = flat.kthvalue(num_zeros + 1).values  # the smallest kept score
+    ties_pruned = num_zeros - int((flat < phi_t).sum())  # entries equal to φ that are pruned: the first by position
+    first_kept = int(torch.nonzero(flat == phi_t)[ties_pruned])
+    phi = float(phi_t)
+    straddles = ties_pruned > 0
     offset = 0
     for s in score_list:
         n = s.numel()

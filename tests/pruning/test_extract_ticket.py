@@ -163,14 +163,3 @@ def test_search_extract_and_retrain_through_the_cli(pretrained, data_dir, tmp_pa
         if name.startswith("bert."):
             start = original.get_submodule(name[len("bert.") :]).weight
             assert not torch.equal(weight[mask], start[mask]), f"{name}: the kept weights did not train"
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_ranked_thresholds_equal_the_sorting_selection_for_every_count(seed):
-    from hf_srnets.pruning.l0.extract import ranked_thresholds
-    from hf_srnets.pruning.selection import exact_thresholds
-
-    generator = torch.Generator().manual_seed(seed)
-    tensors = [torch.randn(shape, generator=generator).mul(2).round() for shape in [(5, 7), (3,), (4, 4), (9, 2)]]
-    for num_zeros in range(sum(t.numel() for t in tensors) + 1):
-        assert ranked_thresholds(tensors, num_zeros) == exact_thresholds(tensors, num_zeros), num_zeros

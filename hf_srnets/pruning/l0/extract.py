@@ -35,31 +35,13 @@ def extract_ticket(log_alphas: dict[str, torch.Tensor], sparsity: float, scope: 
         raise ValueError("No log α to extract a ticket from.")
     scores = [t.detach().float() for t in log_alphas.values()]
     if scope == "local":
-        results = [ranked_thresholds([t], math.floor(sparsity * t.numel()))[0] for t in scores]
+        results = [exact_thresholds([t], math.floor(sparsity * t.numel()))[0] for t in scores]
     else:
-        results = ranked_thresholds(scores, math.floor(sparsity * sum(t.numel() for t in scores)))
+        results = exact_thresholds(scores, math.floor(sparsity * sum(t.numel() for t in scores)))
     return {
         name: binarize(t, torch.tensor(phi), torch.tensor(tie), has_tie)
         for name, t, (phi, tie, has_tie) in zip(log_alphas, scores, results)
     }
-
-
-def ranked_thresholds(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
-    """`selection.exact_thresholds` (same result: prune the first `num_zeros` in (score, position) order) with a
-    selection (`kthvalue`) instead of a full sort: seconds instead of a minute for BERT-base's 85M log α."""
-    flat = torch.cat([s.detach().reshape(-1).float() for s in score_list])
-    if num_zeros in (0, flat.numel()):
-        return exact_thresholds(score_list, num_zeros)
-    phi = flat.kthvalue(num_zeros + 1).values  # the smallest kept score
-    ties_pruned = num_zeros - int((flat < phi).sum())  # entries equal to φ pruned, the first ones by position
-    first_kept = int(torch.nonzero(flat == phi)[ties_pruned])
-    results, offset = [], 0
-    for s in score_list:
-        n = s.numel()
-        has_tie = ties_pruned > 0 and bool((s.detach().reshape(-1).float() == phi).any())
-        results.append((float(phi), min(max(first_kept - offset, 0), n) if has_tie else 0, has_tie))
-        offset += n
-    return results
 
 
 def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
