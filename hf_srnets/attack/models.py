@@ -28,7 +28,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..data.tasks import TaskSpec
 from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
-from ..pruning.base import CONFIG_NAME
+from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
 from .base import Text
 
 logger = logging.getLogger(__name__)
@@ -70,11 +70,9 @@ def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> An
 def _warn_without_head(path: str, base: str) -> None:
     from safetensors import safe_open
 
-    from ..pruning import MASKS_NAME
-
     with safe_open(os.path.join(path, MASKS_NAME), framework="pt") as f:
         saved = list(f.keys())
-    if not any(k.startswith("trainable.") and "classifier" in k for k in saved):
+    if not any(k.startswith(TRAINABLE_PREFIX) and "classifier" in k for k in saved):
         logger.warning(
             f"{path} holds no classifier and its base {base} is not a fine-tuned classifier: the head is drawn at "
             "random on every load, so this attack measures a random classifier (train with --trainable_classifier)"

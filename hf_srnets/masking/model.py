@@ -20,14 +20,13 @@ from transformers import TrainerCallback
 
 from ..hub_upload import make_config_portable, upload_folder
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
+from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.magnitude import magnitude_prune
 from ..pruning.threshold import update_thresholds
 from .io import load_checked_tensors, pack_mask, resolve_directory, tensor_checksum, unpack_mask, weights_fingerprint
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
-_CLASSIFIER_PREFIX = "trainable."
-_SEARCH_PREFIX = "search."  # float search state of a layer (the l0 method's log α): search.<module>.<tensor>
 _SEARCH_STATE = ("mask_scores", "threshold", "tie_index", "has_tie")
 
 logger = logging.getLogger(__name__)
@@ -215,7 +214,7 @@ class SRNetModel(nn.Module):
         for name, param in self.base_model.named_parameters():
             is_score = name.endswith("mask_scores") or id(param) in scores
             if (param.requires_grad or name in trained) and not is_score:
-                out[_CLASSIFIER_PREFIX + name] = param.detach().cpu().contiguous()
+                out[TRAINABLE_PREFIX + name] = param.detach().cpu().contiguous()
         return out
 
     def save_pretrained(self, save_directory: str | os.PathLike, **_: Any) -> None:
@@ -240,8 +239,8 @@ class SRNetModel(nn.Module):
         """The float state of layers that have one (`search_state()`: the l0 layers' log α while searching)."""
         out: dict[str, torch.Tensor] = {}
         for name, layer in self.masked_layers().items():
-            state = layer.search_state() if hasattr(layer, "search_state") else {}
-            out.update({f"{_SEARCH_PREFIX}{name}.{key}": tensor for key, tensor in state.items()})
+            state = layer.search_state() if hasattr(layer, "search_state") else {}  # an optional layer hook
+            out.update({f"{SEARCH_PREFIX}{name}.{key}": tensor for key, tensor in state.items()})
         return out
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
@@ -329,7 +328,7 @@ class SRNetModel(nn.Module):
     def _apply_saved(self, tensors: dict[str, torch.Tensor], shapes: dict[str, list[int]]) -> None:
         """Set the saved masks, then load the saved trained weights (`trainable.` tensors)."""
         self.set_masks({name: unpack_mask(tensors[name], tuple(shapes[name])) for name in shapes})
-        trainable = {k[len(_CLASSIFIER_PREFIX) :]: v for k, v in tensors.items() if k.startswith(_CLASSIFIER_PREFIX)}
+        trainable = {k[len(TRAINABLE_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)}
         if trainable:
             self.base_model.load_state_dict(trainable, strict=False)
         self._load_search_state(tensors)
@@ -338,8 +337,8 @@ class SRNetModel(nn.Module):
         """Give layers their saved `search.` state back (l0: log α, back in search mode); all or none of them."""
         states: dict[str, dict[str, torch.Tensor]] = {}
         for key, tensor in tensors.items():
-            if key.startswith(_SEARCH_PREFIX):
-                module, _, name = key[len(_SEARCH_PREFIX) :].rpartition(".")
+            if key.startswith(SEARCH_PREFIX):
+                module, _, name = key[len(SEARCH_PREFIX) :].rpartition(".")
                 states.setdefault(module, {})[name] = tensor
         if not states:
             return

@@ -24,6 +24,10 @@ from .fixed import FixedMaskCallback
 
 CONFIG_NAME = "srnet_config.json"
 MASKS_NAME = "srnet_masks.safetensors"
+# keys of MASKS_NAME besides the packed masks (named by module): weights trained with the masks (a classifier, or
+# every weight under fixed masks) and a layer's float search state (the l0 method's log α): <prefix><name>
+TRAINABLE_PREFIX = "trainable."
+SEARCH_PREFIX = "search."
 SRNET_TYPE = "SRNET_MASK"
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 

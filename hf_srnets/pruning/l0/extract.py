@@ -15,12 +15,9 @@ from typing import Any
 
 import torch
 
-from ..base import MASKS_NAME, PruningConfig
+from ..base import MASKS_NAME, SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
 from ..selection import binarize, exact_thresholds
 from .config import L0Config
-
-SEARCH_PREFIX = "search."  # srnet_masks.safetensors keys of the float search state: search.<module>.log_alpha
-TRAINABLE_PREFIX = "trainable."
 
 logger = logging.getLogger(__name__)
 
