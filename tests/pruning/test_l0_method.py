@@ -161,3 +161,18 @@ def test_checkpoint_resume_through_the_trainer(tmp_path):
         torch.equal(a.log_alpha, b.log_alpha)
         for a, b in zip(resumed.masked_layers().values(), l0_model().masked_layers().values())
     )
+
+
+def test_the_saved_ticket_is_ranked_once_per_state_of_log_alpha():
+    srnet = l0_model(sparsity=0.3)
+    randomise(srnet)
+    first = srnet.method.saved_masks(srnet)
+    assert srnet.method.saved_masks(srnet) is first  # nothing changed: the same ranking
+    layer = next(iter(srnet.masked_layers().values()))
+    with torch.no_grad():
+        layer.log_alpha.neg_()  # an in-place change, as an optimiser step makes
+    second = srnet.method.saved_masks(srnet)
+    log_alphas = {name: layer.log_alpha.detach() for name, layer in srnet.masked_layers().items()}
+    expected = extract_ticket(log_alphas, 0.3, "global")
+    assert all(torch.equal(second[name], expected[name]) for name in expected)
+    assert any(not torch.equal(second[name], first[name]) for name in expected)

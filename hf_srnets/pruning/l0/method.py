@@ -48,6 +48,7 @@ class L0Pruning(PruningMethod):
     def __init__(self, config: L0Config) -> None:
         super().__init__(config)
         self.current_lambda = config.l0_lambda
+        self._ticket: tuple[tuple, dict[str, torch.Tensor]] | None = None  # the last ranking and what it ranked
 
     def make_layer(self, base_layer: nn.Linear) -> HardConcreteLinear:
         """The layer over `base_layer`, at this config's temperature and initial gate."""
@@ -92,5 +93,11 @@ class L0Pruning(PruningMethod):
         layers = srnet.masked_layers()
         if all(layer.fixed for layer in layers.values()):
             return {name: layer.binary_mask() for name, layer in layers.items()}
-        log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
-        return extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope)
+        # the end of a run asks for the ticket three times (save, results, card): rank once per state of log α
+        # (a tensor's `_version` counts its in-place changes: optimiser steps, loads)
+        state = tuple((id(layer.log_alpha), layer.log_alpha._version) for layer in layers.values())
+        key = (self.config.sparsity, self.config.sparsity_scope, state)
+        if self._ticket is None or self._ticket[0] != key:
+            log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
+            self._ticket = (key, extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope))
+        return self._ticket[1]
