@@ -49,6 +49,26 @@ class ModelArguments:
     hub_merged_model_id: str | None = field(
         default=None, metadata={"help": "Hub repo of the merged checkpoint; default: <hub_model_id>-merged."}
     )
+    prune_heads: float = field(
+        default=0.0,
+        metadata={
+            "help": "Structured head pruning (Robustness Challenges §3.1, appendix A; Michel et al. 2019): before "
+            "training, remove the floor(FRACTION·heads) attention heads of lowest importance E|dL/dξ_h| on the "
+            "training set (0.2: 28 of BERT-base's 144, the paper's). The saved model is smaller; load it with "
+            "hf_srnets.load_pretrained_model. 0 = off."
+        },
+    )
+    head_importance_samples: int | None = field(
+        default=None,
+        metadata={"help": "Training examples used to estimate head importance (default: the whole training set)."},
+    )
+    student_layers: int | None = field(
+        default=None,
+        metadata={
+            "help": "Distil into a smaller student: keep this many of the model's layers, evenly spaced "
+            "(DistilBERT-style every other layer for half), before training. Default: the model as loaded."
+        },
+    )
     overwrite_output_dir: bool = field(
         default=False,
         metadata={
@@ -144,6 +164,29 @@ class DataArguments(TaskDataArguments):
     )
     bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
     teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
+    sample_difficulty: str | None = field(
+        default=None,
+        metadata={
+            "help": "JSON lines {id, difficulty} of RMC's d_i on train (Eq. 1), written by run_sample_difficulty.py; "
+            "needed by --loss rmc."
+        },
+    )
+    reference_results: str | None = field(
+        default=None,
+        metadata={
+            "help": "The uncompressed reference model's all_results.json (or its run dir): F_bias = Δ_model / "
+            "Δ_reference per OOD set and on average (Robustness Challenges §3.4) in the results and the card."
+        },
+    )
+    hard_subset: str | None = field(
+        default=None,
+        metadata={
+            "help": "Easy/hard split of the ID dev set: a file of ids with a hard flag (run_sample_difficulty.py's "
+            "difficulty_validation.jsonl: the loss-variance split, or a CSV with an id and a hard/hardness column). "
+            "Default: the dev set's own `hard` column, else the task's split (MNLI: Gururangan et al.'s "
+            "hypothesis-only split in mnli_hard/ under --data_dir)."
+        },
+    )
     bias_vectors: str | None = field(
         default=None,
         metadata={

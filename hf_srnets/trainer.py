@@ -15,7 +15,7 @@ from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_pt_utils import nested_gather
 from transformers.utils import logging
 
-from .data.columns import PROBABILITY_COLUMNS
+from .data.columns import EXAMPLE_COLUMNS
 from .losses import DebiasingLoss
 from .masking import TRAINING_STATE_NAME, SRNetModel
 from .objectives import LossObjective, Objective, build_objective
@@ -57,7 +57,7 @@ class SRNetTrainer(Trainer):
             objective = LossObjective(loss)
         if objective is None:
             step, step_options = args.step_objective()
-            objective = build_objective(args.loss, step=step, step_options=step_options)
+            objective = build_objective(args.loss, step=step, step_options=step_options, **args.loss_options())
         self.objective = objective
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
@@ -83,7 +83,7 @@ class SRNetTrainer(Trainer):
         if self._signature_columns is None:
             model = self.model.get_base_model() if isinstance(self.model, SRNetModel) else self.model
             columns = list(inspect.signature(model.forward).parameters)
-            kept = ["label", "label_ids", *self.label_names, *PROBABILITY_COLUMNS, *self.objective.requires]
+            kept = ["label", "label_ids", *self.label_names, *EXAMPLE_COLUMNS, *self.objective.requires]
             self._signature_columns = columns + kept
 
     def compute_loss(

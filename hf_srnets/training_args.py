@@ -20,6 +20,16 @@ class SRNetTrainingArguments(TrainingArguments):
         loss: Name of a registered loss: `ce`, `poe`, `reweight` or `confreg` (Win-win §3.3, appendix A.2).
             `poe` and `reweight` need bias predictions; `confreg` needs bias and teacher predictions.
 
+    Parameters of the compression losses (Du et al. 2023, "Robustness Challenges", §5 and appendix C); each loss
+    takes the ones it names in its `options`:
+        distil_lambda: λ of Eq. 3, the weight of the distillation term against cross-entropy (`distil`, `smooth`,
+            `rmc`; 0.9 in all the paper's experiments).
+        smooth_degree: the one global smoothing exponent of `smooth` (s_j ∝ p_t^d; the paper does not report
+            its value; default 0.5, MNLI's α).
+        focal_gamma: γ of the focal loss (2.0 in the paper).
+        jtt_upweight: λ_up of JTT, the weight of the examples the ERM model got wrong before normalising
+            (2.0 in the paper).
+
     Parameters that control the mask search:
         mask_learning_rate: Learning rate of the mask scores m̂. `None` uses `learning_rate` (the paper uses
             the same rate, appendix Table 3); short CPU runs need a larger one (the scores must travel
@@ -40,6 +50,18 @@ class SRNetTrainingArguments(TrainingArguments):
     """
 
     loss: str = field(default="ce", metadata={"help": f"Training loss, one of {sorted(LOSSES)}."})
+    distil_lambda: float = field(
+        default=0.9,
+        metadata={"help": "λ of RMC Eq. 3: (1-λ)·CE + λ·KL(target ‖ p_student), for distil/smooth/rmc (paper: 0.9)."},
+    )
+    smooth_degree: float = field(
+        default=0.5,
+        metadata={"help": "smooth: the global exponent d of s_j ∝ p_t,j^d, in (0, 1] (not reported; 0.5 = MNLI α)."},
+    )
+    focal_gamma: float = field(default=2.0, metadata={"help": "focal: γ of (1 - p_c)^γ (paper: 2.0)."})
+    jtt_upweight: float = field(
+        default=2.0, metadata={"help": "jtt: λ_up, the weight of the examples the ERM model got wrong (paper: 2.0)."}
+    )
     mask_learning_rate: float | None = field(
         default=None, metadata={"help": "Learning rate of the mask scores; defaults to --learning_rate."}
     )
@@ -100,12 +122,24 @@ class SRNetTrainingArguments(TrainingArguments):
         }
         return self.adversarial, options
 
+    def loss_options(self) -> dict[str, object]:
+        """The options of `--loss` (the fields its class names in `options`), for its constructor."""
+        return {option: getattr(self, option) for option in LOSSES[self.loss].options}
+
     def __post_init__(self) -> None:
         if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoid torch's warning on CPU
         super().__post_init__()
         if self.loss not in LOSSES:
             raise ValueError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
+        if not 0.0 <= self.distil_lambda <= 1.0:
+            raise ValueError(f"--distil_lambda must be in [0, 1], got {self.distil_lambda}")
+        if not 0.0 < self.smooth_degree <= 1.0:
+            raise ValueError(f"--smooth_degree must be in (0, 1], got {self.smooth_degree}")
+        if self.focal_gamma < 0 or self.jtt_upweight <= 0:
+            raise ValueError(
+                f"--focal_gamma must be >= 0 and --jtt_upweight > 0, got {self.focal_gamma}, {self.jtt_upweight}"
+            )
         if not 0.0 <= self.select_best_after < 1.0:
             raise ValueError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
         if self.mask_weight_decay < 0:

@@ -28,7 +28,14 @@ from typing import Any
 from datasets import Dataset
 
 from ..arguments import DataArguments
-from ..data.columns import BIAS_COLUMN, TEACHER_COLUMN, add_probability_column, read_predictions
+from ..data.columns import (
+    BIAS_COLUMN,
+    DIFFICULTY_COLUMN,
+    TEACHER_COLUMN,
+    add_probability_column,
+    read_difficulty,
+    read_predictions,
+)
 from ..data.tasks import TaskSpec
 from ..losses import LOSSES
 from ..training_args import SRNetTrainingArguments
@@ -312,4 +319,7 @@ def attach_probabilities(
         path = data_args.teacher_predictions
         predictions = read_predictions(path, task.num_labels)
         train = add_probability_column(train, predictions, TEACHER_COLUMN, source=path, allow_extra=subset)
+    if DIFFICULTY_COLUMN in needs:
+        path = data_args.sample_difficulty
+        train = add_probability_column(train, read_difficulty(path), DIFFICULTY_COLUMN, source=path, allow_extra=subset)
     return train, bias_desc

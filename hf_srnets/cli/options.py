@@ -117,6 +117,11 @@ def validate_args(run: RunArguments) -> None:
             f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
             "--write_train_predictions from a CE fine-tuned model."
         )
+    if "difficulty" in needs and not data.sample_difficulty:
+        raise ValueError(
+            f"--loss {args.loss} needs --sample_difficulty FILE (RMC's d_i per training example, Eq. 1): write one "
+            "with run_sample_difficulty.py."
+        )
     if data.bias_model not in (None, "overlap", "claim"):
         raise ValueError(
             f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data.bias_model!r}"

@@ -3,10 +3,14 @@
 from .attack_samples import read_attack_sample
 from .columns import (
     BIAS_COLUMN,
+    DIFFICULTY_COLUMN,
+    EXAMPLE_COLUMNS,
     PROBABILITY_COLUMNS,
     TEACHER_COLUMN,
     add_probability_column,
+    read_difficulty,
     read_predictions,
+    write_difficulty,
     write_predictions,
 )
 from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
@@ -24,6 +28,8 @@ from .tasks import (
 
 __all__ = [
     "BIAS_COLUMN",
+    "DIFFICULTY_COLUMN",
+    "EXAMPLE_COLUMNS",
     "PROBABILITY_COLUMNS",
     "TASKS",
     "TEACHER_COLUMN",
@@ -40,8 +46,10 @@ __all__ = [
     "load_source",
     "ood_file_set",
     "read_attack_sample",
+    "read_difficulty",
     "read_predictions",
     "read_rows",
     "resolve_task",
+    "write_difficulty",
     "write_predictions",
 ]

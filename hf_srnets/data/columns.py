@@ -1,7 +1,10 @@
-"""Per-example probability columns (bias model p_b, teacher p_t) keyed by example id.
+"""Per-example columns keyed by example id: probabilities (bias model p_b, teacher p_t) and the sample difficulty
+d_i of RMC (Du et al. 2023, Eq. 1).
 
-File format, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K]}` with the
-probabilities in the task's label order. Rows are joined to the dataset by `id`, never by position.
+Probability files, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K]}` with the
+probabilities in the task's label order. Difficulty files: `{"id": "<example id>", "difficulty": d_i, ...}` with
+d_i in (0, 1] (other fields, e.g. the variance and the losses it came from, are kept for the reader but not
+joined). Rows are joined to the dataset by `id`, never by position.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from datasets import Dataset
 
 BIAS_COLUMN = "bias_probs"
 TEACHER_COLUMN = "teacher_probs"
+DIFFICULTY_COLUMN = "difficulty"
 PROBABILITY_COLUMNS = (BIAS_COLUMN, TEACHER_COLUMN)
+# every per-example column a loss may read: collated as float tensors, kept by the trainer, passed by name
+EXAMPLE_COLUMNS = (*PROBABILITY_COLUMNS, DIFFICULTY_COLUMN)
 SUM_TOLERANCE = 1e-3
 
 
@@ -66,10 +72,49 @@ def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list
     return out
 
 
+def read_difficulty(path: str | os.PathLike) -> dict[str, float]:
+    """Read and validate a sample-difficulty file (`{"id", "difficulty"}` lines); return id -> d_i.
+
+    The rules of `read_predictions`: errors name the file and the first bad id (duplicate ids, a missing or
+    non-numeric difficulty, NaN, a value outside (0, 1]).
+    """
+    path = str(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Sample-difficulty file not found: {path}")
+    out: dict[str, float] = {}
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}:{line_no}: not valid JSON ({err})") from None
+            if not isinstance(row, dict) or "id" not in row or "difficulty" not in row:
+                raise ValueError(f'{path}:{line_no}: expected {{"id": ..., "difficulty": d}}, got {line.strip()[:80]}')
+            ex_id, where = str(row["id"]), f"{path}: id {row['id']!r} (line {line_no})"
+            if ex_id in out:
+                raise ValueError(f"{where}: duplicate id")
+            value = row["difficulty"]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+                raise ValueError(f"{where}: the difficulty must be a number, got {value!r}")
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{where}: difficulty {value} is outside (0, 1] (Eq. 1 maps variances to [alpha, 1])")
+            out[ex_id] = float(value)
+    if not out:
+        raise ValueError(f"{path} contains no sample difficulties")
+    return out
+
+
 def add_probability_column(
-    dataset: Dataset, predictions: dict[str, list[float]], column: str, *, source: str, allow_extra: bool = False
+    dataset: Dataset,
+    predictions: dict[str, list[float]] | dict[str, float],
+    column: str,
+    *,
+    source: str,
+    allow_extra: bool = False,
 ) -> Dataset:
-    """Attach `predictions` to `dataset` as `column`, joined on the `id` column.
+    """Attach `predictions` (id -> probabilities, or id -> one value) to `dataset` as `column`, joined on `id`.
 
     Missing ids are always an error. Predictions for ids not in the dataset are an error unless
     `allow_extra` (e.g. a file covering the full training set used with a subset of it).
@@ -104,3 +149,12 @@ def write_predictions(
     with open(path, "w", encoding="utf-8") as f:
         for ex_id, row in zip(ids, probs):
             f.write(json.dumps({"id": str(ex_id), "probs": [float(p) for p in row]}) + "\n")
+
+
+def write_difficulty(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    """Write difficulty JSON lines, the format `read_difficulty` reads: each row a dict with `id` and
+    `difficulty` (and any other JSON fields, e.g. `variance`, `losses`, `hard`)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps({"id": str(row["id"]), **{k: v for k, v in row.items() if k != "id"}}) + "\n")

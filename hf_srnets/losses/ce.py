@@ -17,6 +17,6 @@ class CrossEntropyLoss(DebiasingLoss):
     name = "ce"
     citations = ("winwin",)
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
         loss = F.cross_entropy(logits.float(), labels)
         return loss, {"ce": loss.detach()}

@@ -28,7 +28,7 @@ class ConfidenceRegularizationLoss(DebiasingLoss):
     requires = ("bias_probs", "teacher_probs")
     citations = ("winwin", "utama")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
         self._check(logits, bias_probs=bias_probs, teacher_probs=teacher_probs)
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
         target = scaled_teacher(teacher_probs.float(), beta)

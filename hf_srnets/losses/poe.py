@@ -21,7 +21,7 @@ class ProductOfExpertsLoss(DebiasingLoss):
     requires = ("bias_probs",)
     citations = ("winwin", "clark")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
         self._check(logits, bias_probs=bias_probs)
         log_pm = F.log_softmax(logits.float(), dim=-1)
         combined = log_pm + safe_log(bias_probs.float())

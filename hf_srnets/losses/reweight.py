@@ -20,7 +20,7 @@ class ReweightLoss(DebiasingLoss):
     requires = ("bias_probs",)
     citations = ("winwin", "clark")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
         self._check(logits, bias_probs=bias_probs)
         per_example = F.cross_entropy(logits.float(), labels, reduction="none")
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.columns import PROBABILITY_COLUMNS
+from ..data.columns import EXAMPLE_COLUMNS
 from ..losses import DebiasingLoss
 from .base import Objective
 
@@ -16,7 +16,8 @@ from .base import Objective
 class LossObjective(Objective):
     """L = loss(logits, y, p_b, p_t) of a `DebiasingLoss`, whose docstring gives the formula and citation.
 
-    `compute_loss` takes `labels` and the probability columns (`bias_probs`, `teacher_probs`) out of the batch,
+    `compute_loss` takes `labels` and the per-example columns (`bias_probs`, `teacher_probs`, `difficulty`) out of
+    the batch,
     runs the model on the rest and applies the loss. Evaluation batches that lack a column the loss needs (ID
     dev and OOD sets carry no bias predictions) report plain cross-entropy, −y·log p_m, with no components.
     The batch dict passed in is not modified, so a step-level objective may call this several times.
@@ -42,7 +43,7 @@ class LossObjective(Objective):
         labels = inputs.pop("labels", None)
         if labels is None:
             raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
-        probs = {c: inputs.pop(c, None) for c in PROBABILITY_COLUMNS}
+        probs = {c: inputs.pop(c, None) for c in EXAMPLE_COLUMNS}
         outputs = model(**inputs)
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
         has_columns = all(probs[c] is not None for c in self.loss.requires)
