@@ -30,6 +30,43 @@ BIBTEX: dict[str, str] = {
   booktitle = {ACL},
   year      = {2020}
 }""",
+    # Robustness Challenges (issue 13): RMC and the origins of its baselines (Du et al. 2023, §6.2, appendix C)
+    "rmc": """@inproceedings{du2023robustness,
+  title     = {Robustness Challenges in Model Distillation and Pruning for Natural Language Understanding},
+  author    = {Du, Mengnan and Mukherjee, Subhabrata and Cheng, Yu and Shokouhi, Milad and Hu, Xia and
+               Awadallah, Ahmed Hassan},
+  booktitle = {Proceedings of the 17th Conference of the European Chapter of the Association for Computational
+               Linguistics ({EACL})},
+  year      = {2023}
+}""",
+    "hinton": """@inproceedings{hinton2015distilling,
+  title     = {Distilling the Knowledge in a Neural Network},
+  author    = {Hinton, Geoffrey and Vinyals, Oriol and Dean, Jeff},
+  booktitle = {NIPS Deep Learning and Representation Learning Workshop},
+  year      = {2015},
+  note      = {arXiv:1503.02531}
+}""",
+    "muller": """@inproceedings{muller2019when,
+  title     = {When Does Label Smoothing Help?},
+  author    = {M{\\"u}ller, Rafael and Kornblith, Simon and Hinton, Geoffrey E.},
+  booktitle = {Advances in Neural Information Processing Systems},
+  year      = {2019}
+}""",
+    "focal": """@inproceedings{lin2017focal,
+  title     = {Focal Loss for Dense Object Detection},
+  author    = {Lin, Tsung-Yi and Goyal, Priya and Girshick, Ross and He, Kaiming and Doll{\\'a}r, Piotr},
+  booktitle = {Proceedings of the IEEE International Conference on Computer Vision ({ICCV})},
+  pages     = {2980--2988},
+  year      = {2017}
+}""",
+    "jtt": """@inproceedings{liu2021just,
+  title     = {Just Train Twice: Improving Group Robustness without Training Group Information},
+  author    = {Liu, Evan Z. and Haghgoo, Behzad and Chen, Annie S. and Raghunathan, Aditi and Koh, Pang Wei and
+               Sagawa, Shiori and Liang, Percy and Finn, Chelsea},
+  booktitle = {Proceedings of the 38th International Conference on Machine Learning ({ICML})},
+  pages     = {6781--6792},
+  year      = {2021}
+}""",
     # Robust Lottery Tickets (issue 12): the paper, its methods (L0 masks, FreeLB) and its attacks
     "zheng2022robust": """@inproceedings{zheng2022robust,
   title     = {Robust Lottery Tickets for Pre-trained Language Models},

@@ -27,7 +27,8 @@ def _data(tmp_path):
     tokenizer = tiny_tokenizer(tmp_path)
     data = synthetic_nli(tokenizer, n=32)
     teacher = [[0.6 if j == i % 3 else 0.2 for j in range(3)] for i in range(len(data))]
-    return tokenizer, data.add_column("teacher_probs", teacher)
+    difficulty = [0.5 if i % 2 else 1.0 for i in range(len(data))]  # RMC's d_i (--loss rmc)
+    return tokenizer, data.add_column("teacher_probs", teacher).add_column("difficulty", difficulty)
 
 
 def _model(method: str, tmp_path, args) -> nn.Module:
