@@ -24,8 +24,8 @@ class SRNetTrainingArguments(TrainingArguments):
     takes the ones it names in its `options`:
         distil_lambda: λ of Eq. 3, the weight of the distillation term against cross-entropy (`distil`, `smooth`,
             `rmc`; 0.9 in all the paper's experiments).
-        smooth_degree: the one global smoothing exponent of `smooth` (s_j ∝ p_t^d; the paper does not report
-            its value; default 0.5, MNLI's α).
+        smooth_degree: the one global smoothing exponent of `smooth` (s_j ∝ p_t^d; §6.2: d = 0.9, "the same
+            level of regularization as in RMC").
         focal_gamma: γ of the focal loss (2.0 in the paper).
         jtt_upweight: λ_up of JTT, the weight of the examples the ERM model got wrong before normalising
             (2.0 in the paper).
@@ -55,8 +55,8 @@ class SRNetTrainingArguments(TrainingArguments):
         metadata={"help": "λ of RMC Eq. 3: (1-λ)·CE + λ·KL(target ‖ p_student), for distil/smooth/rmc (paper: 0.9)."},
     )
     smooth_degree: float = field(
-        default=0.5,
-        metadata={"help": "smooth: the global exponent d of s_j ∝ p_t,j^d, in (0, 1] (not reported; 0.5 = MNLI α)."},
+        default=0.9,
+        metadata={"help": "smooth: the global exponent d of s_j ∝ p_t,j^d, in (0, 1] (§6.2: 0.9, as RMC's d_i)."},
     )
     focal_gamma: float = field(default=2.0, metadata={"help": "focal: γ of (1 - p_c)^γ (paper: 2.0)."})
     jtt_upweight: float = field(
