@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arguments import DataArguments, ModelArguments
-from .data.tasks import TASKS, EvalSet, SplitSource, TaskSpec
+from .data.tasks import TASKS, EvalSet, SplitSource, TaskSpec, id_set_name
 from .pruning import resolve_pruning
 from .training_args import SRNetTrainingArguments
 
@@ -547,6 +547,8 @@ def run_card_info(
         "sparsity_report": srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,
         "citations": srnet.method.citations if srnet is not None else (),
         "results": results,
+        "id_name": id_set_name(task),
+        "reference_results": reference_name(data_args.reference_results, for_hub=repo_id is not None),
         "metric_rows": metric_rows,
         "splits": splits,
         "datasets": training_datasets(splits, task),
@@ -555,6 +557,17 @@ def run_card_info(
             model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
         ),
     }
+
+
+def reference_name(path: str | None, *, for_hub: bool) -> str | None:
+    """How a card names `--reference_results`: as given, or in a card for the Hub the portable name of the
+    reference run's dir (no local absolute paths)."""
+    if not path:
+        return None
+    if not for_hub:
+        return path
+    run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return portable(run_dir)
 
 
 def merged_card_info(info: dict[str, Any], location: str) -> dict[str, Any]:

@@ -9,9 +9,11 @@ from typing import Any
 import yaml
 
 from .card_info import data_section
-from .evaluation import results_table
+from .evaluation import easy_hard_table, f_bias_table, results_table
+from .evaluation.f_bias import CITATION as F_BIAS_BIBTEX
+from .evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from .metrics import HANS_HEURISTICS, HANS_LABELS
-from .objectives import citations_for, format_bibtex
+from .objectives import BIBTEX, citations_for, format_bibtex
 
 
 def _versions() -> str:
@@ -71,6 +73,54 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
+def easy_hard_section(info: dict[str, Any]) -> str:
+    """The card's "Easy and hard examples" part (Du et al. 2023, §4, Table 6), or "" without easy/hard results."""
+    results, id_name = info.get("results", {}), info.get("id_name") or info.get("task", "")
+    table = easy_hard_table(results, id_name)
+    if not table:
+        return ""
+    source = results.get(f"eval_{id_name}_hard_subset")
+    return (
+        "\n### Easy and hard examples\n\nThe ID dev set split into easy (shortcut) and hard examples"
+        + (f" by {source}" if source else "")
+        + " (Du et al. 2023, §4 and Table 6): accuracy, mean confidence (max softmax probability) and the gap E − H."
+        + f"\n\n{table}\n"
+    )
+
+
+def relative_bias_section(info: dict[str, Any]) -> str:
+    """The card's "Relative bias" part: F_bias = Δ_model / Δ_reference (Du et al. 2023, §3.4), or ""."""
+    table = f_bias_table(info.get("results", {}))
+    if not table:
+        return ""
+    reference = info.get("reference_results")
+    pooling = info.get("results", {}).get("f_bias_pooling")
+    note = {
+        "examples": " The task row pools the OOD sets' examples (accuracy over all of them), as the paper does.",
+        "mean": " The task row averages the OOD sets' accuracies: an example count was missing (the paper pools).",
+    }.get(pooling, "")
+    return (
+        "\n### Relative bias\n\n"
+        'F_bias = Δ_model / Δ_reference with Δ = (F_dev − F_OOD) / F_dev on accuracy (Du et al., "Robustness '
+        'Challenges in Model Distillation and Pruning for Natural Language Understanding", EACL 2023, §3.4)'
+        + (f", against the reference run `{reference}`" if reference else "")
+        + ". F_bias > 1: this model loses more out of distribution than the reference; undefined when the "
+        f"reference has Δ ≤ 0.{note}\n\n{table}\n"
+    )
+
+
+def _citations(info: dict[str, Any], loss: str, adversarial: str) -> str:
+    """The card's BibTeX: the objective's papers, the pruning method's, and Du et al. 2023 for F_bias/easy-hard."""
+    keys = [*citations_for(loss, step=adversarial), *info.get("citations", ())]
+    measured = relative_bias_section(info) or easy_hard_section(info)
+    if measured and F_BIAS_CITATION_KEY in BIBTEX:
+        keys.append(F_BIAS_CITATION_KEY)
+    text = format_bibtex(dict.fromkeys(keys))
+    if measured and F_BIAS_CITATION_KEY not in BIBTEX:
+        text += "\n\n" + F_BIAS_BIBTEX
+    return text
+
+
 def render_model_card(info: dict[str, Any]) -> str:
     """Fill the template from a run's info: title, task, base_model, pruning, loss, sparsity, results, args."""
     template = resources.files("hf_srnets").joinpath("templates/model_card.md").read_text(encoding="utf-8")
@@ -126,11 +176,12 @@ def render_model_card(info: dict[str, Any]) -> str:
         summary=summary,
         results_table=results_table(results, rows),
         hans_table=("HANS by heuristic and gold label:\n\n" + hans) if hans else "",
+        robustness_section=relative_bias_section(info) + easy_hard_section(info),
         sparsity_section=sparsity_section,
         usage=usage,
         training_table=training_table,
         versions=_versions(),
-        citations=format_bibtex(dict.fromkeys([*citations_for(loss, step=adversarial), *info.get("citations", ())])),
+        citations=_citations(info, loss, adversarial),
     )
 
 

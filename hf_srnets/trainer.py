@@ -13,6 +13,7 @@ from torch import nn
 from transformers import Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_pt_utils import nested_gather
+from transformers.trainer_utils import EvalLoopOutput
 from transformers.utils import logging
 
 from .data.columns import EXAMPLE_COLUMNS
@@ -38,6 +39,8 @@ class SRNetTrainer(Trainer):
       bit-packed masks only.
     - Loss components and the current sparsity are logged with the training loss.
     - `args.select_best_after` restricts best-checkpoint selection to the end of training (appendix B.3.3).
+    - `last_eval_output` keeps the output (logits, label ids) of the last evaluation loop, so the ID set's
+      easy/hard metrics reuse the predictions `evaluate` made (`hf_srnets.evaluation.run`).
     """
 
     loss_is_scaled_for_ga = False  # compute_loss returns a per-batch mean
@@ -61,6 +64,7 @@ class SRNetTrainer(Trainer):
         self.objective = objective
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
+        self.last_eval_output: EvalLoopOutput | None = None
         super().__init__(model=model, args=args, **kwargs)
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
@@ -124,6 +128,11 @@ class SRNetTrainer(Trainer):
             logs["target_sparsity"] = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
             logs.update(srnet.method.log_metrics(srnet))
         super().log(logs, start_time)
+
+    def evaluation_loop(self, *args: Any, **kwargs: Any) -> EvalLoopOutput:
+        """The Trainer's loop; its output is kept as `last_eval_output` (replacing the previous one)."""
+        self.last_eval_output = super().evaluation_loop(*args, **kwargs)
+        return self.last_eval_output
 
     # -- optimiser -------------------------------------------------------------------------------------------
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:

@@ -1,4 +1,5 @@
-"""The data phase of a run: read the splits, attach p_b/p_t, adopt the checkpoint's label order, cap, tokenise."""
+"""The data phase of a run: read the splits, attach p_b/p_t, adopt the checkpoint's label order, cap, flag the
+dev set's hard examples, tokenise."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..arguments import DataArguments, ModelArguments
 from ..bias.attach import attach_probabilities
 from ..data import EvalSet, TaskSpec
 from ..data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
+from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
 from ..training_args import SRNetTrainingArguments
 
@@ -21,7 +23,8 @@ from ..training_args import SRNetTrainingArguments
 @dataclass
 class RunData:
     """The splits of a run as used. `task_order` is the task's label order before a checkpoint's own order was
-    adopted (prediction files are read and written in it); `*_tok` are the tokenised splits."""
+    adopted (prediction files are read and written in it); `*_tok` are the tokenised splits. `hard_source` says
+    where the dev set's `hard` column came from (None: no easy/hard split)."""
 
     task: TaskSpec
     task_order: tuple[str, ...]
@@ -34,6 +37,7 @@ class RunData:
     train_tok: Dataset | None = None
     validation_tok: Dataset | None = None
     ood_tok: list[tuple[EvalSet, Dataset]] = dataclasses.field(default_factory=list)
+    hard_source: str | None = None
 
 
 def run_task(data_args: DataArguments) -> TaskSpec:
@@ -63,7 +67,20 @@ def read_data(
     if data_args.max_eval_samples is not None:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
     ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
-    return RunData(task, task_order, full_train, train, validation, ood, bias_desc)
+    validation, hard_source = attach_hard_flags(validation, task, data_args)
+    return RunData(task, task_order, full_train, train, validation, ood, bias_desc, hard_source=hard_source)
+
+
+def attach_hard_flags(validation: Dataset, task: TaskSpec, data_args: DataArguments) -> tuple[Dataset, str | None]:
+    """The dev set with its `hard` column as 0/1 (`hf_srnets.evaluation.easy_hard.hard_flags`: `--hard_subset`,
+    the set's own column, the task's split under `--data_dir`) and where it came from; unchanged without a split."""
+    own_dev_set = not data_args.validation_file
+    flags, source = hard_flags(validation, task, data_args.hard_subset, data_args.data_dir, own_dev_set)
+    if flags is None:
+        return validation, None
+    if HARD_COLUMN in validation.column_names:
+        validation = validation.remove_columns(HARD_COLUMN)
+    return validation.add_column(HARD_COLUMN, flags), source
 
 
 def align_labels(

@@ -17,7 +17,17 @@ from transformers import set_seed
 
 from ..collator import SRNetDataCollator
 from ..data import SplitSource, id_set_name
-from ..evaluation import MetricRow, metrics_function, results_table, run_evaluation
+from ..evaluation import (
+    MetricRow,
+    check_reference,
+    easy_hard_table,
+    f_bias_results,
+    f_bias_table,
+    metrics_function,
+    read_reference_results,
+    results_table,
+    run_evaluation,
+)
 from ..output_dir import prepare_output_dir
 from ..trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
@@ -67,6 +77,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
     push_to_hub, args.push_to_hub = args.push_to_hub, False
     data = read_data(task, run_args.model, run_args.data, args)
+    reference = reference_results(run_args, data)  # checked before training: a bad reference fails fast
     tokenize_data(data, run_args.model, run_args.data, args)
     compute_metrics = metrics_function(data.task)
     model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)
@@ -80,7 +91,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         compute_metrics=compute_metrics,
     )
     results = train(trainer, args) if args.do_train else {}
-    evaluated, metric_rows = evaluate(trainer, data, run_args)
+    evaluated, metric_rows = evaluate(trainer, data, run_args, reference)
     results.update(evaluated)
     srnet = trainer.srnet_model
     sparsity = srnet.sparsity_report() if srnet is not None else None
@@ -100,15 +111,28 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     if run_args.data.write_train_predictions:
         write_train_predictions(run_args, trainer, data)
     if trainer.is_world_process_zero():
-        rows = [(name, key) for name, key, _ in metric_rows]
-        ticket = results.get("saved_ticket_sparsity")
-        saved = f", saved ticket {100 * ticket:.1f}%" if ticket is not None else ""
-        sparsity = f"sparsity={100 * results['sparsity']:.1f}%{saved}"
-        print(f"\nResults ({run_args.model.pruning}, loss={args.loss}, {sparsity}):")
-        print(results_table(results, rows))
+        print_results(run_args, results, metric_rows, id_set_name(data.task))
     if args.should_save:  # last, so a failed upload leaves every local output in place
         push_outputs(run_args, srnet is not None, push_to_hub)
     return results
+
+
+def print_results(run_args: RunArguments, results: dict[str, Any], metric_rows: list[MetricRow], id_name: str) -> None:
+    """The results table, then the easy/hard subsets and F_bias when the run has them."""
+    rows = [(name, key) for name, key, _ in metric_rows]
+    ticket = results.get("saved_ticket_sparsity")
+    saved = f", saved ticket {100 * ticket:.1f}%" if ticket is not None else ""
+    sparsity = f"sparsity={100 * results['sparsity']:.1f}%{saved}"
+    print(f"\nResults ({run_args.model.pruning}, loss={run_args.training.loss}, {sparsity}):")
+    print(results_table(results, rows))
+    easy_hard = easy_hard_table(results, id_name)
+    if easy_hard:
+        print(f"\nEasy and hard {id_name} examples ({results.get(f'eval_{id_name}_hard_subset', '')}):")
+        print(easy_hard)
+    f_bias = f_bias_table(results)
+    if f_bias:
+        print(f"\nRelative bias F_bias against {run_args.data.reference_results} (Du et al. 2023, §3.4):")
+        print(f_bias)
 
 
 def train(trainer: SRNetTrainer, args: Any) -> dict[str, Any]:
@@ -121,8 +145,25 @@ def train(trainer: SRNetTrainer, args: Any) -> dict[str, Any]:
     return results
 
 
-def evaluate(trainer: SRNetTrainer, data: RunData, run_args: RunArguments) -> tuple[dict[str, Any], list[MetricRow]]:
-    """The ID dev set and every OOD set, by the task's evaluators (`run_evaluation`): results and metric rows."""
-    task = data.task
+def reference_results(run_args: RunArguments, data: RunData) -> tuple[dict[str, Any], str] | None:
+    """`--reference_results`: the reference's results and their file, checked for the keys F_bias reads."""
+    if not run_args.data.reference_results:
+        return None
+    reference, source = read_reference_results(run_args.data.reference_results)
+    check_reference(reference, id_set_name(data.task), [s.name for s, _ in data.ood], source)
+    return reference, source
+
+
+def evaluate(
+    trainer: SRNetTrainer, data: RunData, run_args: RunArguments, reference: tuple[dict[str, Any], str] | None = None
+) -> tuple[dict[str, Any], list[MetricRow]]:
+    """The ID dev set and every OOD set, by the task's evaluators (`run_evaluation`), and F_bias against the
+    `reference` results (`--reference_results`): results and metric rows."""
+    task, id_name = data.task, id_set_name(data.task)
     id_source = task.validation if not run_args.data.validation_file else SplitSource()
-    return run_evaluation(trainer, task, id_set_name(task), data.validation_tok, data.ood_tok, id_source)
+    results, rows = run_evaluation(trainer, task, id_name, data.validation_tok, data.ood_tok, id_source)
+    if data.hard_source is not None and f"eval_{id_name}_easy_examples" in results:
+        results[f"eval_{id_name}_hard_subset"] = data.hard_source
+    if reference is not None:
+        results.update(f_bias_results(results, reference[0], id_name, [s.name for s, _ in data.ood_tok], reference[1]))
+    return results, rows

@@ -75,6 +75,17 @@ class EvalSet:
 
 
 @dataclass(frozen=True)
+class HardSubset:
+    """A published easy/hard split of a task's ID dev set (Robustness Challenges §4, appendix F): a file under
+    `--data_dir` with an id column (`id_column`, joined to the dev set's example ids) and a `hard`/`hardness` flag.
+    `description` says whose split it is (cards)."""
+
+    local_path: str
+    id_column: str = "id"
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """A task: its labels, its metric, its ID train/dev sets and OOD sets, and the names papers give them.
 
@@ -103,6 +114,8 @@ class TaskSpec:
     file_format: FileFormat | None = None
     # The labelled test split that attacks use (`run_attack.py`), when it is not the validation split.
     test: SplitSource | None = None
+    # The default easy/hard split of the ID dev set (`hf_srnets.evaluation.easy_hard`), when one is published.
+    hard_subset: HardSubset | None = None
 
     @property
     def attack_split(self) -> SplitSource:
@@ -158,6 +171,12 @@ TASKS: dict[str, TaskSpec] = {
             ),
         ),
         label_aliases={"non_entailment": "non-entailment"},
+        # Gururangan et al. 2018: dev-matched examples a hypothesis-only model gets wrong are hard (appendix F)
+        hard_subset=HardSubset(
+            "mnli_hard/mnli_validation_matched_hardness.csv",
+            "idx",
+            "the hypothesis-only split of Gururangan et al. (2018)",
+        ),
         # GLUE/MultiNLI/HANS write sentence1 = premise; TaxiNLI writes prem/hyp.
         text_fields=(
             ("premise", ("premise", "sentence1", "prem", "text_a")),

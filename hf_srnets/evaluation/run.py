@@ -1,18 +1,24 @@
 """A run's evaluation: the ID dev set through the Trainer's `compute_metrics`, each OOD set through its evaluator.
 
 Results keys are `eval_<set>_<metric>`; the ID set's are written by `Trainer.evaluate` (with its loss and speed),
-the OOD sets' from `Trainer.predict` outputs scored by the set's evaluator (`EvalSet.kind`).
+the OOD sets' from `Trainer.predict` outputs scored by the set's evaluator (`EvalSet.kind`). Every set's example
+count is `eval_<set>_examples` (F_bias pools OOD sets by it). An ID set with a `hard` column also gets the
+easy/hard metrics (`easy_hard.py`), from the predictions `Trainer.evaluate` made (`SRNetTrainer.last_eval_output`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..data.tasks import EvalSet, SplitSource, TaskSpec
-from .base import evaluator_for
+from .base import build_evaluator, evaluator_for
+from .easy_hard import HARD_COLUMN
+
+logger = logging.getLogger(__name__)
 
 MetricRow = tuple[str, str, dict[str, Any]]  # (set name, results key of its primary metric, card dataset entry)
 
@@ -64,6 +70,8 @@ def run_evaluation(
     dataset's `label` column as gold labels. `id_source` is where the ID set came from (the card's dataset entry).
     """
     results: dict[str, Any] = dict(trainer.evaluate(id_dataset, metric_key_prefix=f"eval_{id_name}"))
+    results[f"eval_{id_name}_examples"] = len(id_dataset)
+    results.update(easy_hard_results(trainer, task, id_name, id_dataset))
     id_key = f"eval_{id_name}_{evaluator_for(task).primary_metric}"
     rows: list[MetricRow] = [(id_name, id_key, id_source.dataset_entry(id_name))]
     for eval_set, dataset in ood:
@@ -71,6 +79,23 @@ def run_evaluation(
         output = trainer.predict(dataset, metric_key_prefix=f"eval_{eval_set.name}")
         scores = evaluator(output.predictions, np.asarray(dataset["label"]), dataset)
         results.update({f"eval_{eval_set.name}_{k}": v for k, v in scores.items()})
+        results[f"eval_{eval_set.name}_examples"] = len(dataset)
         key = f"eval_{eval_set.name}_{evaluator.primary_metric}"
         rows.append((eval_set.name, key, eval_set.source.dataset_entry(eval_set.name)))
     return results, rows
+
+
+def easy_hard_results(trainer: Any, task: TaskSpec, id_name: str, id_dataset: Any) -> dict[str, Any]:
+    """`eval_<id>_easy_*`, `eval_<id>_hard_*` and `eval_<id>_easy_hard_gap` from the logits of the evaluation just
+    run (`trainer.last_eval_output`: the ID set is not predicted twice); {} without a `hard` column."""
+    if HARD_COLUMN not in id_dataset.column_names:
+        return {}
+    output = getattr(trainer, "last_eval_output", None)
+    predictions = getattr(output, "predictions", None)
+    if isinstance(predictions, tuple):
+        predictions = predictions[0]
+    if predictions is None or len(predictions) != len(id_dataset):
+        logger.warning("No predictions kept from the ID evaluation (an SRNetTrainer keeps them): no easy/hard metrics")
+        return {}
+    scores = build_evaluator("easy_hard", task)(predictions, np.asarray(id_dataset["label"]), id_dataset)
+    return {f"eval_{id_name}_{k}": v for k, v in scores.items()}

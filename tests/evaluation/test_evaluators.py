@@ -162,11 +162,14 @@ def test_run_evaluation_gives_the_results_and_card_rows_of_a_run():
     expected = {
         "eval_mnli_loss": 0.5,
         "eval_mnli_accuracy": previous_score_predictions(task, id_set["logits"], id_set["label"])["accuracy"],
+        "eval_mnli_examples": 40,  # every set's count (F_bias pools OOD sets by it)
         **{f"eval_hans_{k}": v for k, v in hans_scores.items()},
+        "eval_hans_examples": 60,
         "eval_mm_accuracy": previous_score_predictions(task, mm_set["logits"], np.asarray(mm_set["label"]))["accuracy"],
+        "eval_mm_examples": 30,
     }
     assert list(results) == list(expected) and results == expected
-    assert len([k for k in results if k.startswith("eval_hans_")]) == 9
+    assert len([k for k in results if k.startswith("eval_hans_")]) == 10
     assert rows == [
         ("mnli", "eval_mnli_accuracy", card_dataset("mnli", task.validation)),
         ("hans", "eval_hans_accuracy", card_dataset("hans", hans.source)),
