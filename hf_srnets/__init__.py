@@ -3,6 +3,7 @@
 __version__ = "0.1.0"
 
 from .collator import SRNetDataCollator
+from .compact import load_pretrained_model
 from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
 from .masking import MaskedLinear, SRNetMaskConfig, SRNetModel
@@ -28,6 +29,7 @@ __all__ = [
     "__version__",
     "build_objective",
     "get_loss",
+    "load_pretrained_model",
     "register_evaluator",
     "register_loss",
     "register_objective",

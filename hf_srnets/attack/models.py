@@ -4,7 +4,8 @@ function the recipes call (`hf_srnets.attack.base.Classifier`).
 `load_victim` accepts (a) a full checkpoint dir or Hub id (a fine-tuned `...ForSequenceClassification`),
 (b) an hf_srnets mask dir (`srnet_config.json`: the masks are applied to the model they were searched on,
 `base_model_name_or_path`, or to `--base_model`, with `SRNetModel.from_pretrained`, then merged with
-`merge_and_unload()` so queries cost what a plain model costs) and (c) a merged checkpoint (as (a)). The model's
+`merge_and_unload()` so queries cost what a plain model costs) and (c) a merged checkpoint (as (a)). Checkpoints
+load with `hf_srnets.compact.load_pretrained_model`, so head-pruned ones (`--prune_heads`) load too. The model's
 labels are aligned with the task's by name (`hf_srnets.label_alignment`): `HFClassifier` returns probabilities in
 the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
 
@@ -26,6 +27,7 @@ import numpy as np
 import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+from ..compact import load_pretrained_model
 from ..data.tasks import TaskSpec
 from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
@@ -90,7 +92,7 @@ def _load_masked(
     if not base:
         raise ValueError(f"{path} does not name the model its masks were searched on; pass --base_model")
     if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
-        model = AutoModelForSequenceClassification.from_pretrained(base, cache_dir=cache_dir)
+        model = load_pretrained_model(base, cache_dir=cache_dir)
     else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
         _warn_without_head(path, base)
         id2label = dict(enumerate(task.label_names))
@@ -131,7 +133,7 @@ def load_victim(
             f"{getattr(config, 'architectures', None)}): attacking it would attack a random head. Pass a fine-tuned "
             "checkpoint, its merged/ dir, or an hf_srnets mask dir (with srnet_config.json)."
         )
-    model = AutoModelForSequenceClassification.from_pretrained(model_name_or_path, cache_dir=cache_dir)
+    model = load_pretrained_model(model_name_or_path, cache_dir=cache_dir)
     tokenizer = _load_tokenizer(model_name_or_path, base_model, cache_dir=cache_dir)
     order = _label_order(model, task, model_name_or_path)
     return Victim(model.eval(), tokenizer, order, "checkpoint", None)

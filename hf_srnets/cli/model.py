@@ -7,9 +7,11 @@ import logging
 import os
 from typing import Any
 
-from transformers import AutoModelForSequenceClassification, EarlyStoppingCallback
+from torch.utils.data import DataLoader
+from transformers import EarlyStoppingCallback
 
 from ..collator import SRNetDataCollator
+from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, load_pretrained_model, prune_heads
 from ..data import TaskSpec
 from ..masking import SRNetModel
 from ..trainer import SRNetTrainer
@@ -21,9 +23,12 @@ logger = logging.getLogger(__name__)
 
 
 def load_model(model_name_or_path: str, task: TaskSpec, cache_dir: str | None) -> tuple[Any, bool]:
-    """Load the classifier (labels in `task`'s order, see `align_labels`); return it and whether its head is new."""
+    """Load the classifier (labels in `task`'s order, see `align_labels`); return it and whether its head is new.
+
+    Head-pruned checkpoints (written by a `--prune_heads` run) load too (`hf_srnets.compact.load_pretrained_model`).
+    """
     id2label = dict(enumerate(task.label_names))
-    model, info = AutoModelForSequenceClassification.from_pretrained(
+    model, info = load_pretrained_model(
         model_name_or_path,
         num_labels=task.num_labels,
         id2label=id2label,
@@ -83,16 +88,52 @@ def early_start(
     return trainer.model, info
 
 
+def compact_heads(model: Any, run: RunArguments, data: RunData, fresh_head: bool) -> dict[str, Any]:
+    """`--prune_heads f`: remove the ⌊f·H⌋ heads of lowest importance on the run's training data (Du et al. 2023,
+    §3.1 and appendix A); return `heads_pruned` ({layer: [heads]}) and `heads_kept_per_layer` for the results."""
+    fraction, samples = run.model.prune_heads, run.model.head_importance_samples
+    if fresh_head:
+        logger.warning(
+            "--prune_heads: the classifier is newly initialised, so head importance measures a random head; "
+            "start from a fine-tuned checkpoint or use --early_start_patience for meaningful scores"
+        )
+    columns = [
+        c for c in ("input_ids", "attention_mask", "token_type_ids", "label") if c in data.train_tok.column_names
+    ]
+    train = data.train_tok.select_columns(columns)
+    if samples is not None:
+        train = train.select(range(min(samples, len(train))))
+    loader = DataLoader(
+        train, batch_size=run.training.per_device_train_batch_size, collate_fn=SRNetDataCollator(data.tokenizer)
+    )
+    importance = head_importance(model, loader)
+    heads = heads_to_prune(importance, fraction)
+    prune_heads(model, heads)
+    kept = heads_per_layer(model)
+    removed = sum(len(h) for h in heads.values())
+    logger.info(
+        f"Head pruning: removed {removed} of {removed + sum(kept)} heads (importance on {len(train)} training "
+        f"examples); heads kept per layer: {kept}; removed: {heads}"
+    )
+    return {"heads_pruned": {str(k): v for k, v in heads.items()}, "heads_kept_per_layer": kept}
+
+
 def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple[Any, bool, dict[str, Any]]:
-    """The model to train: loaded, early-started if asked, wrapped with the pruning method or the masks of
-    `--mask_from`. Returns it, whether its classifier is newly initialised, and the early-start info."""
+    """The model to train: loaded, cut to `--student_layers`, early-started if asked, head-pruned by
+    `--prune_heads`, wrapped with the pruning method or the masks of `--mask_from`. Returns it, whether its
+    classifier is newly initialised, and the info for the results (early start, layers and heads kept)."""
     model, fresh_head = load_model(run.model.model_name_or_path, data.task, run.model.cache_dir)
     info: dict[str, Any] = {}
+    if run.model.student_layers is not None:
+        info["student_layers_kept"] = keep_layers(model, run.model.student_layers)
     searched_on = run.model.model_name_or_path  # the weights the masks belong to
     if run.model.early_start_patience is not None:
-        model, info = early_start(model, run.model.early_start_patience, run.training, data, compute_metrics)
+        model, early = early_start(model, run.model.early_start_patience, run.training, data, compute_metrics)
+        info.update(early)
         fresh_head = False
         searched_on = os.path.join(run.training.output_dir, "early_start")
+    if run.model.prune_heads > 0:
+        info.update(compact_heads(model, run, data, fresh_head))
     if run.pruning is not None:
         run.pruning.base_model_name_or_path = searched_on
         run.method.prepare_config(run.pruning, run.training, fresh_head=fresh_head)

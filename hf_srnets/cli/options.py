@@ -107,6 +107,7 @@ def validate_args(run: RunArguments) -> None:
     if model.mask_from and model.pruning != "none":
         raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
     refuse_other_methods_options(run)
+    validate_compact(run)
     if run.pruning is None:
         validate_unpruned(run)
     else:
@@ -129,6 +130,42 @@ def validate_args(run: RunArguments) -> None:
     for spec in data.ood_file:
         if "=" not in spec:
             raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
+
+
+def validate_compact(run: RunArguments) -> None:
+    """`--prune_heads` and `--student_layers` (hf_srnets.compact): change the architecture, so no masks on top."""
+    model = run.model
+    if not 0.0 <= model.prune_heads < 1.0:
+        raise ValueError(
+            f"--prune_heads must be in [0, 1) (the fraction of attention heads removed), got {model.prune_heads}"
+        )
+    if model.head_importance_samples is not None and model.head_importance_samples < 1:
+        raise ValueError(f"--head_importance_samples must be >= 1, got {model.head_importance_samples}")
+    for flag, given in (
+        ("--prune_heads", model.prune_heads > 0),
+        ("--student_layers", model.student_layers is not None),
+    ):
+        if given and (model.pruning != "none" or model.mask_from):
+            raise ValueError(
+                f"{flag} changes the model's shape, so masks saved for --model_name_or_path would not fit it: use it "
+                "with --pruning none (and no --mask_from), then search masks on the saved model in a second run"
+            )
+    if model.student_layers is not None:
+        total = _num_layers(model)
+        if model.student_layers < 1 or (total is not None and model.student_layers >= total):
+            upper = f" and below the model's {total} layers" if total is not None else ""
+            raise ValueError(f"--student_layers must be >= 1{upper}, got {model.student_layers}")
+
+
+def _num_layers(model: ModelArguments) -> int | None:
+    """The model's number of layers from its config, None when the config cannot be read here (checked on load)."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(model.model_name_or_path, cache_dir=model.cache_dir)
+    except (OSError, ValueError):
+        return None
+    return getattr(config, "num_hidden_layers", None)
 
 
 def validate_unpruned(run: RunArguments) -> None:

@@ -1,0 +1,106 @@
+"""`load_pretrained_model`: load a sequence classifier saved by hf_srnets, head-pruned or not.
+
+A head-pruned checkpoint (`config.srnet_pruned_heads` in its config.json, written by
+`hf_srnets.compact.prune_heads`) has smaller Q/K/V and output projections than its config describes, so plain
+`AutoModelForSequenceClassification.from_pretrained` fails with size mismatches. The loader builds the model from
+the config, removes the recorded heads (`prune_heads`), then loads the saved weights into it: every parameter is
+read from the checkpoint, and a mismatch or a missing encoder weight raises `ValueError` instead of being
+reinitialised. Only a missing classification head (`classifier`/`pooler`) is allowed, as `from_pretrained` allows
+it, with a warning and its names in the loading info. Without the record it is `from_pretrained`.
+
+    >>> from hf_srnets import load_pretrained_model
+    >>> model = load_pretrained_model("out/mnli_heads20")  # 116 of 144 heads
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import torch
+from transformers import AutoConfig, AutoModelForSequenceClassification
+from transformers.utils import cached_file
+
+from .heads import prune_heads
+from .layout import PRUNED_HEADS_ATTR
+
+logger = logging.getLogger(__name__)
+
+HUB_KWARGS = ("cache_dir", "revision", "token", "local_files_only", "force_download", "subfolder")
+HEAD_KEYS = ("classifier", "pooler")  # weights a checkpoint may lack (a new task head), as in from_pretrained
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+
+
+def _weight_file(path: str, hub: dict[str, Any]) -> str:
+    for name in WEIGHT_FILES:
+        found = cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub)
+        if found:
+            return found
+    raise ValueError(f"{path}: no weights found (looked for {', '.join(WEIGHT_FILES)})")
+
+
+def _read_state_dict(path: str, hub: dict[str, Any]) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    found = _weight_file(path, hub)
+    if found.endswith(".bin"):
+        return torch.load(found, map_location="cpu", weights_only=True)
+    if not found.endswith(".index.json"):
+        return load_file(found)
+    with open(found, encoding="utf-8") as f:
+        shards = sorted(set(json.load(f)["weight_map"].values()))
+    state: dict[str, torch.Tensor] = {}
+    for shard in shards:
+        state.update(load_file(cached_file(path, shard, **hub)))
+    return state
+
+
+def _load_weights(model: Any, state: dict[str, torch.Tensor], path: str) -> list[str]:
+    try:
+        result = model.load_state_dict(state, strict=False)
+    except RuntimeError as err:  # size mismatches
+        raise ValueError(f"{path}: the saved weights do not fit the head-pruned model: {err}") from None
+    missing = list(result.missing_keys)
+    unexpected = list(result.unexpected_keys)
+    lost = [k for k in missing if not any(part in k for part in HEAD_KEYS)]
+    if unexpected or lost:
+        raise ValueError(
+            f"{path}: the checkpoint does not match {type(model).__name__} (missing: {lost[:5]}, unexpected: "
+            f"{unexpected[:5]}); save head-pruned models with save_pretrained of the sequence classifier"
+        )
+    if missing:
+        logger.warning(f"{path}: {missing} not in the checkpoint and newly initialised (a new classification head)")
+    return missing
+
+
+def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwargs: Any) -> Any:
+    """`AutoModelForSequenceClassification` from `path` (dir or Hub id), head-pruned or not (module docstring).
+
+    `kwargs` are those of `from_pretrained`: config overrides (`num_labels`, `id2label`, ...) and Hub options
+    (`cache_dir`, `revision`, `token`, ...). With `output_loading_info`, returns `(model, info)` with
+    `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode.
+    """
+    hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
+    config = AutoConfig.from_pretrained(path, **hub)
+    if not getattr(config, PRUNED_HEADS_ATTR, None):
+        return AutoModelForSequenceClassification.from_pretrained(
+            path, output_loading_info=output_loading_info, **kwargs
+        )
+    config, unused = AutoConfig.from_pretrained(path, return_unused_kwargs=True, **kwargs)
+    unused = {k: v for k, v in unused.items() if k not in HUB_KWARGS}
+    if unused:
+        raise ValueError(
+            f"load_pretrained_model: {sorted(unused)} are not supported for a head-pruned checkpoint ({path}); "
+            "pass config overrides and Hub options only"
+        )
+    recorded = getattr(config, PRUNED_HEADS_ATTR)
+    setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
+    model = AutoModelForSequenceClassification.from_config(config)
+    prune_heads(model, recorded)
+    missing = _load_weights(model, _read_state_dict(path, hub), path)
+    model.eval()
+    removed = sum(len(v) for v in recorded.values())
+    logger.info(f"Loaded head-pruned {path}: {removed} heads removed ({recorded})")
+    info = {"missing_keys": missing, "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
+    return (model, info) if output_loading_info else model

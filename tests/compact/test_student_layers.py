@@ -1,0 +1,61 @@
+"""Students with fewer layers: `keep_layers` keeps layers ⌊i·L/n⌋ and saves as a stock checkpoint."""
+
+import pytest
+import torch
+from conftest import tiny_config
+from transformers import AutoModelForSequenceClassification
+
+from hf_srnets.compact import evenly_spaced, keep_layers, load_pretrained_model, prune_heads
+
+
+def test_the_documented_layers():
+    assert evenly_spaced(12, 6) == [0, 2, 4, 6, 8, 10]  # half: every other layer (DistilBERT-style)
+    assert evenly_spaced(12, 4) == [0, 3, 6, 9]
+    assert evenly_spaced(12, 3) == [0, 4, 8]
+    assert evenly_spaced(6, 4) == [0, 1, 3, 4]  # ⌊0⌋, ⌊1.5⌋, ⌊3⌋, ⌊4.5⌋
+    assert evenly_spaced(4, 4) == [0, 1, 2, 3]
+
+
+def _model(kind, layers):
+    config = tiny_config(kind)
+    config.num_hidden_layers = layers
+    torch.manual_seed(0)
+    return AutoModelForSequenceClassification.from_config(config).eval()
+
+
+@pytest.mark.parametrize(("kind", "prefix"), [("bert", "bert.encoder"), ("distilbert", "distilbert.transformer")])
+def test_student_keeps_those_layers_and_reloads_with_from_pretrained(tmp_path, kind, prefix):
+    model = _model(kind, 6)
+    original = {k: v.clone() for k, v in model.state_dict().items()}
+    assert keep_layers(model, 3) == [0, 2, 4]
+    state = model.state_dict()
+    for new, old in enumerate([0, 2, 4]):
+        for key, value in state.items():
+            if key.startswith(f"{prefix}.layer.{new}."):
+                old_key = key.replace(f".layer.{new}.", f".layer.{old}.")
+                assert torch.equal(value, original[old_key]), key
+    assert not any(k.startswith(f"{prefix}.layer.3.") for k in state)
+    assert model.config.num_hidden_layers == 3
+    model.save_pretrained(tmp_path)
+    reloaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
+    ids = torch.randint(5, 90, (2, 6))
+    with torch.no_grad():
+        assert torch.equal(reloaded(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+def test_student_of_a_head_pruned_model_keeps_the_record(tmp_path):
+    model = prune_heads(_model("bert", 4), {0: [1], 2: [0], 3: [1]})
+    keep_layers(model, 2)  # layers 0 and 2
+    assert model.config.srnet_pruned_heads == {"0": [1], "1": [0]}
+    model.save_pretrained(tmp_path)
+    ids = torch.randint(5, 90, (2, 6))
+    with torch.no_grad():
+        assert torch.equal(load_pretrained_model(str(tmp_path))(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+def test_layer_counts_out_of_range_are_refused():
+    for n in (0, 3):
+        with pytest.raises(ValueError, match="the model has 2 layers"):
+            keep_layers(_model("bert", 2), n)
+    with pytest.raises(ValueError, match="no encoder layer list"):
+        keep_layers(torch.nn.Linear(2, 2), 1)
