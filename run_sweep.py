@@ -12,7 +12,9 @@
 Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json, the ID one first),
 `common` (arguments of run_glue_sparse.py shared by every run), `methods` (name -> its own arguments, where
 `sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
-method's ID metric is also given as a percentage of it, and every metric as a difference from it). Methods with
+method's ID metric is also given as a percentage of it, and every metric as a difference from it; and each run's
+F_bias = Δ_run / Δ_reference (Du et al. 2023, §3.4) against the reference run of its seed, else their mean, goes
+to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
 skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared).
 Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv` (one row
@@ -43,10 +45,12 @@ from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.data.splits import resolve_task
 from hf_srnets.sweep import (
     RUN_META,
+    add_f_bias,
     aggregate,
     collect,
     compare_to_reference,
     default_metrics,
+    f_bias_table,
     is_finished,
     markdown_table,
     plot,
@@ -171,18 +175,21 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
         # the sweep owns the run dir: what an unfinished attempt left there is cleared (sweep_run.json stays)
         runner([*argv, "--overwrite_output_dir", "true"])
     records = collect(recipe["output_dir"])
-    rows = aggregate(records, recipe["metrics"])
     reference = recipe.get("reference")
+    # F_bias of each run against the reference run of its seed (Du et al. 2023, §3.4)
+    f_bias = add_f_bias(records, reference, recipe["metrics"][0]) if reference and recipe["metrics"] else []
+    rows = aggregate(records, [*recipe["metrics"], *f_bias])
     if reference:
         rows = compare_to_reference(rows, recipe["metrics"], reference)
     if rows:
-        per_run = ["method", "sparsity", "seed", *recipe["metrics"], *RUN_EXTRAS]
+        per_run = ["method", "sparsity", "seed", *recipe["metrics"], *f_bias, *RUN_EXTRAS]
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
         write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
         with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
-            f.write(markdown_table(rows, recipe["metrics"], reference))
-        plot(rows, recipe["metrics"], os.path.join(recipe["output_dir"], "summary.png"))
+            f.write(markdown_table(rows, recipe["metrics"], reference) + f_bias_table(rows, f_bias, reference or ""))
+        panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
+        plot(rows, panels, os.path.join(recipe["output_dir"], "summary.png"))
     return rows
 
 

@@ -2,6 +2,10 @@
 
 Layout of a sweep directory: `<root>/<method>/s<sparsity>/seed<seed>/all_results.json` plus `sweep_run.json`
 (the method, sparsity and seed of the run). Full models (no pruning) have sparsity 0.
+
+With a reference method, each other run's F_bias (Du et al. 2023, §3.4; `hf_srnets.evaluation.f_bias`) is computed
+against the reference run of the same seed, else the mean of the reference's runs (`add_f_bias`), and aggregated,
+tabled and plotted like the other metrics (as ratios, not percentages).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from .data.splits import ood_eval_sets
 from .data.tasks import TaskSpec, display_name, id_set_name, known_set_names
 from .evaluation import primary_metric
+from .evaluation.f_bias import f_bias_results
 
 RUN_META = "sweep_run.json"
 
@@ -103,6 +108,74 @@ def compare_to_reference(
     return compared
 
 
+def is_ratio(metric: str) -> bool:
+    """F_bias keys are ratios (1 = as biased as the reference), not fractions shown as percentages."""
+    return metric.startswith("f_bias")
+
+
+def evaluated_sets(record: dict[str, Any], id_metric: str) -> tuple[str | None, list[str]]:
+    """The ID set (the one `id_metric`, the recipe's first metric, is of) and the OOD sets of a run's results:
+    the sets with an example count `eval_<set>_examples` and an accuracy; the ID set's easy/hard parts are not sets."""
+    names = [k[len("eval_") : -len("_examples")] for k in record if k.startswith("eval_") and k.endswith("_examples")]
+    names = [n for n in names if f"eval_{n}_accuracy" in record]
+    matching = [n for n in names if id_metric.startswith(f"eval_{n}_")]
+    if not matching:
+        return None, []
+    id_name = max(matching, key=len)
+    parts = {f"{id_name}_easy", f"{id_name}_hard"}
+    return id_name, [n for n in names if n != id_name and n not in parts]
+
+
+def _mean_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mean of every numeric key the records all have."""
+    keys = [k for k, v in records[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    keys = [k for k in keys if all(isinstance(r.get(k), (int, float)) for r in records)]
+    return {k: sum(float(r[k]) for r in records) / len(records) for k in keys}
+
+
+def add_f_bias(records: list[dict[str, Any]], reference: str, id_metric: str) -> list[str]:
+    """Add F_bias keys to every run that is not of the `reference` method: against the reference run of the same
+    seed, else the mean of the reference's runs. Returns the F_bias keys added (`f_bias` first)."""
+    refs = [r for r in records if r["method"] == reference]
+    if not refs:
+        return []
+    by_seed = {r["seed"]: r for r in refs}
+    found: list[str] = []
+    for record in records:
+        if record["method"] == reference:
+            continue
+        id_name, ood = evaluated_sets(record, id_metric)
+        if id_name is None or not ood:
+            continue
+        ref = by_seed.get(record["seed"])
+        source = f"the {reference} run of seed {record['seed']}" if ref else f"the mean of the {reference} runs"
+        values = f_bias_results(record, ref or _mean_record(refs), id_name, ood, source)
+        record.update(values)
+        found += [k for k, v in values.items() if is_ratio(k) and isinstance(v, float) and k not in found]
+    return sorted(found, key=lambda k: (k != "f_bias", k == "f_bias_mean", k))
+
+
+def f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str) -> str:
+    """The aggregated F_bias keys as a Markdown table, `mean ± std` with 3 decimals; "" without any."""
+    if not metrics:
+        return ""
+    lines = [
+        "| method | sparsity | seeds | " + " | ".join(metrics) + " |",
+        "|---|---|---|" + "---|" * len(metrics),
+    ]
+    for row in rows:
+        if row["method"] == reference:
+            continue
+        cells = [f"{row[f'{m}_mean']:.3f} ± {row[f'{m}_std']:.3f}" if f"{m}_mean" in row else "" for m in metrics]
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | " + " | ".join(cells) + " |")
+    return (
+        f"\nF_bias = Δ_run / Δ_{reference}, Δ = (F_dev − F_OOD) / F_dev on accuracy (Du et al. 2023, §3.4), each "
+        f"run against the {reference} run of its seed (else their mean); > 1: more biased than {reference}.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
 def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
     columns: list[str] = []
     for row in rows:
@@ -157,6 +230,9 @@ def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], refer
 def metric_title(metric: str) -> str:
     """Plot title of an all_results.json key, with the set's name as the papers write it (`tasks.display_name`):
     `eval_hans_non-entailment_accuracy` -> `HANS non-entailment accuracy`, `eval_paws_qqp_f1` -> `PAWS-QQP f1`."""
+    if is_ratio(metric):  # f_bias, f_bias_<set>, f_bias_mean
+        rest = metric.removeprefix("f_bias").removeprefix("_")
+        return "F_bias" + {"": "", "mean": " (mean of sets)"}.get(rest, f" {display_name(rest)}")
     name = metric.removeprefix("eval_")
     known = next((n for n in known_set_names() if name.startswith(f"{n}_")), None)
     dataset, _, rest = (known, "_", name[len(known) + 1 :]) if known else name.partition("_")
@@ -169,7 +245,8 @@ def plot(
     rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
 ) -> None:
     """One panel per metric: a line per pruning method against sparsity, its ± std shaded; full models (sparsity 0)
-    as horizontal dashed references with their ± std band, as in the paper's Fig. 2."""
+    as horizontal dashed references with their ± std band, as in the paper's Fig. 2. F_bias panels are ratios
+    with a dotted line at 1 (as biased as the reference)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,18 +260,21 @@ def plot(
         ax.set_visible(False)
     methods = sorted({r["method"] for r in rows})
     for ax, metric, title in zip(panels, metrics, titles or [metric_title(m) for m in metrics]):
+        scale = 1.0 if is_ratio(metric) else 100.0
+        if is_ratio(metric):
+            ax.axhline(1.0, linestyle=":", color="black", linewidth=1)
         for i, method in enumerate(methods):
             points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
             color = f"C{i}"
             if points and all(r["sparsity"] == 0 for r in points):
-                mean, std = 100 * points[0][f"{metric}_mean"], 100 * points[0][f"{metric}_std"]
+                mean, std = scale * points[0][f"{metric}_mean"], scale * points[0][f"{metric}_std"]
                 ax.axhline(mean, linestyle="--", color=color, label=method)
                 ax.axhspan(mean - std, mean + std, color=color, alpha=0.12, linewidth=0)
                 continue
             points = sorted(points, key=lambda r: r["sparsity"])
             xs = [100 * r["sparsity"] for r in points]
-            ys = [100 * r[f"{metric}_mean"] for r in points]
-            errs = [100 * r[f"{metric}_std"] for r in points]
+            ys = [scale * r[f"{metric}_mean"] for r in points]
+            errs = [scale * r[f"{metric}_std"] for r in points]
             if len(points) == 1:  # a band needs two sparsities: an error bar instead
                 ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=color, label=method)
                 continue
@@ -203,7 +283,7 @@ def plot(
                 xs, [y - e for y, e in zip(ys, errs)], [y + e for y, e in zip(ys, errs)], color=color, alpha=0.2
             )
         ax.set_xlabel("sparsity (%)")
-        ax.set_ylabel(f"{title} (%)")
+        ax.set_ylabel(title if is_ratio(metric) else f"{title} (%)")
         ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
