@@ -14,6 +14,7 @@ The card states what was run, not what the flags or the task's defaults suggest:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -300,8 +301,10 @@ def usage_snippet(
     base: str | None = None,
     id2label: dict[int, str] | None = None,
     base_note: str | None = None,
+    head_pruned: bool = False,
 ) -> str:
     """Code that loads the run's model. `output_dir` is where the model or masks are (a dir or Hub repo id).
+    `head_pruned`: the model has `config.srnet_pruned_heads`, so it loads with `hf_srnets.load_pretrained_model`.
 
     For masks: `base` is the model the masks were searched on (`srnet_config.base_model_name_or_path`) and
     `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
@@ -309,6 +312,12 @@ def usage_snippet(
     """
     if pruned is None:
         pruned = model_args is not None and model_args.pruning != "none"
+    if not pruned and head_pruned:  # smaller attention than config.json says: hf_srnets.compact rebuilds it
+        return (
+            "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
+            f'model = load_pretrained_model("{output_dir}")  # attention heads removed (--prune_heads)\n'
+            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
+        )
     if not pruned:
         return (
             "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
@@ -478,6 +487,15 @@ def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool
     return holds
 
 
+def _records_pruned_heads(path: str) -> bool:
+    """Whether the local checkpoint at `path` is head-pruned (`srnet_pruned_heads` in its config.json)."""
+    config = os.path.join(path, "config.json")
+    if not os.path.isfile(config):
+        return False
+    with open(config, encoding="utf-8") as f:
+        return bool(json.load(f).get("srnet_pruned_heads"))
+
+
 def _card_loading(
     model_args: ModelArguments,
     args: SRNetTrainingArguments,
@@ -492,7 +510,10 @@ def _card_loading(
     if srnet is None:
         base = portable(pretrained) if repo_id else pretrained
         # an evaluation-only run saves no model: the card loads the model it evaluated
-        return base, None, None, usage_snippet(pruned=False, output_dir=location if args.do_train else base)
+        loaded = args.output_dir if args.do_train else pretrained
+        head_pruned = _records_pruned_heads(loaded)
+        snippet = usage_snippet(pruned=False, output_dir=location if args.do_train else base, head_pruned=head_pruned)
+        return base, None, None, snippet
     cfg = srnet.srnet_config
     searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
     base, base_note = base_weights(

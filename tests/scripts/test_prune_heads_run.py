@@ -41,6 +41,7 @@ def test_prune_heads_run_saves_a_smaller_model_that_reloads(minilm, data_dir, tm
     assert sum(p.numel() for p in full.parameters()) - params == 18 * (4 * 32 * 384 + 3 * 32)  # heads of 32
     with pytest.raises((RuntimeError, ValueError), match="size"):
         AutoModelForSequenceClassification.from_pretrained(out)
+    assert f'load_pretrained_model("{out}")' in (out / "README.md").read_text()  # the card loads it so
 
     victim = load_victim(str(out), get_task("mnli"))  # run_attack.py's loader
     assert heads_per_layer(victim.model) == kept
