@@ -196,3 +196,23 @@ def test_refusals(setup):
         script.main(["--output_dir", str(tmp / "full"), "--model_dirs", *map(str, setup["models"]), "--",
                      *setup["run_argv"]])  # fmt: skip
     assert not (tmp / "a").exists()
+
+
+def test_real_imp_training_end_to_end(setup):
+    """Two real `--pruning imp` runs of run_glue_sparse.py (a tiny encoder, 4 steps), scored from their mask dirs."""
+    from conftest import TINY
+    from transformers import BertConfig, BertModel
+
+    tmp = setup["tmp"]
+    torch.manual_seed(0)
+    BertModel(BertConfig(**TINY)).save_pretrained(tmp / "pre")
+    word_tokenizer().save_pretrained(tmp / "pre")
+    run_argv = [a if a != str(setup["models"][0]) else str(tmp / "pre") for a in setup["run_argv"]]
+    run_argv += ["--max_steps", "4", "--per_device_train_batch_size", "5", "--save_strategy", "no",
+                 "--disable_tqdm", "true", "--learning_rate", "1e-3"]  # fmt: skip
+    out = tmp / "real"
+    report = load_script().main(["--output_dir", str(out), "--sparsities", "0.2", "0.4", "--", *run_argv])
+    for model, sparsity in zip(report["models"], (0.2, 0.4)):
+        assert (out / f"imp_s{sparsity:g}" / "srnet_config.json").is_file()  # a mask dir, loaded with its base
+        assert model["sparsity"] == pytest.approx(sparsity, abs=0.01) and model["sparsity_source"] == "all_results.json"
+    assert len(read_difficulty(out / "difficulty.jsonl")) == 10
