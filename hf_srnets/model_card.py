@@ -10,10 +10,9 @@ import yaml
 
 from .card_info import data_section
 from .evaluation import easy_hard_table, f_bias_table, results_table
-from .evaluation.f_bias import CITATION as F_BIAS_BIBTEX
 from .evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from .metrics import HANS_HEURISTICS, HANS_LABELS
-from .objectives import BIBTEX, citations_for, format_bibtex
+from .objectives import citations_for, format_bibtex
 
 
 def _versions() -> str:
@@ -112,13 +111,9 @@ def relative_bias_section(info: dict[str, Any]) -> str:
 def _citations(info: dict[str, Any], loss: str, adversarial: str) -> str:
     """The card's BibTeX: the objective's papers, the pruning method's, and Du et al. 2023 for F_bias/easy-hard."""
     keys = [*citations_for(loss, step=adversarial), *info.get("citations", ())]
-    measured = relative_bias_section(info) or easy_hard_section(info)
-    if measured and F_BIAS_CITATION_KEY in BIBTEX:
+    if relative_bias_section(info) or easy_hard_section(info):
         keys.append(F_BIAS_CITATION_KEY)
-    text = format_bibtex(dict.fromkeys(keys))
-    if measured and F_BIAS_CITATION_KEY not in BIBTEX:
-        text += "\n\n" + F_BIAS_BIBTEX
-    return text
+    return format_bibtex(dict.fromkeys(keys))
 
 
 def render_model_card(info: dict[str, Any]) -> str:

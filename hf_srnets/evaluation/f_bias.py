@@ -29,14 +29,7 @@ from ..metrics import accuracy_gap, relative_bias
 logger = logging.getLogger(__name__)
 
 RESULTS_NAME = "all_results.json"
-CITATION_KEY = "rmc"  # hf_srnets.objectives.BIBTEX's key of this paper (the RMC loss cites it too)
-CITATION = """@inproceedings{du2023robustness,
-  title     = {Robustness Challenges in Model Distillation and Pruning for Natural Language Understanding},
-  author    = {Du, Mengnan and Mukherjee, Subhabrata and Cheng, Yu and Shokouhi, Milad and Hu, Xia and
-               Awadallah, Ahmed Hassan},
-  booktitle = {EACL},
-  year      = {2023}
-}"""
+CITATION_KEY = "rmc"  # the key of this paper in hf_srnets.objectives.BIBTEX (the RMC loss cites it too)
 
 
 def read_reference_results(path: str | os.PathLike) -> tuple[dict[str, Any], str]:
