@@ -9,16 +9,15 @@ from conftest import mnli_run_args
 from hf_srnets.cli import main
 
 
-@pytest.mark.slow  # two MiniLM runs (the reference trains 15 steps): ~1-3 min on a shared CPU
+@pytest.mark.slow  # one MiniLM evaluation of 32 dev and 64 HANS pairs
 def test_a_run_against_a_reference_run_has_f_bias_and_easy_hard_results(minilm, data_dir, tmp_path, capsys):
-    # The reference: MiniLM trained on the first 32 dev-matched pairs and evaluated on them (memorised, so its
-    # Δ = (F_dev - F_HANS) / F_dev is positive and F_bias is defined).
+    # The reference: the all_results.json of an earlier run, as a run writes it (a trained reference would cost
+    # minutes here and only needs to have Δ = (F_dev - F_HANS) / F_dev > 0).
     reference = tmp_path / "reference"
-    dev = str(data_dir / "mnli" / "dev_matched.tsv")
-    ref_args = ["--do_train", "--train_file", dev, "--num_train_epochs", "15", "--learning_rate", "3e-4", "--seed", "1"]
-    ref = main(mnli_run_args(minilm, data_dir, reference, *ref_args, train=32, eval=32, ood=64, batch=32))
-    ref_gap = (ref["eval_mnli_accuracy"] - ref["eval_hans_accuracy"]) / ref["eval_mnli_accuracy"]
-    assert ref_gap > 0, ref
+    reference.mkdir()
+    ref = {"eval_mnli_accuracy": 0.84, "eval_hans_accuracy": 0.6, "eval_mnli_examples": 32, "eval_hans_examples": 64}
+    (reference / "all_results.json").write_text(json.dumps(ref))
+    ref_gap = (0.84 - 0.6) / 0.84
     # The run: the untrained MiniLM (a new head), on the same 32 dev pairs and 64 HANS pairs.
     out = tmp_path / "run"
     main(mnli_run_args(minilm, data_dir, out, "--reference_results", str(reference), train=32, eval=32, ood=64))
