@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from datasets import Dataset
@@ -26,16 +26,11 @@ EXAMPLE_COLUMNS = (*PROBABILITY_COLUMNS, DIFFICULTY_COLUMN)
 SUM_TOLERANCE = 1e-3
 
 
-def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list[float]]:
-    """Read and validate a predictions file; return id -> probabilities.
-
-    Errors name the file and the first bad id: duplicate ids, wrong number of classes, NaN or negative
-    values, rows that do not sum to 1 (±1e-3).
-    """
-    path = str(path)
+def _json_rows(path: str | os.PathLike, kind: str, field: str, shape: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each non-empty line of a JSON-lines file whose objects have `id` and `field`;
+    errors name the file and the line (`kind` and `shape` word them)."""
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"Predictions file not found: {path}")
-    out: dict[str, list[float]] = {}
+        raise FileNotFoundError(f"{kind} file not found: {path}")
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             if not line.strip():
@@ -44,29 +39,42 @@ def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list
                 row = json.loads(line)
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}:{line_no}: not valid JSON ({err})") from None
-            if not isinstance(row, dict) or "id" not in row or "probs" not in row:
-                raise ValueError(f'{path}:{line_no}: expected {{"id": ..., "probs": [...]}}, got {line.strip()[:80]}')
-            ex_id, probs = str(row["id"]), row["probs"]
-            where = f"{path}: id {ex_id!r} (line {line_no})"
-            if ex_id in out:
-                raise ValueError(f"{where}: duplicate id")
-            if not isinstance(probs, list) or len(probs) != num_labels:
-                got = len(probs) if isinstance(probs, list) else type(probs).__name__
+            if not isinstance(row, dict) or "id" not in row or field not in row:
                 raise ValueError(
-                    f"{where}: {got} probabilities, but the task has {num_labels} labels. "
-                    "Were these predictions made for another task?"
+                    f'{path}:{line_no}: expected {{"id": ..., "{field}": {shape}}}, got {line.strip()[:80]}'
                 )
-            try:
-                values = [float(p) for p in probs]
-            except (TypeError, ValueError):
-                raise ValueError(f"{where}: probabilities must be numbers, got {probs}") from None
-            if any(math.isnan(p) for p in values):
-                raise ValueError(f"{where}: NaN probability")
-            if any(p < 0 for p in values):
-                raise ValueError(f"{where}: negative probability in {values}")
-            if abs(sum(values) - 1.0) > SUM_TOLERANCE:
-                raise ValueError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
-            out[ex_id] = values
+            yield line_no, row
+
+
+def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list[float]]:
+    """Read and validate a predictions file; return id -> probabilities.
+
+    Errors name the file and the first bad id: duplicate ids, wrong number of classes, NaN or negative
+    values, rows that do not sum to 1 (±1e-3).
+    """
+    out: dict[str, list[float]] = {}
+    for line_no, row in _json_rows(path, "Predictions", "probs", "[...]"):
+        ex_id, probs = str(row["id"]), row["probs"]
+        where = f"{path}: id {ex_id!r} (line {line_no})"
+        if ex_id in out:
+            raise ValueError(f"{where}: duplicate id")
+        if not isinstance(probs, list) or len(probs) != num_labels:
+            got = len(probs) if isinstance(probs, list) else type(probs).__name__
+            raise ValueError(
+                f"{where}: {got} probabilities, but the task has {num_labels} labels. "
+                "Were these predictions made for another task?"
+            )
+        try:
+            values = [float(p) for p in probs]
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}: probabilities must be numbers, got {probs}") from None
+        if any(math.isnan(p) for p in values):
+            raise ValueError(f"{where}: NaN probability")
+        if any(p < 0 for p in values):
+            raise ValueError(f"{where}: negative probability in {values}")
+        if abs(sum(values) - 1.0) > SUM_TOLERANCE:
+            raise ValueError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
+        out[ex_id] = values
     if not out:
         raise ValueError(f"{path} contains no predictions")
     return out
@@ -78,29 +86,17 @@ def read_difficulty(path: str | os.PathLike) -> dict[str, float]:
     The rules of `read_predictions`: errors name the file and the first bad id (duplicate ids, a missing or
     non-numeric difficulty, NaN, a value outside (0, 1]).
     """
-    path = str(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"Sample-difficulty file not found: {path}")
     out: dict[str, float] = {}
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{line_no}: not valid JSON ({err})") from None
-            if not isinstance(row, dict) or "id" not in row or "difficulty" not in row:
-                raise ValueError(f'{path}:{line_no}: expected {{"id": ..., "difficulty": d}}, got {line.strip()[:80]}')
-            ex_id, where = str(row["id"]), f"{path}: id {row['id']!r} (line {line_no})"
-            if ex_id in out:
-                raise ValueError(f"{where}: duplicate id")
-            value = row["difficulty"]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-                raise ValueError(f"{where}: the difficulty must be a number, got {value!r}")
-            if not 0.0 < value <= 1.0:
-                raise ValueError(f"{where}: difficulty {value} is outside (0, 1] (Eq. 1 maps variances to [alpha, 1])")
-            out[ex_id] = float(value)
+    for line_no, row in _json_rows(path, "Sample-difficulty", "difficulty", "d"):
+        ex_id, where = str(row["id"]), f"{path}: id {row['id']!r} (line {line_no})"
+        if ex_id in out:
+            raise ValueError(f"{where}: duplicate id")
+        value = row["difficulty"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise ValueError(f"{where}: the difficulty must be a number, got {value!r}")
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"{where}: difficulty {value} is outside (0, 1] (Eq. 1 maps variances to [alpha, 1])")
+        out[ex_id] = float(value)
     if not out:
         raise ValueError(f"{path} contains no sample difficulties")
     return out

@@ -66,8 +66,13 @@ class DistillationLoss(DebiasingLoss):
         super().__init__()
         self.distil_lambda = check_distil_lambda(distil_lambda)
 
+    def degree(self, difficulty: torch.Tensor | None) -> torch.Tensor | float:
+        """d of Eq. 2 for the batch: 1 here (p_t itself, renormalised and with zeros clipped); `smooth` and `rmc`
+        override it."""
+        return 1.0
+
     def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, teacher_probs=teacher_probs)
-        target = smoothed_teacher(teacher_probs, 1.0)  # p_t itself, renormalised and with zeros clipped
+        self._check(logits, teacher_probs=teacher_probs, difficulty=difficulty)
+        target = smoothed_teacher(teacher_probs, self.degree(difficulty))
         loss, parts = distillation_loss(logits, labels, target, self.distil_lambda)
         return loss, {self.name: loss.detach(), **parts}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import torch
 
-from .base import DebiasingLoss, register_loss
-from .distil import check_distil_lambda, distillation_loss, smoothed_teacher
+from .base import register_loss
+from .distil import DistillationLoss
 
 
 @register_loss
-class RMCLoss(DebiasingLoss):
+class RMCLoss(DistillationLoss):
     """L_rmc = (1 − λ)·CE(y_i, p_S) + λ·KL(s_i ‖ p_S),  s_ij = p_t,ij^{d_i} / Σ_k p_t,ik^{d_i}.
 
     Robust Model Compression, Du et al. 2023 (EACL 2023), §5.2: Eq. 2 smooths the teacher's softmax p_t of
@@ -25,18 +25,15 @@ class RMCLoss(DebiasingLoss):
     options = ("distil_lambda",)
     citations = ("rmc", "hinton")
 
-    def __init__(self, distil_lambda: float = 0.9) -> None:
-        super().__init__()
-        self.distil_lambda = check_distil_lambda(distil_lambda)
-
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, teacher_probs=teacher_probs, difficulty=difficulty)
+    def degree(self, difficulty):
         degree = difficulty.float()
         if not bool(torch.all((degree > 0) & (degree <= 1))):
             raise ValueError(
                 f"difficulty d_i must be in (0, 1] (Eq. 1 maps the loss variance to [α, 1]), got values in "
                 f"[{degree.min().item():.4g}, {degree.max().item():.4g}]: write it with run_sample_difficulty.py."
             )
-        target = smoothed_teacher(teacher_probs, degree)
-        loss, parts = distillation_loss(logits, labels, target, self.distil_lambda)
-        return loss, {self.name: loss.detach(), **parts, "difficulty": degree.mean().detach()}
+        return degree
+
+    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
+        loss, parts = super().forward(logits, labels, teacher_probs=teacher_probs, difficulty=difficulty)
+        return loss, {**parts, "difficulty": difficulty.float().mean().detach()}

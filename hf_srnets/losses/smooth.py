@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .base import DebiasingLoss, register_loss
-from .distil import check_distil_lambda, distillation_loss, smoothed_teacher
+from .base import register_loss
+from .distil import DistillationLoss
 
 
 @register_loss
-class SmoothedDistillationLoss(DebiasingLoss):
+class SmoothedDistillationLoss(DistillationLoss):
     """L_smooth = (1 − λ)·CE(y, p_S) + λ·KL(s ‖ p_S), s_j = p_t,j^d / Σ_k p_t,k^d with one d for all examples.
 
     Du et al. 2023 (EACL 2023), §6.2 and appendix C: Eq. 3 on the teacher smoothed by Eq. 2 with the same degree
@@ -22,14 +22,10 @@ class SmoothedDistillationLoss(DebiasingLoss):
     citations = ("rmc", "hinton", "muller")
 
     def __init__(self, distil_lambda: float = 0.9, smooth_degree: float = 0.9) -> None:
-        super().__init__()
-        self.distil_lambda = check_distil_lambda(distil_lambda)
+        super().__init__(distil_lambda)
         if not 0.0 < smooth_degree <= 1.0:
             raise ValueError(f"--smooth_degree must be in (0, 1] (Eq. 2's d; paper: 0.9), got {smooth_degree}")
         self.smooth_degree = float(smooth_degree)
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, teacher_probs=teacher_probs)
-        target = smoothed_teacher(teacher_probs, self.smooth_degree)
-        loss, parts = distillation_loss(logits, labels, target, self.distil_lambda)
-        return loss, {self.name: loss.detach(), **parts}
+    def degree(self, difficulty):
+        return self.smooth_degree

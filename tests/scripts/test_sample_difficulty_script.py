@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import tiny_model
-from transformers import BertTokenizerFast
+from difficulty.test_difficulty_scoring import WORDS, save_classifier, word_tokenizer
 
 from hf_srnets.cli import parse_args
 from hf_srnets.cli.data import read_data, run_task
@@ -23,7 +22,6 @@ from hf_srnets.data.columns import DIFFICULTY_COLUMN, add_probability_column, re
 from hf_srnets.losses import LOSSES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-WORDS = [f"w{i}" for i in range(90)]
 LABELS = ("entailment", "neutral", "contradiction")
 
 
@@ -34,20 +32,6 @@ def load_script():
         sys.modules["run_sample_difficulty"] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
     return sys.modules["run_sample_difficulty"]
-
-
-def word_tokenizer() -> BertTokenizerFast:
-    return BertTokenizerFast(vocab={w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])})
-
-
-def save_classifier(path, order=LABELS, seed=0):
-    model = tiny_model("bert", num_labels=3, seed=seed)
-    model.config.id2label = dict(enumerate(order))
-    model.config.label2id = {name: i for i, name in enumerate(order)}
-    model.config.architectures = ["BertForSequenceClassification"]
-    model.save_pretrained(path)
-    word_tokenizer().save_pretrained(path)
-    return model
 
 
 def write_mnli_tsv(path: Path, n: int, seed: int, start: int) -> list[dict]:
@@ -151,7 +135,7 @@ def fake_imp_runner(calls):
         calls.append(argv)
         out = Path(argv[argv.index("--output_dir") + 1])
         sparsity = float(argv[argv.index("--sparsity") + 1])
-        save_classifier(out, seed=int(100 * sparsity))
+        save_classifier(out, LABELS, seed=int(100 * sparsity))
         (out / "all_results.json").write_text(json.dumps({"sparsity": sparsity}))
 
     return run
