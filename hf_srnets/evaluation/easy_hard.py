@@ -145,7 +145,8 @@ def hard_flags(
     if HARD_COLUMN in dataset.column_names:
         values = dataset[HARD_COLUMN]
         flags = [parse_hard(v, f"the dev set's `hard` column, id {i!r}") for i, v in zip(ids, values)]
-        return flags, "the dev set's own `hard` column"
+        whose = f" ({task.hard_subset.description})" if own_dev_set and task.hard_subset is not None else ""
+        return flags, f"the dev set's own `hard` column{whose}"
     split = task.hard_subset
     if own_dev_set and split is not None and data_dir and os.path.isfile(os.path.join(data_dir, split.local_path)):
         path = os.path.join(data_dir, split.local_path)
