@@ -87,6 +87,23 @@ def easy_hard_section(info: dict[str, Any]) -> str:
     )
 
 
+def structure_section(results: dict[str, Any]) -> str:
+    """What a structured change removed (`--prune_heads`, `--student_layers`), from the run's results, or ""."""
+    lines = []
+    layers = results.get("student_layers_kept")
+    if layers:
+        lines.append(f"Layers: a student with {len(layers)} layers, the original's {', '.join(map(str, layers))}.")
+    kept = results.get("heads_kept_per_layer")
+    if kept:
+        pruned = sum(len(heads) for heads in (results.get("heads_pruned") or {}).values())
+        lines.append(
+            f"Attention heads: {pruned} of {pruned + sum(kept)} removed from the weights, lowest importance "
+            "E|∂L/∂ξ_h| first (Michel et al. 2019; Du et al. 2023, §3.1); heads kept per layer: "
+            f"{', '.join(map(str, kept))}. Load with `hf_srnets.load_pretrained_model`."
+        )
+    return "\n\n".join(lines)
+
+
 def relative_bias_section(info: dict[str, Any]) -> str:
     """The card's "Relative bias" part: F_bias = Δ_model / Δ_reference (Du et al. 2023, §3.4), or ""."""
     table = f_bias_table(info.get("results", {}))
@@ -160,6 +177,9 @@ def render_model_card(info: dict[str, Any]) -> str:
         )
     else:
         sparsity_section = "Not pruned."
+    structure = structure_section(results)
+    if structure:
+        sparsity_section = f"{structure}\n\n{sparsity_section}" if sparsity else structure
     usage = info.get("usage", "")
     training = info.get("training_args", {})
     training_table = "| argument | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in training.items())

@@ -21,7 +21,7 @@ from hf_srnets.card_info import (
 )
 from hf_srnets.data import get_task
 from hf_srnets.hub import HubUploadError
-from hf_srnets.model_card import portable_card
+from hf_srnets.model_card import portable_card, structure_section
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "trainer"))
@@ -272,3 +272,15 @@ def test_model_index_only_for_a_full_official_split(tmp_path):
         "Hub dataset `nyu-mll/glue` mnli train",
         "Hub dataset `nyu-mll/glue` mnli validation_matched",
     ]
+
+
+def test_the_card_states_removed_heads_and_kept_layers():
+    results = {
+        "heads_pruned": {"0": [1, 3], "2": [0]},
+        "heads_kept_per_layer": [10, 12, 11],
+        "student_layers_kept": [0, 2, 4],
+    }
+    text = structure_section(results)
+    assert "3 of 36 removed" in text and "heads kept per layer: 10, 12, 11" in text
+    assert "3 layers, the original's 0, 2, 4" in text
+    assert structure_section({}) == ""
