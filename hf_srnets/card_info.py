@@ -338,6 +338,15 @@ def usage_snippet(
     )
 
 
+def _granularity_settings(cfg: Any) -> dict[str, Any]:
+    """`mask_granularity` (and `block_size` for blocks) when the masks are structured; nothing for element masks,
+    so the cards of element runs read as before."""
+    granularity = getattr(cfg, "mask_granularity", "element")
+    if granularity == "element":
+        return {}
+    return {"mask_granularity": granularity, **({"block_size": cfg.block_size} if granularity == "block" else {})}
+
+
 def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments) -> dict[str, Any]:
     """The card's settings of the pruning method, read from its effective config."""
     if cfg is None:
@@ -345,6 +354,7 @@ def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments
     if method == "magnitude":
         return {
             "sparsity": cfg.sparsity,
+            **_granularity_settings(cfg),
             "imp_prune_ratio": cfg.imp_prune_ratio,
             "imp_interval": cfg.imp_interval,
             "rewind": cfg.rewind,
@@ -367,6 +377,7 @@ def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments
         return {}
     out = {
         "sparsity": cfg.sparsity,
+        **_granularity_settings(cfg),
         "sparsity_schedule": cfg.sparsity_schedule,
         "initial_sparsity": cfg.initial_sparsity,
         "mask_init": cfg.mask_init,

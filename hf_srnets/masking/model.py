@@ -7,7 +7,6 @@ what runs per step come from the method (`hf_srnets.pruning`), named by `config.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import tempfile
@@ -23,7 +22,8 @@ from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.magnitude import magnitude_prune
 from ..pruning.threshold import update_thresholds
-from .io import load_checked_tensors, pack_mask, resolve_directory, tensor_checksum, unpack_mask, weights_fingerprint
+from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
+from .io import decode_masks, load_checked_tensors, resolve_directory, save_mask_files, weights_fingerprint
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
@@ -65,23 +65,38 @@ class SRNetModel(nn.Module):
         self.layer_targets, self.classifier_targets = resolve_target_modules(
             model, model_type, config.target_modules, config.mask_classifier, config.classifier_modules
         )
-        targets = self.layer_targets + (self.classifier_targets if config.mask_classifier else [])
-        self._inject(targets)
+        mask_classifier = config.mask_classifier and config.mask_granularity == "element"
+        if config.mask_classifier and not mask_classifier:
+            logger.info(
+                f"mask_granularity={config.mask_granularity}: the classifier has no {config.mask_granularity} units "
+                "and stays unmasked (dense); only the encoder's matrices are masked."
+            )
+        targets = self.layer_targets + (self.classifier_targets if mask_classifier else [])
+        targets = self._inject(targets)
         config.module_shapes = {n: list(model.get_submodule(n).weight.shape) for n in targets}
         if initialize:
             self.initialize_masks()
 
-    def _inject(self, targets: list[str]) -> None:
-        """Freeze the model, wrap each target in the method's layer, unfreeze a trainable classifier."""
+    def _inject(self, targets: list[str]) -> list[str]:
+        """Freeze the model, wrap each target in the method's layer (at a structured `mask_granularity`: the
+        `UnitMaskedLinear` of its units; `head` leaves FFN targets dense), unfreeze a trainable classifier.
+        Returns the wrapped module names, in model order."""
         for param in self.base_model.parameters():
             param.requires_grad_(False)
-        for name in targets:
-            parent, child = _get_submodule_parent(self.base_model, name)
-            setattr(parent, child, self.method.make_layer(getattr(parent, child)))
+        config = self.srnet_config
+        if config.mask_granularity != "element":
+            groups = unit_groups(self.base_model, targets, config.mask_granularity, config.block_size)
+            wrapped = set(inject_unit_layers(self.base_model, groups))
+            targets = [name for name in targets if name in wrapped]
+        else:
+            for name in targets:
+                parent, child = _get_submodule_parent(self.base_model, name)
+                setattr(parent, child, self.method.make_layer(getattr(parent, child)))
         if self.srnet_config.trainable_classifier:
             for name in self.classifier_targets:
                 for param in self.base_model.get_submodule(name).parameters():
                     param.requires_grad_(True)
+        return targets
 
     # -- structure -------------------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -96,12 +111,18 @@ class SRNetModel(nn.Module):
         return self.base_model
 
     def masked_layers(self) -> dict[str, nn.Module]:
-        """Module name (relative to the base model) -> the method's masked layer, in model order."""
-        layer_class = self.method.layer_class
+        """Module name (relative to the base model) -> the method's masked layer, in model order (at a structured
+        `mask_granularity`, the `UnitMaskedLinear` layers)."""
+        layer_class = self.method.layer_class if self.srnet_config.mask_granularity == "element" else UnitMaskedLinear
         return {n: m for n, m in self.base_model.named_modules() if isinstance(m, layer_class)}
 
     def masked_layers_scores(self) -> list[nn.Parameter]:
-        return [layer.mask_scores for layer in self.masked_layers().values()]
+        """Each layer's scores, once: matrices sharing units (an FFN unit's W_in and W_out, a head's Q, K, V, W_AO)
+        share one score tensor."""
+        scores: dict[int, nn.Parameter] = {}
+        for layer in self.masked_layers().values():
+            scores.setdefault(id(layer.mask_scores), layer.mask_scores)
+        return list(scores.values())
 
     def score_parameters(self) -> list[nn.Parameter]:
         """The method's mask parameters (their own optimiser group: `mask_learning_rate`, no weight decay)."""
@@ -142,7 +163,14 @@ class SRNetModel(nn.Module):
     # -- fixed masks with trainable weights (IMP, and fine-tuning a subnetwork in isolation) -------------------
     @torch.no_grad()
     def set_masks(self, masks: dict[str, torch.Tensor]) -> None:
-        """Fix the binary masks (scores 1 kept / 0 pruned with φ = 0.5 for `MaskedLinear`)."""
+        """Fix the binary masks (scores 1 kept / 0 pruned with φ = 0.5 for `MaskedLinear`).
+
+        At a structured `mask_granularity` the element masks give the unit masks; a mask not constant over a unit,
+        or two matrices disagreeing on a shared unit, raises `ValueError` naming the module.
+        """
+        if self.srnet_config.mask_granularity != "element":
+            set_unit_masks(self.masked_layers(), masks)
+            return
         for name, layer in self.masked_layers().items():
             layer.set_fixed_mask(masks[name])
 
@@ -218,22 +246,16 @@ class SRNetModel(nn.Module):
         return out
 
     def save_pretrained(self, save_directory: str | os.PathLike, **_: Any) -> None:
-        """Write `srnet_config.json` and `srnet_masks.safetensors` (bit-packed masks), never base weights.
+        """Write `srnet_config.json` and `srnet_masks.safetensors` (masks coded near their entropy,
+        `hf_srnets.masking.codec`; `mask_encoding` records it), never base weights.
 
         When the classifier trained (`trainable_classifier`), its weights are saved too, since the masks
         alone would not reproduce the model. A searching l0 model also saves its float log α
         (`search.<module>.log_alpha`) next to the packed ticket.
         """
-        os.makedirs(save_directory, exist_ok=True)
         masks = self.method.saved_masks(self)  # l0: the ticket at `sparsity`, ranked by log α
-        tensors = {name: pack_mask(mask) for name, mask in masks.items()}
-        tensors.update(self._trainable_base_tensors())
-        tensors.update(self._search_state_tensors())
-        checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
-        dataclasses.replace(self.srnet_config, tensor_checksums=checksums).save_pretrained(save_directory)
-        # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
-        # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
-        save_file(tensors, os.path.join(save_directory, MASKS_NAME), metadata={"format": "pt"})
+        extra = {**self._trainable_base_tensors(), **self._search_state_tensors()}
+        save_mask_files(save_directory, self.srnet_config, masks, extra)
 
     def _search_state_tensors(self) -> dict[str, torch.Tensor]:
         """The float state of layers that have one (`search_state()`: the l0 layers' log α while searching)."""
@@ -297,7 +319,7 @@ class SRNetModel(nn.Module):
         tensors = load_checked_tensors(directory, config, model_id)
         if config.trainable_classifier:
             srnet._check_trainable_tensors(tensors, os.path.join(directory, MASKS_NAME))
-        srnet._apply_saved(tensors, saved_shapes)
+        srnet._apply_saved(tensors, decode_masks(tensors, config, os.path.join(directory, MASKS_NAME)))
         srnet.srnet_config.base_fingerprint = config.base_fingerprint
         if not is_trainable:
             for param in srnet.parameters():
@@ -325,9 +347,9 @@ class SRNetModel(nn.Module):
                 )
 
     @torch.no_grad()
-    def _apply_saved(self, tensors: dict[str, torch.Tensor], shapes: dict[str, list[int]]) -> None:
-        """Set the saved masks, then load the saved trained weights (`trainable.` tensors)."""
-        self.set_masks({name: unpack_mask(tensors[name], tuple(shapes[name])) for name in shapes})
+    def _apply_saved(self, tensors: dict[str, torch.Tensor], masks: dict[str, torch.Tensor]) -> None:
+        """Set the saved (decoded) masks, then load the saved trained weights (`trainable.` tensors)."""
+        self.set_masks(masks)
         trainable = {k[len(TRAINABLE_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)}
         if trainable:
             self.base_model.load_state_dict(trainable, strict=False)

@@ -29,6 +29,7 @@ MASKS_NAME = "srnet_masks.safetensors"
 TRAINABLE_PREFIX = "trainable."
 SEARCH_PREFIX = "search."
 SRNET_TYPE = "SRNET_MASK"
+GRANULARITIES = ("element", "block", "neuron", "head")  # `mask_granularity` values (hf_srnets.pruning.units)
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,13 @@ class PruningConfig:
             `None` as False).
         sparsity: Target sparsity s, the fraction of each masked matrix set to zero, in [0, 1).
         sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`.
+        mask_granularity: What one mask unit is (`hf_srnets.pruning.units`): `"element"` (a weight, the paper),
+            `"block"` (a `block_size`×`block_size` tile of a matrix), `"neuron"` (an FFN intermediate unit: a row of
+            W_in and the column of W_out, and an attention head: its rows of W_Q, W_K, W_V and columns of W_AO) or
+            `"head"` (attention heads only, the FFN stays dense). ⌊s·n⌋ units are pruned per matrix (block) or per
+            layer (neuron, head; FFN units and heads separately), or over all of them with global scope. Only the
+            methods whose `granularities` list it accept it; the classifier is masked at element granularity only.
+        block_size: b, the side of a block (divides both dimensions of every masked matrix).
 
     Recorded with the masks (filled in by `SRNetModel`, `metadata={"cli": False}`):
         pruning_method: the registered method that made them (absent in old files: `"threshold"`).
@@ -64,6 +72,8 @@ class PruningConfig:
         tensor_checksums: sha256 of every tensor in `srnet_masks.safetensors` (dtype, shape and bytes), written by
             `save_pretrained` and checked by `from_pretrained`. Empty in files written before hf_srnets checked
             them: such masks load unverified.
+        mask_encoding: how each mask is coded in `srnet_masks.safetensors` (`hf_srnets.masking.codec`, written by
+            `save_pretrained`: `"gap-lzma-v1"`, near-entropy size). Absent in older files: bit-packed, 1 bit per weight.
     """
 
     _argument_group_name: ClassVar[str] = "Pruning: every method (--pruning)"  # the heading of its options in --help
@@ -87,6 +97,17 @@ class PruningConfig:
     sparsity_scope: Literal["local", "global"] = field(
         default="local", metadata={"help": "local (per matrix, the paper) or global."}
     )
+    mask_granularity: Literal["element", "block", "neuron", "head"] = field(
+        default="element",
+        metadata={
+            "help": "What one mask bit prunes: element (one weight, the paper), block (b×b tiles, --block_size), "
+            "neuron (FFN units and attention heads) or head (attention heads only). Not element: the classifier "
+            "stays unmasked. Methods threshold/mask and magnitude/imp/imp-rw."
+        },
+    )
+    block_size: int = field(
+        default=32, metadata={"help": "b of --mask_granularity block: the side of the square tiles (divides W's dims)."}
+    )
     pruning_method: str | None = field(default=None, metadata={"cli": False, "help": "The registered pruning method."})
     base_model_name_or_path: str | None = field(
         default=None, metadata={"cli": False, "help": "The weights the masks were searched on."}
@@ -102,6 +123,10 @@ class PruningConfig:
     tensor_checksums: dict[str, str] = field(
         default_factory=dict, metadata={"cli": False, "help": "sha256 of each saved tensor."}
     )
+    mask_encoding: str | None = field(
+        default=None,
+        metadata={"cli": False, "help": "How srnet_masks.safetensors codes the masks; absent (None): bit-packed."},
+    )
 
     def __post_init__(self) -> None:
         if self.pruning_method is None:
@@ -114,6 +139,7 @@ class PruningConfig:
             raise ValueError(f"sparsity must be in [0, 1), got {self.sparsity}: pass e.g. --sparsity 0.5 for 50%.")
         if self.sparsity_scope not in ("local", "global"):
             raise ValueError(f"sparsity_scope must be 'local' or 'global', got {self.sparsity_scope!r}.")
+        self._validate_granularity()
         if self.srnet_type != SRNET_TYPE:
             raise ValueError(f"Not an SRNet mask config (srnet_type={self.srnet_type!r}).")
         method = get_pruning_method(self.pruning_method)
@@ -121,6 +147,24 @@ class PruningConfig:
             raise ValueError(
                 f"pruning_method={self.pruning_method!r} needs a {method.config_class.__name__}, "
                 f"got a {type(self).__name__}."
+            )
+
+    def _validate_granularity(self) -> None:
+        """`mask_granularity` is known and supported by the method; `block_size` is a positive integer."""
+        if self.mask_granularity not in GRANULARITIES:
+            raise ValueError(
+                f"mask_granularity must be one of {list(GRANULARITIES)}, got {self.mask_granularity!r}: "
+                "pass e.g. --mask_granularity neuron."
+            )
+        if isinstance(self.block_size, bool) or not isinstance(self.block_size, int) or self.block_size < 1:
+            raise ValueError(f"block_size must be a positive integer, got {self.block_size!r}: e.g. --block_size 32.")
+        method = PRUNING_METHODS.get(self.pruning_method)  # an unknown method is refused below, by name
+        if method is not None and self.mask_granularity not in method.granularities:
+            supporting = sorted(name for name, m in PRUNING_METHODS.items() if self.mask_granularity in m.granularities)
+            raise ValueError(
+                f"--mask_granularity {self.mask_granularity} is not supported by --pruning {self.pruning_method} "
+                f"(it supports {list(method.granularities)}); use --pruning {' or '.join(supporting)}, or "
+                "--mask_granularity element."
             )
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,6 +211,7 @@ class PruningMethod:
     layer_class: ClassVar[type[nn.Module]]
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
     citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
+    granularities: ClassVar[tuple[str, ...]] = ("element",)  # the `mask_granularity` values the method supports
 
     def __init__(self, config: PruningConfig) -> None:
         self.config = config

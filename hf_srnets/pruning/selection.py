@@ -2,6 +2,11 @@
 
 Shared by every method that turns scores (learned scores, Win-win §3.2.2 Eq. 1, or weight magnitudes,
 Algorithm 1) into a binary mask of an exact sparsity.
+
+Precision: selection and comparison are made in float32 whatever the scores' dtype. φ is a float32 value
+(returned as the Python float that holds it exactly), and m̂ ≥ φ is compared between float32 tensors: torch's
+type promotion would otherwise compare an fp16/bf16 score tensor with φ rounded to fp16/bf16, and change the
+count of zeros (`hf_srnets.pruning.precision`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ def binarize(scores: torch.Tensor, threshold: torch.Tensor, tie_index: torch.Ten
     """m = 1[m̂ ≥ φ], except that among scores exactly equal to φ only flat positions ≥ `tie_index` are kept.
 
     The tie rule makes "exactly ⌊s·n⌋ zeros" hold even when many scores are equal (e.g. right after the
-    hard init, where all kept scores equal α·φ).
+    hard init, where all kept scores equal α·φ). Both sides are compared in float32 (a no-op for float32 scores).
     """
+    scores = scores.to(torch.float32)
+    threshold = torch.as_tensor(threshold, dtype=torch.float32, device=scores.device)
     if not has_tie:
         return scores >= threshold
     flat = scores.reshape(-1)
@@ -61,4 +68,4 @@ def exact_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
     """The binary mask keeping all but the ⌊s·n⌋ smallest scores (ties pruned first by position)."""
     num_zeros = math.floor(sparsity * scores.numel())
     ((phi, tie_index, has_tie),) = exact_thresholds([scores], num_zeros)
-    return binarize(scores, torch.tensor(phi), torch.tensor(tie_index), has_tie)
+    return binarize(scores, torch.tensor(phi, dtype=torch.float32), torch.tensor(tie_index), has_tie)

@@ -39,9 +39,17 @@ class IMPCallback(FixedMaskCallback):
         self.rewind = rewind
         self.interval_steps = 1
         self.initial_state: dict[str, torch.Tensor] | None = None
+        self.unit_rounds = 0  # rounds done, counted by step (structured granularities)
 
     def rounds_done(self) -> int:
-        """Pruning rounds so far, read off the masks (so a resumed run continues where it stopped)."""
+        """Pruning rounds so far, read off the masks (so a resumed run continues where it stopped).
+
+        At a structured `mask_granularity` the masks cannot tell (⌊k·Δs·n⌋ units may be equal for two rounds k
+        when a group has few units, e.g. 12 heads), so the rounds are counted from the step: rounds fall at steps
+        0, Δt, 2Δt, …, so after step t (its round included) min(⌊t/Δt⌋ + 1, k) rounds are done.
+        """
+        if self.model.srnet_config.mask_granularity != "element":
+            return self.unit_rounds
         return round(self.model.sparsity_report()["sparsity"] / self.prune_ratio)
 
     def steps_needed(self, interval_steps: int) -> int:
@@ -61,7 +69,9 @@ class IMPCallback(FixedMaskCallback):
             if state.global_step > 0:
                 raise ValueError("Resuming imp-rw is not supported: θ_0 is kept in memory. Restart the search.")
             self.initial_state = {k: v.detach().clone() for k, v in self.model.base_model.state_dict().items()}
-        if state.global_step == 0:
+        if state.global_step > 0:  # resumed: the rounds at steps 0, Δt, … up to global_step are done
+            self.unit_rounds = min(state.global_step // self.interval_steps + 1, self.target_rounds)
+        else:
             self._prune_round(control)
         return control
 
@@ -86,6 +96,7 @@ class IMPCallback(FixedMaskCallback):
             control.should_training_stop = True
             return
         magnitude_prune(self.model, (done + 1) * self.prune_ratio)
+        self.unit_rounds = done + 1
         if self.rewind and done + 1 >= self.target_rounds:
             with torch.no_grad():
                 masks = self.model.binary_masks()

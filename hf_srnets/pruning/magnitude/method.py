@@ -19,13 +19,15 @@ class MagnitudePruning(PruningMethod):
     """The weights train under fixed masks; every Δt the smallest Δs of each matrix's |W| are pruned (IMP).
 
     Masks start all-ones (the first round prunes at step 0); the layer is `MaskedLinear` with fixed 0/1 scores.
-    The saved masks hold the trained weights, so no base fingerprint is recorded.
+    The saved masks hold the trained weights, so no base fingerprint is recorded. Every `mask_granularity`: at
+    block/neuron/head each round prunes whole units by their mean |W| (`hf_srnets.pruning.units`).
     """
 
     name = "magnitude"
     config_class = MagnitudeConfig
     layer_class = MaskedLinear
     trains_scores = False
+    granularities = ("element", "block", "neuron", "head")
 
     @classmethod
     def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:

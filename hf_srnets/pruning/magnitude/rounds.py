@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..selection import exact_mask
+from ..units import magnitude_prune_units
 
 
 def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float = 0.1, *, rewind: bool = False) -> int:
@@ -49,8 +50,12 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
 def magnitude_prune(srnet: nn.Module, sparsity: float) -> None:
     """Prune, per matrix, the smallest remaining |W| until exactly ⌊s·n⌋ weights are 0 (Algorithm 1, line 8).
 
-    Already pruned weights stay pruned (they rank first); ties are broken by position.
+    Already pruned weights stay pruned (they rank first); ties are broken by position. At a structured
+    `mask_granularity`, the same per unit group with the unit's mean |W| (`units.magnitude_prune_units`).
     """
+    if srnet.srnet_config.mask_granularity != "element":
+        magnitude_prune_units(srnet, sparsity)
+        return
     masks = {}
     for name, layer in srnet.masked_layers().items():
         kept = layer.binary_mask()

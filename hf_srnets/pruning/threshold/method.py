@@ -20,13 +20,15 @@ class ThresholdPruning(PruningMethod):
     """Scores m̂ train with the straight-through estimator; φ keeps exactly ⌊s_t·n⌋ zeros per matrix (or over all).
 
     Starts from appendix Eq. 1 (hard) or Eq. 2 (soft), follows a constant or cubic sparsity schedule (§5.2), and
-    records the base weights' fingerprint so the masks refuse other weights when loaded.
+    records the base weights' fingerprint so the masks refuse other weights when loaded. Every `mask_granularity`:
+    at block/neuron/head one score per unit, ⌊s_t·n⌋ units per group (`hf_srnets.pruning.units`).
     """
 
     name = "threshold"
     config_class = ThresholdConfig
     layer_class = MaskedLinear
     trains_scores = True
+    granularities = ("element", "block", "neuron", "head")
 
     @classmethod
     def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> None:

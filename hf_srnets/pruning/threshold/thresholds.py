@@ -8,26 +8,38 @@ import torch
 from torch import nn
 
 from ..selection import exact_thresholds
+from ..units import init_unit_scores, update_unit_thresholds
 
 
 @torch.no_grad()
 def initialize_scores(srnet: nn.Module) -> None:
     """Appendix Eq. 1 (hard) or Eq. 2 (soft) at the schedule's starting sparsity, layer by layer in model order.
 
-    With the soft init and global scope, φ is then shared over all masked matrices (`update_thresholds`).
+    With the soft init and global scope, φ is then shared over all masked matrices (`update_thresholds`). At a
+    structured `mask_granularity` the same rules hold per unit group, with the unit's mean |W| as its magnitude
+    (`hf_srnets.pruning.units.init_unit_scores`).
     """
     cfg = srnet.srnet_config
-    for layer in srnet.masked_layers().values():
-        layer.init_scores(cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
+    if cfg.mask_granularity != "element":
+        init_unit_scores(srnet, cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
+    else:
+        for layer in srnet.masked_layers().values():
+            layer.init_scores(cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
     if cfg.mask_init == "soft" and cfg.sparsity_scope == "global":
         update_thresholds(srnet, cfg.start_sparsity)
 
 
 @torch.no_grad()
 def update_thresholds(srnet: nn.Module, sparsity: float) -> None:
-    """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global)."""
+    """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global).
+
+    At a structured `mask_granularity`: ⌊s·n⌋ units per group (local) or per kind of unit (global).
+    """
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
+    if srnet.srnet_config.mask_granularity != "element":
+        update_unit_thresholds(srnet, sparsity)
+        return
     layers = list(srnet.masked_layers().values())
     if srnet.srnet_config.sparsity_scope == "global":
         total = sum(layer.mask_scores.numel() for layer in layers)

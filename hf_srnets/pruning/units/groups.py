@@ -1,0 +1,161 @@
+"""Mask units of the structured granularities: which weights one mask bit covers, in which matrices.
+
+A unit is a set of weights pruned together; it covers, in each matrix it spans (a *member*), a rectangular tile
+of `tile = (rows, cols)` weights, and the member's units form a grid of `grid = (out / rows, in / cols)` tiles.
+The element mask of a member is its unit mask expanded: m_e = m_u for every weight e of unit u.
+
+- `block`: one group per masked matrix, units = its b×b tiles (grid (out/b, in/b)).
+- `neuron`, FFN part: one group per Transformer layer, unit j = row j of W_in (tile (1, d_model)) and column j of
+  W_out (tile (d_model, 1)); the FFN intermediate unit of neuron pruning (e.g. Michel et al. 2019's heads and
+  Lagunas et al. 2021's "hybrid" rows/columns use the same units).
+- `neuron` and `head`, attention part: one group per layer, head h = rows [h·d, (h+1)·d) of W_Q, W_K, W_V
+  (tile (d, d_model)) and the same columns of W_AO (tile (d_model, d)), d = the head size (Michel et al. 2019).
+
+`head` leaves the FFN matrices unmasked (dense). Group kinds (`"block"`, `"ffn"`, `"head"`) are the pools of
+the global scope: FFN units and heads are ranked separately.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from torch import nn
+
+from ...compact.layout import attention_site, encoder_layers, ffn_site
+
+UNIT_KINDS = ("block", "ffn", "head")
+
+
+@dataclass(frozen=True)
+class UnitMember:
+    """One masked matrix of a unit group: its module name, the tile one unit covers in it and the unit grid."""
+
+    name: str
+    tile: tuple[int, int]
+    grid: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class UnitGroup:
+    """Units sharing one score tensor of shape `shape` (n units in order) and one exact-count selection."""
+
+    kind: str
+    shape: tuple[int, ...]
+    members: tuple[UnitMember, ...]
+
+    @property
+    def num_units(self) -> int:
+        return math.prod(self.shape)
+
+
+def _largest_fitting_block(dims: list[int], wanted: int) -> int:
+    """The largest divisor of gcd(dims) not above `wanted` (1 at worst)."""
+    common = math.gcd(*dims)
+    return max(b for b in range(1, min(common, wanted) + 1) if common % b == 0)
+
+
+def block_groups(model: nn.Module, targets: list[str], block_size: int) -> list[UnitGroup]:
+    """One group per target matrix, units = its `block_size`×`block_size` tiles; `ValueError` if b does not divide
+    both dimensions, naming the module, its shape and a block size that fits every target."""
+    shapes = {name: tuple(model.get_submodule(name).weight.shape) for name in targets}
+    groups = []
+    for name, (rows, cols) in shapes.items():
+        if rows % block_size or cols % block_size:
+            fits = _largest_fitting_block([d for shape in shapes.values() for d in shape], block_size)
+            raise ValueError(
+                f"--block_size {block_size} does not tile {name}, whose weight is {rows}×{cols}: a block size must "
+                f"divide both dimensions of every masked matrix. Use --block_size {fits} (fits all of them), or "
+                "--mask_granularity element."
+            )
+        grid = (rows // block_size, cols // block_size)
+        groups.append(UnitGroup("block", grid, (UnitMember(name, (block_size, block_size), grid),)))
+    return groups
+
+
+def _names(model: nn.Module) -> dict[int, str]:
+    return {id(module): name for name, module in model.named_modules()}
+
+
+def ffn_groups(model: nn.Module) -> list[UnitGroup]:
+    """Per encoder layer, the FFN intermediate units: row j of W_in and column j of W_out."""
+    names = _names(model)
+    groups = []
+    holder, attr = encoder_layers(model)
+    for index, layer in enumerate(getattr(holder, attr)):
+        site = ffn_site(layer, index)
+        w_in, w_out = site.w_in, site.w_out
+        width = w_in.out_features
+        if w_out.in_features != width:
+            raise ValueError(f"Layer {index}: W_in has {width} units but W_out reads {w_out.in_features}.")
+        members = (
+            UnitMember(names[id(w_in)], (1, w_in.in_features), (width, 1)),
+            UnitMember(names[id(w_out)], (w_out.out_features, 1), (1, width)),
+        )
+        groups.append(UnitGroup("ffn", (width,), members))
+    return groups
+
+
+def head_groups(model: nn.Module) -> list[UnitGroup]:
+    """Per encoder layer, the attention heads: rows [h·d, (h+1)·d) of W_Q, W_K, W_V and those columns of W_AO."""
+    names = _names(model)
+    groups = []
+    holder, attr = encoder_layers(model)
+    for index, layer in enumerate(getattr(holder, attr)):
+        try:
+            site = attention_site(layer, index)
+        except ValueError as err:
+            raise ValueError(
+                f"--mask_granularity neuron/head needs per-head attention projections: {err}. Use "
+                "--mask_granularity element or block for this model."
+            ) from None
+        size, heads = site.head_size, site.num_heads
+        qkv = [getattr(site.attention, attr_name) for attr_name in site.qkv]
+        members = [UnitMember(names[id(lin)], (size, lin.in_features), (heads, 1)) for lin in qkv]
+        members.append(UnitMember(names[id(site.output)], (site.output.out_features, size), (1, heads)))
+        groups.append(UnitGroup("head", (heads,), tuple(members)))
+    return groups
+
+
+def _check_covered(groups: list[UnitGroup], targets: list[str], granularity: str, dense: set[str]) -> None:
+    """Every unit's matrices are all targets, and every target belongs to a unit (or is left dense on purpose)."""
+    target_set = set(targets)
+    members = set()
+    for group in groups:
+        names = [member.name for member in group.members]
+        missing = [name for name in names if name not in target_set]
+        if missing:
+            raise ValueError(
+                f"--mask_granularity {granularity}: a unit spans {names}, but {missing[0]!r} is not among the "
+                "target modules; target all of them (the default targets do), or use --mask_granularity element."
+            )
+        members.update(names)
+    stray = [name for name in targets if name not in members and name not in dense]
+    if stray:
+        raise ValueError(
+            f"--mask_granularity {granularity}: {stray[0]!r} belongs to no FFN unit or attention head; drop it "
+            "from the target modules or use --mask_granularity element or block."
+        )
+
+
+def unit_groups(model: nn.Module, targets: list[str], granularity: str, block_size: int) -> list[UnitGroup]:
+    """The unit groups of `granularity` over the (still plain `nn.Linear`) target modules of `model`.
+
+    `block`: one group per target. `neuron`: per layer, the FFN group then the head group. `head`: per layer, the
+    head group; FFN matrices among the targets stay dense. Raises `ValueError` for a granularity the model's
+    layout cannot give (DeBERTa-v2's heads, a block size that does not divide a matrix).
+    """
+    if granularity == "block":
+        return block_groups(model, targets, block_size)
+    if granularity not in ("neuron", "head"):
+        raise ValueError(f"No units for mask_granularity={granularity!r}: use block, neuron or head.")
+    heads = head_groups(model)
+    ffn = ffn_groups(model)
+    if granularity == "head":
+        dense = {member.name for group in ffn for member in group.members}
+        groups = heads
+    else:
+        dense = set()
+        groups = [group for pair in zip(ffn, heads) for group in pair]
+    _check_covered(groups, targets, granularity, dense)
+    return groups

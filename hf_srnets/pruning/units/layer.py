@@ -1,0 +1,181 @@
+"""Unit scores and the layer that masks a matrix by units (block tiles, FFN units, attention heads).
+
+Win-win §3.2.2, Eq. 1 at unit level: one real score m̂_u per unit, m_u = 1[m̂_u ≥ φ] (exact ⌊s·n⌋ units pruned,
+ties by position, `hf_srnets.pruning.selection`), and every weight e of unit u is masked by m_e = m_u. The
+straight-through estimator carries over by the chain rule of m_e = m_u:
+
+    ∂L/∂m̂_u := ∂L/∂m_u = Σ_{e ∈ u} ∂L/∂m_e = Σ_{e ∈ u} (∂L/∂W_eff)_e · W_e,
+
+summed over the unit's weights in *all* the matrices it spans (each member layer adds its part; autograd sums
+them into the one shared score).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..precision import KeepsFloat32
+from ..selection import binarize
+from ..wrapped import WrappedLinear
+from .groups import UnitGroup
+
+
+def expand_units(grid_mask: torch.Tensor, tile: tuple[int, int]) -> torch.Tensor:
+    """The element mask of a (R, C) unit grid whose units are `tile` = (r, c) weights: shape (R·r, C·c)."""
+    rows, cols = grid_mask.shape
+    r, c = tile
+    return grid_mask[:, None, :, None].expand(rows, r, cols, c).reshape(rows * r, cols * c)
+
+
+def sum_over_units(values: torch.Tensor, grid: tuple[int, int], tile: tuple[int, int]) -> torch.Tensor:
+    """Σ of an (R·r, C·c) tensor over each unit's tile: shape `grid` = (R, C)."""
+    return values.reshape(grid[0], tile[0], grid[1], tile[1]).sum(dim=(1, 3))
+
+
+class UnitScores(KeepsFloat32, nn.Module):
+    """The scores m̂ of one unit group (float32, shape = the group's shape) and its threshold φ with tie rule.
+
+    Registered once, on the first member layer (`unit_scores`), so each score is one tensor in a state dict.
+    """
+
+    float32_tensors = ("mask_scores", "threshold")
+
+    def __init__(self, kind: str, shape: tuple[int, ...], device: torch.device | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.mask_scores = nn.Parameter(torch.ones(shape, dtype=torch.float32, device=device))
+        self.register_buffer("threshold", torch.tensor(0.0, dtype=torch.float32, device=device))
+        self.register_buffer("tie_index", torch.tensor(0, dtype=torch.long, device=device))
+        self.register_buffer("has_tie", torch.tensor(False, device=device))
+        self._has_tie = False
+        self._register_load_state_dict_pre_hook(self._sync_after_load_hook, with_module=True)
+
+    @staticmethod
+    def _sync_after_load_hook(module: UnitScores, state_dict: dict, prefix: str, *args: Any) -> None:
+        key = prefix + "has_tie"
+        if key in state_dict:
+            module._has_tie = bool(state_dict[key])
+
+    @torch.no_grad()
+    def set_threshold(self, phi: float, tie_index: int, has_tie: bool) -> None:
+        self.threshold.fill_(phi)
+        self.tie_index.fill_(tie_index)
+        self.has_tie.fill_(has_tie)
+        self._has_tie = has_tie
+
+    @torch.no_grad()
+    def set_fixed(self, unit_mask: torch.Tensor) -> None:
+        """Fix the unit mask: scores 1 (kept) / 0 (pruned) with φ = 0.5."""
+        self.mask_scores.copy_(unit_mask.reshape(self.mask_scores.shape).to(self.mask_scores.dtype))
+        self.set_threshold(0.5, 0, False)
+
+    def unit_mask(self) -> torch.Tensor:
+        """m_u = 1[m̂_u ≥ φ] with the tie rule, a bool tensor of the scores' shape."""
+        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind}, shape={tuple(self.mask_scores.shape)}"
+
+
+class _UnitMaskedWeight(torch.autograd.Function):
+    """W_eff = m ⊙ W with m = the unit mask expanded over each unit's tile; ∂L/∂m̂_u = Σ_{e ∈ tile u} (∂L/∂W_eff ⊙ W)_e
+    (this matrix's part), computed in float32."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, weight: torch.Tensor, scores: torch.Tensor, binary: torch.Tensor, tile: tuple[int, int]
+    ) -> torch.Tensor:
+        ctx.save_for_backward(weight, binary)
+        ctx.tile = tile
+        ctx.grid = tuple(scores.shape)
+        return weight * binary.to(weight.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
+        weight, binary = ctx.saved_tensors
+        grad_weight = grad_output * binary.to(grad_output.dtype) if ctx.needs_input_grad[0] else None
+        grad_scores = None
+        if ctx.needs_input_grad[1]:
+            grad_scores = sum_over_units(grad_output.float() * weight.float(), ctx.grid, ctx.tile)
+        return grad_weight, grad_scores, None, None
+
+
+class UnitMaskedLinear(WrappedLinear):
+    """A frozen `nn.Linear` masked by the units of a `UnitScores` group it shares with other matrices.
+
+    `tile` = (r, c) weights per unit in this matrix, `grid` = (out/r, in/c); the group's scores are viewed as that
+    grid (FFN: (n, 1) for W_in, (1, n) for W_out; heads: (H, 1) for Q, K, V, (1, H) for W_AO; blocks: (out/b, in/b)).
+    The interface of `MaskedLinear` that `SRNetModel` relies on: `base_layer`, `mask_scores` (the shared scores),
+    `binary_mask()` (the element mask), `merged_weight()`; `units` is the group's `UnitScores`.
+    """
+
+    def __init__(
+        self, base_layer: nn.Linear, units: UnitScores, tile: tuple[int, int], grid: tuple[int, int], owner: bool
+    ) -> None:
+        super().__init__(base_layer)
+        rows, cols = base_layer.weight.shape
+        if (grid[0] * tile[0], grid[1] * tile[1]) != (rows, cols) or grid[0] * grid[1] != units.mask_scores.numel():
+            raise ValueError(f"A unit grid {grid} of {tile} tiles does not cover a {rows}×{cols} weight.")
+        if owner:
+            self.unit_scores = units  # registered here only: other members refer to it without registering it
+        object.__setattr__(self, "_units", units)
+        self.tile = tile
+        self.grid = grid
+
+    @property
+    def units(self) -> UnitScores:
+        return self._units
+
+    @property
+    def mask_scores(self) -> nn.Parameter:
+        return self._units.mask_scores
+
+    def binary_mask(self) -> torch.Tensor:
+        """The element mask m_e = m_u (bool, the weight's shape)."""
+        return expand_units(self._units.unit_mask().reshape(self.grid), self.tile)
+
+    def unit_mask_of(self, mask: torch.Tensor, name: str) -> torch.Tensor:
+        """The unit grid of an element mask; `ValueError` naming the module if it is not constant over a unit."""
+        mask = mask.to(torch.bool).reshape(self.base_layer.weight.shape)
+        kept = sum_over_units(mask.to(torch.int64), self.grid, self.tile)
+        size = self.tile[0] * self.tile[1]
+        if bool(((kept != 0) & (kept != size)).any()):
+            raise ValueError(
+                f"The mask of {name} is not constant over its {self.tile[0]}×{self.tile[1]} units: it cannot be "
+                f"applied at this mask_granularity. Load it with mask_granularity element (the masks' own config)."
+            )
+        return kept == size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        units = self._units
+        binary = expand_units(units.unit_mask().reshape(self.grid), self.tile)
+        scores = units.mask_scores.view(self.grid)
+        weight = _UnitMaskedWeight.apply(self.base_layer.weight, scores, binary, self.tile)
+        return F.linear(x, weight, self.base_layer.bias)
+
+    @torch.no_grad()
+    def merged_weight(self) -> torch.Tensor:
+        """m ⊙ W, the weight a plain `nn.Linear` needs to reproduce this layer."""
+        return self.base_layer.weight * self.binary_mask().to(self.base_layer.weight.dtype)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, tile={self.tile}"
+
+
+def inject_unit_layers(model: nn.Module, groups: list[UnitGroup]) -> list[str]:
+    """Wrap every member matrix of `groups` in a `UnitMaskedLinear` over its group's `UnitScores`; the names."""
+    wrapped = []
+    for group in groups:
+        first = model.get_submodule(group.members[0].name)
+        units = UnitScores(group.kind, group.shape, device=first.weight.device)
+        for index, member in enumerate(group.members):
+            parent_name, _, child = member.name.rpartition(".")
+            parent = model.get_submodule(parent_name) if parent_name else model
+            layer = UnitMaskedLinear(getattr(parent, child), units, member.tile, member.grid, owner=index == 0)
+            setattr(parent, child, layer)
+            wrapped.append(member.name)
+    return wrapped

@@ -1,0 +1,77 @@
+"""Structured mask granularities under SRNetTrainer (every loss without extra columns, and PoE) and the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+
+from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.collator import SRNetDataCollator
+from hf_srnets.losses import LOSSES
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig
+from hf_srnets.pruning.units import unit_layer_groups
+from hf_srnets.trainer import SRNetTrainer
+
+from .test_granularity import GRANULARITIES, bert4, pruned_units
+
+LOSSES_TESTED = sorted({name for name, loss in LOSSES.items() if not loss.requires} | {"poe"})
+
+
+def _train(tmp_path, model: SRNetModel, **kwargs) -> SRNetTrainer:
+    tokenizer = tiny_tokenizer(tmp_path)
+    trainer = SRNetTrainer(
+        model=model,
+        args=cpu_args(tmp_path / "out", **kwargs),
+        train_dataset=synthetic_nli(tokenizer, n=32),
+        data_collator=SRNetDataCollator(tokenizer),
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    return trainer
+
+
+@pytest.mark.parametrize("loss", LOSSES_TESTED)
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+def test_mask_training_keeps_exact_unit_counts_and_moves_scores(tmp_path, granularity, loss):
+    config = ThresholdConfig(sparsity=0.5, mask_granularity=granularity, block_size=8, threshold_update_interval=2)
+    model = SRNetModel(bert4(), config)
+    weights = {n: layer.base_layer.weight.clone() for n, layer in model.masked_layers().items()}
+    scores = [p.detach().clone() for p in model.masked_layers_scores()]
+    _train(tmp_path, model, loss=loss, max_steps=4, mask_learning_rate=0.05)
+    for _, pruned, n in pruned_units(model):
+        assert pruned == math.floor(0.5 * n)
+    after = model.masked_layers_scores()
+    assert all(not torch.equal(a, b) for a, b in zip(scores, after))  # every group's scores trained
+    assert all(torch.equal(layer.base_layer.weight, weights[n]) for n, layer in model.masked_layers().items())
+
+
+def test_imp_on_neurons_reaches_the_target_unit_counts_in_a_run(tmp_path):
+    config = MagnitudeConfig(sparsity=0.5, imp_prune_ratio=0.25, imp_interval=0.25, mask_granularity="neuron")
+    model = SRNetModel(bert4(), config)
+    trainer = _train(tmp_path, model, max_steps=8)
+    for _, pruned, n in pruned_units(model):
+        assert pruned == math.floor(0.5 * n)
+    assert trainer.state.global_step == 4  # rounds at steps 0 and 2, then Δt = 2 steps at the target (imp)
+    for _, members in unit_layer_groups(model.masked_layers().items()):
+        for name, layer in members:
+            assert not layer.base_layer.weight[~layer.binary_mask()].any(), name
+
+
+def test_cli_parses_the_granularity_flags():
+    base = ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "mask"]
+    run = parse_args([*base, "--mask_granularity", "neuron", "--block_size", "32"])
+    validate_args(run)
+    assert isinstance(run.pruning, ThresholdConfig)
+    assert (run.pruning.mask_granularity, run.pruning.block_size) == ("neuron", 32)
+    imp = parse_args(
+        ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "imp", "--mask-granularity", "head"]
+    )
+    assert imp.pruning.mask_granularity == "head"
+    with pytest.raises(ValueError, match="--mask_granularity block is not supported by --pruning l0"):
+        parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "l0", "--mask_granularity", "block"])
+    with pytest.raises(SystemExit):
+        parse_args([*base, "--mask_granularity", "rows"])
