@@ -1,7 +1,13 @@
-"""Mask files: bit-packing, tensor checksums, checked reading, the base-weights fingerprint, Hub resolution."""
+"""Mask files: coding (near-entropy `codec`, or the old bit-packing), tensor checksums, checked writing and reading,
+the base-weights fingerprint, Hub resolution.
+
+Every writer of a mask directory goes through `save_mask_files` and every reader of its masks through
+`decode_masks`, so the encoding `srnet_config.json` records (`mask_encoding`) is honoured in one place.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import math
@@ -9,10 +15,14 @@ import os
 
 import numpy as np
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, PruningConfig
+from .codec import decode_mask, encode_mask
+
+MASK_ENCODING = "gap-lzma-v1"  # `mask_encoding` of files `save_mask_files` writes (hf_srnets.masking.codec)
+BITPACKED = None  # `mask_encoding` of files written before it was recorded: `pack_mask`, 1 bit per weight
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +76,14 @@ def _read_masks_file(path: str, model_id: str | os.PathLike) -> dict[str, torch.
 
 
 def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
-    """Every mask `config.module_shapes` lists is present, a 1-d uint8 tensor of ⌈n/8⌉ bytes."""
+    """Every mask `config.module_shapes` lists is present and a 1-d uint8 tensor; bit-packed ones have exactly
+    ⌈n/8⌉ bytes. (An encoded mask's length depends on its content: `decode_masks` checks it decodes to n.)"""
+    if config.mask_encoding not in (BITPACKED, MASK_ENCODING):
+        raise ValueError(
+            f"{os.path.join(os.path.dirname(path), CONFIG_NAME)} records mask_encoding={config.mask_encoding!r}, "
+            f"which this hf_srnets cannot read (it reads {MASK_ENCODING!r} and bit-packed masks): upgrade hf_srnets."
+        )
+    packed_format = config.mask_encoding is BITPACKED
     for name, shape in config.module_shapes.items():
         if name not in tensors:
             raise ValueError(
@@ -76,12 +93,16 @@ def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: Pru
         packed = tensors[name]
         expected = math.ceil(math.prod(shape) / 8)
         if packed.dtype != torch.uint8 or packed.dim() != 1:
+            what = (
+                f"a bit-packed mask is a 1-d uint8 tensor ({expected} bytes)"
+                if packed_format
+                else (f"an encoded mask ({MASK_ENCODING}) is a 1-d uint8 tensor")
+            )
             raise ValueError(
                 f"The mask {name!r} in {path} is a {packed.dtype} tensor of shape {tuple(packed.shape)}; "
-                f"a bit-packed mask is a 1-d uint8 tensor ({expected} bytes). The file was not written by "
-                "SRNetModel.save_pretrained or is damaged."
+                f"{what}. The file was not written by SRNetModel.save_pretrained or is damaged."
             )
-        if packed.numel() != expected:
+        if packed_format and packed.numel() != expected:
             raise ValueError(
                 f"The mask {name!r} in {path} has {packed.numel()} bytes, but the layer's shape {tuple(shape)} needs "
                 f"{expected}: the file is truncated or damaged; save or download the masks again."
@@ -147,3 +168,56 @@ def resolve_directory(
                 f"{model_id!r} is not a local directory, could not be downloaded from the Hub ({err}) and is not in "
                 "the local Hub cache. Check the path, or the repo id and your connection/token."
             ) from err
+
+
+def encode_masks(masks: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Each bool mask (True = kept) as the 1-d uint8 tensor `codec.encode_mask` makes (`MASK_ENCODING`)."""
+    return {name: encode_mask(mask) for name, mask in masks.items()}
+
+
+def save_mask_files(
+    directory: str | os.PathLike,
+    config: PruningConfig,
+    masks: dict[str, torch.Tensor],
+    extra: dict[str, torch.Tensor] | None = None,
+) -> PruningConfig:
+    """Write a mask directory: `srnet_masks.safetensors` (the encoded masks, keyed by module, and the `extra`
+    tensors, e.g. a trained classifier or l0's log α) and `srnet_config.json` (a copy of `config` recording
+    `mask_encoding` and the sha256 of every tensor). Returns the config written. Two saves of the same masks are
+    byte-identical."""
+    os.makedirs(directory, exist_ok=True)
+    tensors = encode_masks(masks)
+    tensors.update(extra or {})
+    checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
+    written = dataclasses.replace(config, tensor_checksums=checksums, mask_encoding=MASK_ENCODING)
+    written.save_pretrained(directory)
+    # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
+    # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
+    save_file(tensors, os.path.join(directory, MASKS_NAME), metadata={"format": "pt"})
+    return written
+
+
+def decode_masks(tensors: dict[str, torch.Tensor], config: PruningConfig, path: str) -> dict[str, torch.Tensor]:
+    """The bool masks (True = kept) of every module `config.module_shapes` lists, decoded as `config.mask_encoding`
+    says (None: bit-packed). `tensors` come from `load_checked_tensors`; a mask that does not decode to exactly its
+    shape's n entries raises `ValueError` naming `path` and the module."""
+    if config.mask_encoding not in (BITPACKED, MASK_ENCODING):
+        raise ValueError(f"mask_encoding={config.mask_encoding!r} of {path} is unknown to this hf_srnets: upgrade it.")
+    decode = unpack_mask if config.mask_encoding is BITPACKED else decode_mask
+    masks = {}
+    for name, shape in config.module_shapes.items():
+        try:
+            masks[name] = decode(tensors[name], tuple(shape))
+        except ValueError as err:
+            raise ValueError(
+                f"The mask {name!r} in {path} cannot be decoded ({err}): the file is truncated or damaged, or belongs "
+                "to another model; save or download the masks again."
+            ) from err
+    return masks
+
+
+def read_mask_dir(directory: str | os.PathLike) -> tuple[PruningConfig, dict[str, torch.Tensor]]:
+    """The config and the decoded bool masks of a local mask directory, checked (`load_checked_tensors`)."""
+    config = PruningConfig.from_pretrained(directory)
+    tensors = load_checked_tensors(str(directory), config, directory)
+    return config, decode_masks(tensors, config, os.path.join(str(directory), MASKS_NAME))

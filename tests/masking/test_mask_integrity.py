@@ -12,6 +12,8 @@ from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask, unpack_mask
+from hf_srnets.masking.codec import decode_mask
+from hf_srnets.masking.io import tensor_checksum
 
 QUERY = "bert.encoder.layer.0.attention.self.query"
 
@@ -82,14 +84,37 @@ def test_flipped_classifier_bytes_are_refused(tmp_path):
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
 
 
-@pytest.mark.parametrize("old_format", [False, True])
-def test_a_mask_cut_to_half_its_length_is_refused(tmp_path, old_format):
+def _to_bit_packed(directory):
+    """Make the directory look as written before masks were entropy-coded: bit-packed masks, no `mask_encoding`."""
+    config = json.loads((directory / CONFIG_NAME).read_text())
+    tensors = load_file(directory / MASKS_NAME)
+    for name, shape in config["module_shapes"].items():
+        tensors[name] = pack_mask(decode_mask(tensors[name], tuple(shape)))
+    save_file(tensors, directory / MASKS_NAME)
+    config.pop("mask_encoding")
+    config["tensor_checksums"] = {key: tensor_checksum(tensor) for key, tensor in tensors.items()}
+    (directory / CONFIG_NAME).write_text(json.dumps(config))
+
+
+def test_a_bit_packed_mask_cut_to_half_its_length_is_refused(tmp_path):
     srnet = _saved(tmp_path)
+    _to_bit_packed(tmp_path)
     packed = pack_mask(srnet.binary_masks()[QUERY])
     _rewrite(tmp_path / MASKS_NAME, {QUERY: packed[: packed.numel() // 2].clone()})
-    if old_format:  # the length check alone must catch it
-        _drop_checksums(tmp_path)
+    _drop_checksums(tmp_path)  # the length check alone must catch it
     with pytest.raises(ValueError, match=rf"'{QUERY}' in .*{MASKS_NAME} has 64 bytes, .* shape \(32, 32\) needs 128"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+
+
+@pytest.mark.parametrize("checksums", [True, False])
+def test_an_encoded_mask_cut_to_half_its_length_is_refused(tmp_path, checksums):
+    _saved(tmp_path)
+    encoded = load_file(tmp_path / MASKS_NAME)[QUERY]
+    _rewrite(tmp_path / MASKS_NAME, {QUERY: encoded[: encoded.numel() // 2].clone()})
+    if not checksums:  # then decoding alone must catch it
+        _drop_checksums(tmp_path)
+    error = "does not match the checksum" if checksums else "cannot be decoded .*truncated or damaged"
+    with pytest.raises(ValueError, match=rf"'{QUERY}' in .*{MASKS_NAME} {error}"):
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
 
 
@@ -138,8 +163,11 @@ def test_missing_trained_classifier_is_a_clear_error(tmp_path):
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
 
 
-def test_masks_from_older_versions_load_unverified(tmp_path, caplog):
+@pytest.mark.parametrize("bit_packed", [False, True])
+def test_masks_from_older_versions_load_unverified(tmp_path, caplog, bit_packed):
     srnet = _saved(tmp_path)
+    if bit_packed:
+        _to_bit_packed(tmp_path)
     _drop_checksums(tmp_path)
     with caplog.at_level(logging.WARNING, logger="hf_srnets.masking.io"):
         loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from ..base import MASKS_NAME, SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
+from ..base import SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
 from ..selection import binarize, exact_thresholds
 from .config import L0Config
 
@@ -71,23 +71,17 @@ def write_ticket(
 ) -> dict[str, Any]:
     """Write the ticket at `sparsity` of an l0 search as a mask directory `--mask_from` retrains.
 
-    Packed masks in the standard format, the search's trained classifier (if any), and a config recording the
-    source directory, sparsity and scope; no log α (the directory is a fixed ticket). Returns the sparsity report.
+    Masks in the standard format (`save_mask_files`), the search's trained classifier (if any), and a config
+    recording the source directory, sparsity and scope; no log α (the directory is a fixed ticket). Returns the
+    sparsity report.
     """
-    from safetensors.torch import save_file
-
-    from ...masking.io import pack_mask, tensor_checksum
+    from ...masking.io import save_mask_files
 
     config, log_alphas, tensors = read_search_dir(search_dir)
     masks = extract_ticket(log_alphas, sparsity, scope)
-    out = {name: pack_mask(mask) for name, mask in masks.items()}
-    out.update({k: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)})
-    checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(out.items())}
-    ticket_config = dataclasses.replace(
-        config, sparsity=sparsity, sparsity_scope=scope, ticket_source=str(search_dir), tensor_checksums=checksums
-    )
-    ticket_config.save_pretrained(output_dir)
-    save_file(out, os.path.join(output_dir, MASKS_NAME), metadata={"format": "pt"})
+    trained = {k: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)}
+    ticket_config = dataclasses.replace(config, sparsity=sparsity, sparsity_scope=scope, ticket_source=str(search_dir))
+    save_mask_files(output_dir, ticket_config, masks, trained)
     pruned = sum(int((~m).sum()) for m in masks.values())
     total = sum(m.numel() for m in masks.values())
     report = {"sparsity": pruned / total, "num_pruned": pruned, "num_prunable": total, "scope": scope}

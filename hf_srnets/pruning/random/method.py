@@ -15,12 +15,10 @@ from .config import RandomConfig
 
 
 def read_masks(directory: str | os.PathLike) -> tuple[PruningConfig, dict[str, torch.Tensor]]:
-    """The config and the unpacked binary masks (True = kept) of a saved hf_srnets mask directory."""
-    from ...masking.io import load_checked_tensors, unpack_mask  # masking imports pruning: read files lazily
+    """The config and the decoded binary masks (True = kept) of a saved hf_srnets mask directory."""
+    from ...masking.io import read_mask_dir  # masking imports pruning: read files lazily
 
-    config = PruningConfig.from_pretrained(directory)
-    tensors = load_checked_tensors(str(directory), config, directory)
-    return config, {name: unpack_mask(tensors[name], tuple(shape)) for name, shape in config.module_shapes.items()}
+    return read_mask_dir(directory)
 
 
 def check_same_modules(like: dict[str, list[int]], model: dict[str, list[int]], directory: str) -> None:
