@@ -44,7 +44,9 @@ def test_old_masks_load_with_checks_and_reproduce_masks_and_logits(kind, expecte
         assert torch.equal(masks[name], mask), name
     with torch.no_grad():
         logits = srnet.merge_and_unload().eval()(input_ids=expected["input_ids"]).logits
-    assert torch.equal(logits, expected[kind]["logits"])
+    # the masks must match bit for bit; logits only to float noise (4.7e-10 measured for imp): the summation order of
+    # CPU kernels varies with threads and load, so torch.equal on logits failed on unchanged code
+    torch.testing.assert_close(logits, expected[kind]["logits"], atol=1e-6, rtol=0)
 
 
 def test_old_threshold_masks_refuse_other_base_weights():
