@@ -3,7 +3,7 @@
 __version__ = "0.1.0"
 
 from .collator import SRNetDataCollator
-from .compact import load_pretrained_model
+from .compact import compact_model, load_pretrained_model
 from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
 from .masking import MaskedLinear, SRNetMaskConfig, SRNetModel
@@ -28,6 +28,7 @@ __all__ = [
     "StepObjective",
     "__version__",
     "build_objective",
+    "compact_model",
     "get_loss",
     "load_pretrained_model",
     "register_evaluator",

@@ -42,6 +42,15 @@ class ModelArguments:
     save_merged: bool = field(
         default=False, metadata={"help": "Also write OUTPUT_DIR/merged: a plain checkpoint, pruned weights = 0."}
     )
+    save_compact: bool = field(
+        default=False,
+        metadata={
+            "help": "Write OUTPUT_DIR/merged compact: FFN units and attention heads the masks removed entirely "
+            "(--mask_granularity neuron/head) are removed from the weights, so the checkpoint is smaller and faster "
+            "with the same logits (implies --save_merged). Load it with hf_srnets.load_pretrained_model; one FFN "
+            "width per layer and no removed heads also load with transformers alone."
+        },
+    )
     push_merged: bool = field(
         default=False,
         metadata={"help": "Upload the merged checkpoint (implies --save_merged)."},

@@ -602,14 +602,33 @@ def reference_name(path: str | None, *, for_hub: bool) -> str | None:
     return portable(run_dir)
 
 
-def merged_card_info(info: dict[str, Any], location: str) -> dict[str, Any]:
-    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card info."""
+def merged_card_info(
+    info: dict[str, Any], location: str, compact_report: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card info;
+    `compact_report` (from `--save_compact`) says what was removed physically and how the checkpoint loads."""
     base_name = portable(info.get("base_name")) or info.get("base_name")
+    needs_loader = bool(compact_report) and _compact_needs_loader(compact_report)
     return {
         **info,
         "merged": True,
+        "compact": compact_report,
         "holds": None,
         "base_note": None,
         "base_name": base_name,
-        "usage": merged_usage(location),
+        "usage": compact_usage(location) if needs_loader else merged_usage(location),
     }
+
+
+def _compact_needs_loader(report: dict[str, Any]) -> bool:
+    """Whether the compact checkpoint records removed heads or per-layer FFN widths in its config (`save_merged`
+    fills `stock_checkpoint`), so that it loads with `hf_srnets.load_pretrained_model` only."""
+    return not report.get("stock_checkpoint", False)
+
+
+def compact_usage(path: str) -> str:
+    return (
+        "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
+        f'model = load_pretrained_model("{path}")  # pruned FFN units and heads removed (--save_compact)\n'
+        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
+    )

@@ -18,9 +18,10 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from .compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .hub_upload import PATH_FIELDS as PATH_FIELDS  # re-exported: `from hf_srnets.hub import ...` keeps working
 from .hub_upload import HubUploadError as HubUploadError
 from .hub_upload import make_config_portable as make_config_portable
@@ -32,6 +33,7 @@ from .pruning import CONFIG_NAME, MASKS_NAME
 logger = logging.getLogger(__name__)
 
 MERGED_DIR = "merged"
+COMPACT_REPORT_NAME = "compact_report.json"  # what `--save_compact` removed, beside the merged checkpoint
 # What a mask repo holds: the adapter itself, its card, the tokenizer, and the run's results.
 MASK_REPO_FILES = (
     CONFIG_NAME,
@@ -128,9 +130,19 @@ def push_full_model(output_dir: str, repo_id: str, *, token: str | None = None, 
     )
 
 
-def save_merged(srnet: Any, output_dir: str, tokenizer: Any = None, card: str | None = None) -> str:
+def save_merged(
+    srnet: Any,
+    output_dir: str,
+    tokenizer: Any = None,
+    card: str | Callable[[dict[str, Any] | None], str] | None = None,
+    *,
+    compact: bool = False,
+) -> str:
     """Write `output_dir/merged`: a plain transformers checkpoint with the pruned weights set to 0.
 
+    With `compact`, units and heads the masks removed entirely are removed from the weights
+    (`SRNetModel.merge_and_unload(compact=True)`) and the report is written as `compact_report.json`. `card` is the
+    model card's text, or a function of the compact report (None when not compact) that returns it.
     `srnet` is left intact (the merge works on a copy), so the run can go on using it.
     """
     import copy
@@ -138,13 +150,21 @@ def save_merged(srnet: Any, output_dir: str, tokenizer: Any = None, card: str | 
     merged_dir = os.path.join(output_dir, MERGED_DIR)
     if os.path.isdir(merged_dir):
         shutil.rmtree(merged_dir)
-    model = copy.deepcopy(srnet).merge_and_unload()
+    srnet_copy = copy.deepcopy(srnet)
+    model = srnet_copy.merge_and_unload(compact=compact)
     model.save_pretrained(merged_dir)
+    report = getattr(srnet_copy, "compact_report", None) if compact else None
+    if report is not None:
+        recorded = [getattr(model.config, attr, None) for attr in (PRUNED_HEADS_ATTR, INTERMEDIATE_SIZES_ATTR)]
+        report["stock_checkpoint"] = not any(recorded)  # loads with AutoModelForSequenceClassification alone
+        with open(os.path.join(merged_dir, COMPACT_REPORT_NAME), "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=2)
     if tokenizer is not None:
         tokenizer.save_pretrained(merged_dir)
-    if card is not None:
+    text = card(report) if callable(card) else card
+    if text is not None:
         with open(os.path.join(merged_dir, "README.md"), "w", encoding="utf-8") as f:
-            f.write(card)
+            f.write(text)
     return merged_dir
 
 

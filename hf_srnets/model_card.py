@@ -87,6 +87,22 @@ def easy_hard_section(info: dict[str, Any]) -> str:
     )
 
 
+def compact_summary(report: dict[str, Any]) -> str:
+    """What `--save_compact` removed from the merged checkpoint (`compact_model`'s report) and how it loads."""
+    before, after = report["parameters_before"], report["parameters_after"]
+    loads = (
+        "`transformers` alone loads it"
+        if report.get("stock_checkpoint")
+        else "load it with `hf_srnets.load_pretrained_model` (its config records the removed heads / FFN widths)"
+    )
+    return (
+        f"This is the **compact** merged checkpoint: FFN units and attention heads the masks removed entirely are "
+        f"removed from the weights, {before:,} → {after:,} parameters ({100 * after / before:.1f}%), with the same "
+        f"logits. Attention heads per layer: {', '.join(map(str, report['heads_per_layer']))}; FFN units per layer: "
+        f"{', '.join(map(str, report['ffn_units_per_layer']))}. Remaining pruned weights are exactly 0; {loads}."
+    )
+
+
 def structure_section(results: dict[str, Any]) -> str:
     """What a structured change removed (`--prune_heads`, `--student_layers`), from the run's results, or ""."""
     lines = []
@@ -150,7 +166,9 @@ def render_model_card(info: dict[str, Any]) -> str:
         + (f" Search: {info['schedule']}." if info.get("schedule") else "")
         + (f" Bias model: {info['bias_model']}." if info.get("bias_model") else "")
     )
-    if info.get("merged"):
+    if info.get("compact"):
+        summary += "\n\n" + compact_summary(info["compact"])
+    elif info.get("merged"):
         summary += (
             "\n\nThis is the **merged** checkpoint: the masks are folded into the weights (pruned weights are exactly"
             " 0), so `transformers` alone loads it. Its size is that of the dense model; store the mask repo for the"

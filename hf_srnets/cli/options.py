@@ -150,6 +150,11 @@ def validate_compact(run: RunArguments) -> None:
                 f"{flag} changes the model's shape, so masks saved for --model_name_or_path would not fit it: use it "
                 "with --pruning none (and no --mask_from), then search masks on the saved model in a second run"
             )
+    if model.save_compact and model.pruning == "none" and not model.mask_from:
+        raise ValueError(
+            "--save_compact removes the units and heads that masks pruned entirely, but --pruning none has no masks: "
+            "search with e.g. --pruning mask --mask_granularity neuron (or head), or drop --save_compact"
+        )
     if model.student_layers is not None:
         total = _num_layers(model)
         if model.student_layers < 1 or (total is not None and model.student_layers >= total):

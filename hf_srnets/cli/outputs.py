@@ -66,15 +66,20 @@ def save_outputs(
     )
     with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
         f.write(render_model_card(info))
-    if srnet is not None and (run.model.save_merged or run.model.push_merged):
+    if srnet is not None and (run.model.save_merged or run.model.push_merged or run.model.save_compact):
         save_merged_model(run, srnet, data.tokenizer, info)
 
 
 def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, info: dict[str, Any]) -> None:
-    """`--save_merged`/`--push_merged`: OUTPUT_DIR/merged, a plain checkpoint with its own card."""
+    """`--save_merged`/`--push_merged`/`--save_compact`: OUTPUT_DIR/merged, a plain (with `--save_compact`:
+    physically smaller) checkpoint with its own card."""
     args = run.training
     merged_at = merged_repo_id(run) if run.model.push_merged else os.path.join(args.output_dir, MERGED_DIR)
-    save_merged(srnet, args.output_dir, tokenizer, render_model_card(merged_card_info(info, merged_at)))
+
+    def card(compact_report: dict[str, Any] | None) -> str:
+        return render_model_card(merged_card_info(info, merged_at, compact_report))
+
+    save_merged(srnet, args.output_dir, tokenizer, card, compact=run.model.save_compact)
 
 
 def hub_repo_id(args: Any) -> str:

@@ -1,28 +1,39 @@
-"""Compact models: structured head pruning (physically removed heads) and students with fewer layers.
+"""Compact models: structured head and FFN-unit pruning (physically removed), compact export, fewer layers.
 
 - `heads`: `HeadMask` (gates ξ on each head's output), `head_importance` (E|∂L/∂ξ|), `heads_to_prune`,
   `prune_heads` (removes heads, records them in `config.srnet_pruned_heads`).
-- `loading`: `load_pretrained_model`, which rebuilds a head-pruned checkpoint before loading its weights.
+- `neurons`: `prune_ffn_units` (removes FFN intermediate units; widths in `config.intermediate_size` or, when they
+  differ by layer, `config.srnet_intermediate_sizes`), `ffn_widths`, `set_ffn_widths`.
+- `export`: `compact_model`, which removes every unit and head of a merged model that contributes exactly 0.
+- `loading`: `load_pretrained_model`, which rebuilds a compact checkpoint before loading its weights.
 - `layers`: `keep_layers`, a student with n evenly spaced layers.
-- `layout`: where BERT-family models keep their layers and attention projections.
+- `layout`: where BERT-family models keep their layers, attention projections and FFN matrices.
 """
 
+from .export import compact_model
 from .heads import HeadMask, head_importance, heads_per_layer, heads_to_prune, prune_heads, pruned_heads
 from .layers import evenly_spaced, keep_layers
-from .layout import PRUNED_HEADS_ATTR, attention_sites, encoder_layers
+from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, attention_sites, encoder_layers, ffn_sites
 from .loading import load_pretrained_model
+from .neurons import ffn_widths, prune_ffn_units, set_ffn_widths
 
 __all__ = [
+    "INTERMEDIATE_SIZES_ATTR",
     "PRUNED_HEADS_ATTR",
     "HeadMask",
     "attention_sites",
+    "compact_model",
     "encoder_layers",
     "evenly_spaced",
+    "ffn_sites",
+    "ffn_widths",
     "head_importance",
     "heads_per_layer",
     "heads_to_prune",
     "keep_layers",
     "load_pretrained_model",
+    "prune_ffn_units",
     "prune_heads",
     "pruned_heads",
+    "set_ffn_widths",
 ]

@@ -16,6 +16,7 @@ from typing import Any
 from torch import nn
 
 from .layout import PRUNED_HEADS_ATTR, encoder_layers
+from .neurons import record_widths
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ def keep_layers(model: Any, n: int) -> list[int]:
                 module.layer_idx = new_index
     config = model.config
     config.num_hidden_layers = n
+    record_widths(model)  # per-layer FFN widths (`srnet_intermediate_sizes`) follow the kept layers
     pruned = getattr(config, PRUNED_HEADS_ATTR, None)
     if pruned:
         remapped = {str(new): pruned[str(old)] for new, old in enumerate(kept) if str(old) in pruned}

@@ -1,15 +1,19 @@
-"""`load_pretrained_model`: load a sequence classifier saved by hf_srnets, head-pruned or not.
+"""`load_pretrained_model`: load a sequence classifier saved by hf_srnets, compact (head- or FFN-pruned) or not.
 
 A head-pruned checkpoint (`config.srnet_pruned_heads` in its config.json, written by
-`hf_srnets.compact.prune_heads`) has smaller Q/K/V and output projections than its config describes, so plain
+`hf_srnets.compact.prune_heads`) has smaller Q/K/V and output projections than its config describes, and one with
+FFN widths that differ between layers (`config.srnet_intermediate_sizes`, written by
+`hf_srnets.compact.prune_ffn_units` / `compact_model`) smaller FFN matrices, so plain
 `AutoModelForSequenceClassification.from_pretrained` fails with size mismatches. The loader builds the model from
-the config, removes the recorded heads (`prune_heads`), then loads the saved weights into it: every parameter is
+the config, removes the recorded heads (`prune_heads`), gives each layer its recorded FFN width
+(`set_ffn_widths`), then loads the saved weights into it: every parameter is
 read from the checkpoint, and a mismatch or a missing encoder weight raises `ValueError` instead of being
 reinitialised. Only a missing classification head (`classifier`/`pooler`) is allowed, as `from_pretrained` allows
 it, with a warning and its names in the loading info. Without the record it is `from_pretrained`.
 
     >>> from hf_srnets import load_pretrained_model
     >>> model = load_pretrained_model("out/mnli_heads20")  # 116 of 144 heads
+    >>> model = load_pretrained_model("out/mnli_neuron70_compact")  # FFN widths per layer, fewer heads
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
 from .heads import prune_heads
-from .layout import PRUNED_HEADS_ATTR
+from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from .neurons import set_ffn_widths
 
 logger = logging.getLogger(__name__)
 
@@ -60,14 +65,16 @@ def _load_weights(model: Any, state: dict[str, torch.Tensor], path: str) -> list
     try:
         result = model.load_state_dict(state, strict=False)
     except RuntimeError as err:  # size mismatches
-        raise ValueError(f"{path}: the saved weights do not fit the head-pruned model: {err}") from None
+        raise ValueError(
+            f"{path}: the saved weights do not fit the head-pruned model / the FFN widths its config records: {err}"
+        ) from None
     missing = list(result.missing_keys)
     unexpected = list(result.unexpected_keys)
     lost = [k for k in missing if not any(part in k for part in HEAD_KEYS)]
     if unexpected or lost:
         raise ValueError(
             f"{path}: the checkpoint does not match {type(model).__name__} (missing: {lost[:5]}, unexpected: "
-            f"{unexpected[:5]}); save head-pruned models with save_pretrained of the sequence classifier"
+            f"{unexpected[:5]}); save compact models with save_pretrained of the sequence classifier"
         )
     if missing:
         logger.warning(f"{path}: {missing} not in the checkpoint and newly initialised (a new classification head)")
@@ -75,7 +82,7 @@ def _load_weights(model: Any, state: dict[str, torch.Tensor], path: str) -> list
 
 
 def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwargs: Any) -> Any:
-    """`AutoModelForSequenceClassification` from `path` (dir or Hub id), head-pruned or not (module docstring).
+    """`AutoModelForSequenceClassification` from `path` (dir or Hub id), compact or not (module docstring).
 
     `kwargs` are those of `from_pretrained`: config overrides (`num_labels`, `id2label`, ...) and Hub options
     (`cache_dir`, `revision`, `token`, ...). With `output_loading_info`, returns `(model, info)` with
@@ -83,7 +90,7 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     """
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
     config = AutoConfig.from_pretrained(path, **hub)
-    if not getattr(config, PRUNED_HEADS_ATTR, None):
+    if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):
         return AutoModelForSequenceClassification.from_pretrained(
             path, output_loading_info=output_loading_info, **kwargs
         )
@@ -91,16 +98,20 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     unused = {k: v for k, v in unused.items() if k not in HUB_KWARGS}
     if unused:
         raise ValueError(
-            f"load_pretrained_model: {sorted(unused)} are not supported for a head-pruned checkpoint ({path}); "
+            f"load_pretrained_model: {sorted(unused)} are not supported for a compact checkpoint ({path}); "
             "pass config overrides and Hub options only"
         )
-    recorded = getattr(config, PRUNED_HEADS_ATTR)
+    recorded = getattr(config, PRUNED_HEADS_ATTR, None) or {}
+    widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
     setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
     model = AutoModelForSequenceClassification.from_config(config)
-    prune_heads(model, recorded)
+    if recorded:
+        prune_heads(model, recorded)
+    if widths:
+        set_ffn_widths(model, widths)
     missing = _load_weights(model, _read_state_dict(path, hub), path)
     model.eval()
     removed = sum(len(v) for v in recorded.values())
-    logger.info(f"Loaded head-pruned {path}: {removed} heads removed ({recorded})")
+    logger.info(f"Loaded compact {path}: {removed} heads removed ({recorded}), FFN widths {widths or 'uniform'}")
     info = {"missing_keys": missing, "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
     return (model, info) if output_loading_info else model

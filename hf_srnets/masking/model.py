@@ -215,8 +215,14 @@ class SRNetModel(nn.Module):
 
     # -- export ----------------------------------------------------------------------------------------
     @torch.no_grad()
-    def merge_and_unload(self) -> nn.Module:
+    def merge_and_unload(self, compact: bool = False) -> nn.Module:
         """Return the wrapped model with plain `nn.Linear` layers whose weights are m ⊙ W (pruned = 0).
+
+        With `compact=True`, FFN units and attention heads whose masks removed them entirely (`--mask_granularity
+        neuron` or `head`) are then removed physically (`hf_srnets.compact.compact_model`): smaller dense matrices,
+        the same logits. The report of what was removed is kept as `self.compact_report`. A compact model with one
+        FFN width per layer and all heads saves as a stock transformers checkpoint; otherwise load it with
+        `hf_srnets.load_pretrained_model`.
 
         One-way: the returned model no longer knows its scores. The SRNetModel must not be used after.
         """
@@ -227,6 +233,10 @@ class SRNetModel(nn.Module):
             setattr(parent, child, plain)
         for param in self.base_model.parameters():
             param.requires_grad_(True)
+        if compact:
+            from ..compact import compact_model  # compact/ does not import masking/: no cycle, just kept lazy
+
+            self.compact_report = compact_model(self.base_model)
         return self.base_model
 
     def _trainable_base_tensors(self) -> dict[str, torch.Tensor]:

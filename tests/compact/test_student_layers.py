@@ -59,3 +59,20 @@ def test_layer_counts_out_of_range_are_refused():
             keep_layers(_model("bert", 2), n)
     with pytest.raises(ValueError, match="no encoder layer list"):
         keep_layers(torch.nn.Linear(2, 2), 1)
+
+
+def test_per_layer_ffn_widths_follow_the_kept_layers(tmp_path):
+    from hf_srnets.compact import ffn_widths
+    from hf_srnets.compact.neurons import prune_ffn_units
+
+    model = _model("bert", 4)
+    prune_ffn_units(model, {0: range(10), 1: range(20), 2: range(30), 3: range(40)})  # widths 54, 44, 34, 24
+    assert model.config.srnet_intermediate_sizes == [54, 44, 34, 24]
+    keep_layers(model, 2)  # layers 0 and 2
+    assert ffn_widths(model) == [54, 34] and model.config.srnet_intermediate_sizes == [54, 34]
+    inputs = {"input_ids": torch.randint(5, 100, (2, 7))}
+    with torch.no_grad():
+        expected = model(**inputs).logits
+    model.save_pretrained(tmp_path)
+    with torch.no_grad():
+        torch.testing.assert_close(load_pretrained_model(str(tmp_path))(**inputs).logits, expected, atol=1e-5, rtol=0)
