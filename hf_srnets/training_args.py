@@ -38,6 +38,11 @@ class SRNetTrainingArguments(TrainingArguments):
             best (still by `metric_for_best_model`). Appendix B.3.3 uses 0.7 when searching on a fine-tuned
             model. With a cubic sparsity schedule, selection also waits until the target sparsity is reached.
 
+    Parameters that control evaluation:
+        eval_sort_by_length: `evaluate` and `predict` batch the examples from the longest `input_ids` to the
+            shortest (less padding per batch) and return predictions, label ids and metrics in the dataset's
+            order (`SRNetTrainer`); `False` batches in dataset order, as the Trainer does.
+
     Parameters that control adversarial training (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020):
         adversarial: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`) run around `loss`:
             `freelb` (`hf_srnets.objectives.FreeLB`). Composes with every loss and pruning method.
@@ -74,6 +79,14 @@ class SRNetTrainingArguments(TrainingArguments):
         metadata={
             "help": "Fraction of training after which checkpoints may be chosen as best (0.7 in the paper "
             "when searching on a fine-tuned model)."
+        },
+    )
+    eval_sort_by_length: bool = field(
+        default=True,
+        metadata={
+            "help": "Batch evaluation/prediction examples by length (longest first) and restore the dataset's "
+            "order of predictions and labels afterwards: same results, less padding. --no_eval_sort_by_length "
+            "(or false) evaluates in dataset order."
         },
     )
 

@@ -13,6 +13,10 @@ deterministic gate m̂ = min(1, max(0, σ(log α)·(ζ − γ) + γ)) (Eq. 5) in
 
 A layer is either *searching* (the gates above) or *fixed*: a binary ticket in train and eval mode, as after
 extraction (§3.3) or for retraining the weights under it (`--mask_from`).
+
+Precision: log α is float32 whatever the model's dtype (`KeepsFloat32`: `model.half()` or `.to(bfloat16)` leaves
+it alone), u, s and the gate are computed in float32 and only the product m ⊙ W is formed in W's dtype, so
+∂L/∂log α is float32 and `merged_weight()` is exactly what `forward` multiplies by.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..precision import KeepsFloat32
 from ..wrapped import WrappedLinear
 
 GAMMA = -0.1
@@ -54,7 +59,7 @@ def expected_nonzero(log_alpha: torch.Tensor, temperature: float) -> torch.Tenso
     return torch.sigmoid(log_alpha - temperature * math.log(-GAMMA / ZETA))
 
 
-class HardConcreteLinear(WrappedLinear):
+class HardConcreteLinear(KeepsFloat32, WrappedLinear):
     """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
 
     The interface `SRNetModel` relies on: `base_layer`, `mask_scores` (= `log_alpha`), `binary_mask()`,
@@ -63,6 +68,8 @@ class HardConcreteLinear(WrappedLinear):
     model uses) and `merged_weight()` is m̂ ⊙ W (the evaluated model exactly); for a fixed ticket both are the
     ticket.
     """
+
+    float32_tensors = ("log_alpha",)
 
     def __init__(self, base_layer: nn.Linear, temperature: float = 2 / 3, init_keep: float = 0.9) -> None:
         super().__init__(base_layer)
@@ -112,7 +119,7 @@ class HardConcreteLinear(WrappedLinear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight = self.base_layer.weight
-        return F.linear(x, weight * self.gate().to(weight.dtype), self.base_layer.bias)
+        return F.linear(x, weight * self.gate().to(weight.dtype), self.base_layer.bias)  # as merged_weight()
 
     @torch.no_grad()
     def binary_mask(self) -> torch.Tensor:

