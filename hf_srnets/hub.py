@@ -1,4 +1,4 @@
-"""Share SRNets on the Hub: the mask repo (config + bit-packed masks + card) and, optionally, a merged checkpoint.
+"""Share SRNets on the Hub: the mask repo (config + entropy-coded masks + card) and, optionally, a merged checkpoint.
 
 Uploads never hold the base weights of a mask repo, nor local paths: the uploaded `srnet_config.json` names a
 local base model by its directory name (the local file keeps the real path). When an upload fails (offline, no

@@ -172,13 +172,14 @@ def render_model_card(info: dict[str, Any]) -> str:
         summary += (
             "\n\nThis is the **merged** checkpoint: the masks are folded into the weights (pruned weights are exactly"
             " 0), so `transformers` alone loads it. Its size is that of the dense model; store the mask repo for the"
-            " 1-bit-per-weight form."
+            " compact form (about H(s) bits per prunable weight), or save the merged model with `--save_compact`."
         )
     elif info.get("holds"):
         summary += f"\n\nThis repo holds {info['holds']}."
     elif pruning != "none":
         summary += (
-            "\n\nThis repo holds the mask config and the bit-packed masks only; the weights come from the base model."
+            "\n\nThis repo holds the mask config and the entropy-coded masks only; the weights come from the base"
+            " model."
         )
     if info.get("base_note") and not info.get("merged"):
         summary += f" Base weights: {info['base_note']}."

@@ -47,7 +47,7 @@ class SRNetModel(nn.Module):
     Example:
         >>> model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
         >>> srnet = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
-        >>> srnet.save_pretrained("masks/")          # config + bit-packed masks only
+        >>> srnet.save_pretrained("masks/")          # config + entropy-coded masks only
         >>> plain = srnet.merge_and_unload()          # pruned weights set to exactly 0
     """
 
