@@ -9,6 +9,7 @@ from conftest import tiny_model
 from torch import nn
 from transformers import AutoModelForSequenceClassification
 
+from compact.helpers import lively, logits, num_params, padded_inputs
 from hf_srnets import compact_model, load_pretrained_model
 from hf_srnets.compact import attention_sites, ffn_sites, ffn_widths, heads_per_layer, prune_heads, pruned_heads
 
@@ -19,29 +20,7 @@ HEAD_PARAMS = 3 * (HEAD * HIDDEN + HEAD) + HEAD * HIDDEN  # Q, K, V rows and bia
 
 
 def _inputs(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(5, 90, (4, 9), generator=g)
-    mask = torch.ones_like(ids)
-    mask[0, 5:] = 0
-    mask[3, 2:] = 0
-    return {"input_ids": ids, "attention_mask": mask}
-
-
-def _lively(model, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-    return model
-
-
-def _logits(model, batch):
-    with torch.no_grad():
-        return model(**batch).logits
-
-
-def _params(model):
-    return sum(p.numel() for p in model.parameters())
+    return padded_inputs(seed, (4, 9), {0: 5, 3: 2})
 
 
 def _structured_zeros(model, seed=0):
@@ -73,79 +52,79 @@ def _structured_zeros(model, seed=0):
 @pytest.mark.parametrize("kind", KINDS)
 def test_compact_model_removes_exactly_the_zero_units_and_heads(kind):
     batch = _inputs()
-    dense = _lively(tiny_model(kind))
+    dense = lively(tiny_model(kind))
     masked = copy.deepcopy(dense)
     expected = _structured_zeros(masked)
-    assert (_logits(dense, batch) - _logits(masked, batch)).abs().max() > 1e-2  # the mask matters
+    assert (logits(dense, batch) - logits(masked, batch)).abs().max() > 1e-2  # the mask matters
     compact = copy.deepcopy(masked)
     report = compact_model(compact)
-    torch.testing.assert_close(_logits(compact, batch), _logits(masked, batch), atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(compact, batch), logits(masked, batch), atol=1e-5, rtol=0)
     removed = [len(expected[0]), len(expected[1])]
     assert report["ffn_units_removed"] == removed == [16, 21]
     assert report["ffn_units_per_layer"] == ffn_widths(compact) == [WIDTH - 16, WIDTH - 21]
     assert report["heads_removed"] == {"0": [1], "1": [0]} == pruned_heads(compact)
     assert report["heads_per_layer"] == heads_per_layer(compact) == [1, 1] and report["zero_heads_kept"] == {}
-    assert report["parameters_before"] == _params(masked)
+    assert report["parameters_before"] == num_params(masked)
     assert report["parameters_before"] - report["parameters_after"] == sum(removed) * UNIT + 2 * HEAD_PARAMS
-    assert report["parameters_after"] == _params(compact) and not report["stock_checkpoint"]
+    assert report["parameters_after"] == num_params(compact) and not report["stock_checkpoint"]
     kept = [j for j in range(WIDTH) if j not in expected[0]]
     assert torch.equal(ffn_sites(compact)[0].w_out.weight, ffn_sites(masked)[0].w_out.weight[:, kept])
 
 
 @pytest.mark.parametrize("kind", ["bert", "distilbert"])
 def test_element_zeros_that_remove_nothing_change_nothing(kind):
-    model, batch = _lively(tiny_model(kind)), _inputs(1)
+    model, batch = lively(tiny_model(kind)), _inputs(1)
     g = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, nn.Linear):
                 module.weight.mul_(torch.rand(module.weight.shape, generator=g) > 0.5)  # 50% element mask
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     report = compact_model(model)
     assert report["parameters_after"] == report["parameters_before"]
     assert report["ffn_units_removed"] == [0, 0] and report["heads_removed"] == {} and report["stock_checkpoint"]
     assert not hasattr(model.config, "srnet_pruned_heads") and not hasattr(model.config, "srnet_intermediate_sizes")
-    assert torch.equal(_logits(model, batch), reference)
+    assert torch.equal(logits(model, batch), reference)
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
 
 
 def test_all_zero_layer_keeps_one_head_and_no_ffn():
-    model, batch = _lively(tiny_model("bert")), _inputs(2)
+    model, batch = lively(tiny_model("bert")), _inputs(2)
     with torch.no_grad():
         attention_sites(model)[1].output.weight.zero_()
         ffn_sites(model)[1].w_out.weight.zero_()
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     report = compact_model(model)
     assert report["zero_heads_kept"] == {"1": 0} and report["heads_removed"] == {"1": [1]}
     assert report["heads_per_layer"] == [2, 1] and report["ffn_units_per_layer"] == [WIDTH, 0]
-    torch.testing.assert_close(_logits(model, batch), reference, atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(model, batch), reference, atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("kind", ["roberta", "distilbert"])
 def test_saved_compact_model_reloads_to_the_same_logits(kind, tmp_path):
-    model, batch = _lively(tiny_model(kind)), _inputs(3)
+    model, batch = lively(tiny_model(kind)), _inputs(3)
     _structured_zeros(model)
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     compact_model(model)
     model.save_pretrained(tmp_path)
     loaded = load_pretrained_model(str(tmp_path))
-    torch.testing.assert_close(_logits(loaded, batch), reference, atol=1e-5, rtol=0)
-    assert torch.equal(_logits(loaded, batch), _logits(model, batch))
+    torch.testing.assert_close(logits(loaded, batch), reference, atol=1e-5, rtol=0)
+    assert torch.equal(logits(loaded, batch), logits(model, batch))
 
 
 def test_uniform_compact_model_loads_with_from_pretrained(tmp_path):
-    model, batch = _lively(tiny_model("electra")), _inputs(4)
+    model, batch = lively(tiny_model("electra")), _inputs(4)
     with torch.no_grad():
         for site in ffn_sites(model):  # the same number of zero units in every layer, no zero heads
             site.w_out.weight[:, torch.randperm(WIDTH)[:24]] = 0.0
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     report = compact_model(model)
     assert report["ffn_units_per_layer"] == [40, 40] and model.config.intermediate_size == 40
     assert report["stock_checkpoint"]
     model.save_pretrained(tmp_path)
     stock = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
-    torch.testing.assert_close(_logits(stock, batch), reference, atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(stock, batch), reference, atol=1e-5, rtol=0)
 
 
 def test_wrapped_and_unsupported_models_are_refused_by_name():
@@ -167,24 +146,24 @@ def test_wrapped_and_unsupported_models_are_refused_by_name():
 def test_heads_pruned_before_keep_their_original_numbers():
     config = tiny_model("bert").config
     config.num_attention_heads = 4  # heads of 8
-    model = _lively(AutoModelForSequenceClassification.from_config(config).eval())
+    model = lively(AutoModelForSequenceClassification.from_config(config).eval())
     prune_heads(model, {0: [1]})  # layer 0 now holds original heads 0, 2, 3 at positions 0, 1, 2
     with torch.no_grad():
         attention_sites(model)[0].output.weight[:, 16:24] = 0.0  # position 2: original head 3
     batch = _inputs(5)
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     report = compact_model(model)
     assert report["heads_removed"] == {"0": [3]} and pruned_heads(model) == {"0": [1, 3]}
     assert report["heads_per_layer"] == [2, 4]
-    torch.testing.assert_close(_logits(model, batch), reference, atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(model, batch), reference, atol=1e-5, rtol=0)
 
 
 def test_half_precision_model_stays_half():
-    model = _lively(tiny_model("bert")).to(torch.bfloat16)
+    model = lively(tiny_model("bert")).to(torch.bfloat16)
     _structured_zeros(model)
     batch = _inputs(6)
-    reference = _logits(model, batch)
+    reference = logits(model, batch)
     report = compact_model(model)
     assert report["ffn_units_removed"] == [16, 21]
     assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
-    torch.testing.assert_close(_logits(model, batch), reference, atol=0.05, rtol=0.02)
+    torch.testing.assert_close(logits(model, batch), reference, atol=0.05, rtol=0.02)

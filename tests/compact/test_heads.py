@@ -7,6 +7,7 @@ import torch
 from conftest import tiny_model
 from transformers import AutoModelForSequenceClassification
 
+from compact.helpers import lively, num_params, padded_inputs
 from hf_srnets import load_pretrained_model
 from hf_srnets.compact import HeadMask, heads_per_layer, heads_to_prune, prune_heads, pruned_heads
 
@@ -15,29 +16,12 @@ HIDDEN, HEAD = 32, 16  # conftest TINY: 2 heads of 16 in a hidden size of 32
 
 
 def _inputs(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(5, 90, (3, 7), generator=g)
-    mask = torch.ones_like(ids)
-    mask[0, 5:] = 0
-    return {"input_ids": ids, "attention_mask": mask}
-
-
-def _lively(model, seed=0):
-    """Weights of std 0.3 instead of the init's 0.02, so that one head visibly moves the logits."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-    return model
-
-
-def _params(model):
-    return sum(p.numel() for p in model.parameters())
+    return padded_inputs(seed, (3, 7), {0: 5})
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_pruned_model_equals_masked_model_and_is_smaller(kind):
-    model = _lively(tiny_model(kind))
+    model = lively(tiny_model(kind))
     batch = _inputs()
     xi = torch.ones(2, 2)
     xi[0, 1] = 0.0
@@ -47,13 +31,13 @@ def test_pruned_model_equals_masked_model_and_is_smaller(kind):
     with torch.no_grad():
         full = model(**batch).logits
     assert (full - masked).abs().max() > 1e-2  # the mask did something, and is gone after the context
-    before = _params(model)
+    before = num_params(model)
     prune_heads(model, {0: [1], 1: [0]})
     with torch.no_grad():
         pruned = model(**batch).logits
     torch.testing.assert_close(pruned, masked, atol=1e-5, rtol=0)
     # per head: Q, K, V lose HEAD rows of HIDDEN weights + HEAD biases, the output projection HEAD columns
-    assert before - _params(model) == 2 * (3 * (HEAD * HIDDEN + HEAD) + HEAD * HIDDEN)
+    assert before - num_params(model) == 2 * (3 * (HEAD * HIDDEN + HEAD) + HEAD * HIDDEN)
     assert heads_per_layer(model) == [1, 1]
     assert model.config.srnet_pruned_heads == {"0": [1], "1": [0]}
 
@@ -61,7 +45,7 @@ def test_pruned_model_equals_masked_model_and_is_smaller(kind):
 def test_pruning_again_uses_original_head_numbers():
     model = tiny_model("bert")
     model.config.num_attention_heads = 4  # a 4-head model of the same size: heads of 8
-    model = _lively(AutoModelForSequenceClassification.from_config(model.config).eval())
+    model = lively(AutoModelForSequenceClassification.from_config(model.config).eval())
     batch = _inputs(1)
     xi = torch.ones(2, 4)
     xi[0, [1, 3]] = 0.0

@@ -8,6 +8,7 @@ import torch
 from conftest import tiny_model
 from transformers import AutoModelForSequenceClassification
 
+from compact.helpers import lively, logits, num_params, padded_inputs
 from hf_srnets import load_pretrained_model
 from hf_srnets.compact import (
     INTERMEDIATE_SIZES_ATTR,
@@ -24,30 +25,7 @@ HIDDEN, WIDTH = 32, 64  # conftest TINY
 
 
 def _inputs(seed=0):
-    g = torch.Generator().manual_seed(seed)
-    ids = torch.randint(5, 90, (3, 7), generator=g)
-    mask = torch.ones_like(ids)
-    mask[0, 4:] = 0
-    mask[2, 6:] = 0
-    return {"input_ids": ids, "attention_mask": mask}
-
-
-def _lively(model, seed=0):
-    """Weights of std 0.3 instead of the init's 0.02, so that a few units visibly move the logits."""
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-    return model
-
-
-def _logits(model, batch):
-    with torch.no_grad():
-        return model(**batch).logits
-
-
-def _params(model):
-    return sum(p.numel() for p in model.parameters())
+    return padded_inputs(seed, (3, 7), {0: 4, 2: 6})
 
 
 def _zero_units(model, units):
@@ -60,15 +38,15 @@ def _zero_units(model, units):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_removed_units_equal_zeroed_units_and_are_smaller(kind):
-    model, batch = _lively(tiny_model(kind)), _inputs()
+    model, batch = lively(tiny_model(kind)), _inputs()
     units = {0: [1, 5, 6, 40], 1: [0, 63]}
-    reference = _zero_units(_lively(tiny_model(kind)), units)
-    assert (_logits(model, batch) - _logits(reference, batch)).abs().max() > 1e-2  # the units matter
-    before = _params(model)
+    reference = _zero_units(lively(tiny_model(kind)), units)
+    assert (logits(model, batch) - logits(reference, batch)).abs().max() > 1e-2  # the units matter
+    before = num_params(model)
     prune_ffn_units(model, units)
-    torch.testing.assert_close(_logits(model, batch), _logits(reference, batch), atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(model, batch), logits(reference, batch), atol=1e-5, rtol=0)
     assert ffn_widths(model) == [60, 62]
-    assert before - _params(model) == 6 * (2 * HIDDEN + 1)  # per unit: a row of W_in, b_in[j], a column of W_out
+    assert before - num_params(model) == 6 * (2 * HIDDEN + 1)  # per unit: a row of W_in, b_in[j], a column of W_out
     # the kept units are the others, in order
     site = ffn_sites(model)[0]
     full = ffn_sites(reference)[0]
@@ -79,7 +57,7 @@ def test_removed_units_equal_zeroed_units_and_are_smaller(kind):
 
 @pytest.mark.parametrize("kind", ["bert", "distilbert"])
 def test_uniform_width_is_a_stock_checkpoint(kind, tmp_path):
-    model, batch = _lively(tiny_model(kind)), _inputs(1)
+    model, batch = lively(tiny_model(kind)), _inputs(1)
     prune_ffn_units(model, {0: range(0, 64, 2), 1: range(1, 64, 2)})
     attr = "hidden_dim" if kind == "distilbert" else "intermediate_size"
     assert getattr(model.config, attr) == 32 and not hasattr(model.config, INTERMEDIATE_SIZES_ATTR)
@@ -87,12 +65,12 @@ def test_uniform_width_is_a_stock_checkpoint(kind, tmp_path):
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved[attr] == 32 and INTERMEDIATE_SIZES_ATTR not in saved and "srnet_pruned_heads" not in saved
     stock = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
-    assert torch.equal(_logits(stock, batch), _logits(model, batch))
+    assert torch.equal(logits(stock, batch), logits(model, batch))
     assert ffn_widths(load_pretrained_model(str(tmp_path))) == [32, 32]
 
 
 def test_per_layer_widths_and_heads_round_trip_through_the_loader(tmp_path):
-    model, batch = _lively(tiny_model("bert")), _inputs(2)
+    model, batch = lively(tiny_model("bert")), _inputs(2)
     prune_heads(model, {1: [0]})
     prune_ffn_units(model, {0: [3, 4], 1: list(range(50))})
     assert model.config.intermediate_size == 62 and getattr(model.config, INTERMEDIATE_SIZES_ATTR) == [62, 14]
@@ -102,26 +80,26 @@ def test_per_layer_widths_and_heads_round_trip_through_the_loader(tmp_path):
     loaded, info = load_pretrained_model(str(tmp_path), output_loading_info=True)
     assert info["missing_keys"] == [] and not loaded.training
     assert ffn_widths(loaded) == [62, 14] and heads_per_layer(loaded) == [2, 1]
-    assert torch.equal(_logits(loaded, batch), _logits(model, batch))
+    assert torch.equal(logits(loaded, batch), logits(model, batch))
     for (name, a), b in zip(loaded.state_dict().items(), model.state_dict().values()):
         assert torch.equal(a, b), name
 
 
 def test_widths_only_round_trip_without_heads(tmp_path):
-    model = _lively(tiny_model("distilbert"))
+    model = lively(tiny_model("distilbert"))
     prune_ffn_units(model, {1: [0, 1, 2]})
     model.save_pretrained(tmp_path)
     loaded = load_pretrained_model(str(tmp_path))
     assert ffn_widths(loaded) == [64, 61] and loaded.config.hidden_dim == 64
-    assert torch.equal(_logits(loaded, _inputs()), _logits(model, _inputs()))
+    assert torch.equal(logits(loaded, _inputs()), logits(model, _inputs()))
 
 
 def test_a_layer_may_lose_every_unit():
-    model, batch = _lively(tiny_model("bert")), _inputs()
-    reference = _zero_units(_lively(tiny_model("bert")), {1: list(range(WIDTH))})
+    model, batch = lively(tiny_model("bert")), _inputs()
+    reference = _zero_units(lively(tiny_model("bert")), {1: list(range(WIDTH))})
     prune_ffn_units(model, {1: range(WIDTH)})
     assert ffn_widths(model) == [64, 0]
-    torch.testing.assert_close(_logits(model, batch), _logits(reference, batch), atol=1e-5, rtol=0)
+    torch.testing.assert_close(logits(model, batch), logits(reference, batch), atol=1e-5, rtol=0)
 
 
 def test_loader_refuses_widths_that_do_not_fit(tmp_path):

@@ -11,15 +11,13 @@ depend on `--fp16`/`--bf16`, and `merged_weight()` (m ⊙ W in W's dtype) equals
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..precision import KeepsFloat32
-from ..selection import binarize, exact_thresholds
+from ..scores import ThresholdedScores
 from ..wrapped import WrappedLinear
 
 
@@ -44,32 +42,18 @@ class _MaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None
 
 
-class MaskedLinear(KeepsFloat32, WrappedLinear):
+class MaskedLinear(ThresholdedScores, WrappedLinear):
     """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
 
     `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
     made trainable, as for a classifier trained from scratch). The interface `SRNetModel` relies on:
     `base_layer`, `mask_scores`, `binary_mask()`, `merged_weight()`, `set_fixed_mask()`.
-    `mask_scores` and `threshold` stay float32 under any cast of the model (`KeepsFloat32`).
+    `mask_scores` and `threshold` stay float32 under any cast of the model (`ThresholdedScores`).
     """
-
-    float32_tensors = ("mask_scores", "threshold")
 
     def __init__(self, base_layer: nn.Linear) -> None:
         super().__init__(base_layer)
-        weight = base_layer.weight
-        self.mask_scores = nn.Parameter(torch.ones_like(weight, dtype=torch.float32))
-        self.register_buffer("threshold", torch.tensor(0.0, dtype=torch.float32, device=weight.device))
-        self.register_buffer("tie_index", torch.tensor(0, dtype=torch.long, device=weight.device))
-        self.register_buffer("has_tie", torch.tensor(False, device=weight.device))
-        self._has_tie = False
-        self._register_load_state_dict_pre_hook(self._sync_after_load_hook, with_module=True)
-
-    @staticmethod
-    def _sync_after_load_hook(module: MaskedLinear, state_dict: dict, prefix: str, *args: Any) -> None:
-        key = prefix + "has_tie"
-        if key in state_dict:
-            module._has_tie = bool(state_dict[key])
+        self._init_scores(base_layer.weight.shape, base_layer.weight.device)
 
     # -- initialisation (appendix Eq. 1 and 2) -------------------------------------------------------
     @torch.no_grad()
@@ -78,39 +62,20 @@ class MaskedLinear(KeepsFloat32, WrappedLinear):
 
         Soft init (Eq. 2): m̂ = |W|, with φ chosen so that exactly ⌊s·n⌋ entries are pruned.
         """
-        magnitude = self.base_layer.weight.detach().abs().float()
-        num_zeros = math.floor(sparsity * magnitude.numel())
-        ((phi, tie_index, has_tie),) = exact_thresholds([magnitude], num_zeros)
-        pruned = ~binarize(magnitude, torch.tensor(phi, dtype=torch.float32), torch.tensor(tie_index), has_tie)
-        if mask_init == "hard":
-            self.mask_scores.copy_(torch.where(pruned, 0.0, alpha * init_threshold))
-            self.set_threshold(init_threshold, 0, False)
-        elif mask_init == "soft":
-            self.mask_scores.copy_(magnitude)
-            self.set_threshold(phi, tie_index, has_tie)
-        else:
-            raise ValueError(f"mask_init must be 'hard' or 'soft', got {mask_init!r}")
-
-    @torch.no_grad()
-    def set_threshold(self, phi: float, tie_index: int, has_tie: bool) -> None:
-        self.threshold.fill_(phi)
-        self.tie_index.fill_(tie_index)
-        self.has_tie.fill_(has_tie)
-        self._has_tie = has_tie
+        self.init_from_magnitude(self.base_layer.weight.detach().abs(), mask_init, sparsity, alpha, init_threshold)
 
     @torch.no_grad()
     def set_fixed_mask(self, mask: torch.Tensor) -> None:
         """Fix the binary mask: scores become 1 (kept) / 0 (pruned) with φ = 0.5."""
-        self.mask_scores.copy_(mask.to(self.mask_scores.dtype))
-        self.set_threshold(0.5, 0, False)
+        self.fix_scores(mask)
 
     # -- forward ----------------------------------------------------------------------------------------
     def binary_mask(self) -> torch.Tensor:
         """The current binary mask m as a bool tensor (no gradient)."""
-        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+        return self.scores_mask()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        binary = binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+        binary = self.scores_mask()
         weight = _MaskedWeight.apply(self.base_layer.weight, self.mask_scores, binary)
         return F.linear(x, weight, self.base_layer.bias)
 

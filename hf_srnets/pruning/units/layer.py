@@ -18,8 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..precision import KeepsFloat32
-from ..selection import binarize
+from ..scores import ThresholdedScores
 from ..wrapped import WrappedLinear
 from .groups import UnitGroup
 
@@ -36,46 +35,25 @@ def sum_over_units(values: torch.Tensor, grid: tuple[int, int], tile: tuple[int,
     return values.reshape(grid[0], tile[0], grid[1], tile[1]).sum(dim=(1, 3))
 
 
-class UnitScores(KeepsFloat32, nn.Module):
+class UnitScores(ThresholdedScores, nn.Module):
     """The scores m̂ of one unit group (float32, shape = the group's shape) and its threshold φ with tie rule.
 
     Registered once, on the first member layer (`unit_scores`), so each score is one tensor in a state dict.
     """
 
-    float32_tensors = ("mask_scores", "threshold")
-
     def __init__(self, kind: str, shape: tuple[int, ...], device: torch.device | None = None) -> None:
         super().__init__()
         self.kind = kind
-        self.mask_scores = nn.Parameter(torch.ones(shape, dtype=torch.float32, device=device))
-        self.register_buffer("threshold", torch.tensor(0.0, dtype=torch.float32, device=device))
-        self.register_buffer("tie_index", torch.tensor(0, dtype=torch.long, device=device))
-        self.register_buffer("has_tie", torch.tensor(False, device=device))
-        self._has_tie = False
-        self._register_load_state_dict_pre_hook(self._sync_after_load_hook, with_module=True)
-
-    @staticmethod
-    def _sync_after_load_hook(module: UnitScores, state_dict: dict, prefix: str, *args: Any) -> None:
-        key = prefix + "has_tie"
-        if key in state_dict:
-            module._has_tie = bool(state_dict[key])
-
-    @torch.no_grad()
-    def set_threshold(self, phi: float, tie_index: int, has_tie: bool) -> None:
-        self.threshold.fill_(phi)
-        self.tie_index.fill_(tie_index)
-        self.has_tie.fill_(has_tie)
-        self._has_tie = has_tie
+        self._init_scores(shape, device)
 
     @torch.no_grad()
     def set_fixed(self, unit_mask: torch.Tensor) -> None:
         """Fix the unit mask: scores 1 (kept) / 0 (pruned) with φ = 0.5."""
-        self.mask_scores.copy_(unit_mask.reshape(self.mask_scores.shape).to(self.mask_scores.dtype))
-        self.set_threshold(0.5, 0, False)
+        self.fix_scores(unit_mask)
 
     def unit_mask(self) -> torch.Tensor:
         """m_u = 1[m̂_u ≥ φ] with the tie rule, a bool tensor of the scores' shape."""
-        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+        return self.scores_mask()
 
     def extra_repr(self) -> str:
         return f"kind={self.kind}, shape={tuple(self.mask_scores.shape)}"

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from ..selection import binarize, exact_mask, exact_thresholds
+from ..selection import exact_mask, exact_thresholds
 from .layer import UnitMaskedLinear, UnitScores, sum_over_units
 
 Members = list[tuple[str, UnitMaskedLinear]]
@@ -78,18 +78,7 @@ def init_unit_scores(srnet: nn.Module, mask_init: str, sparsity: float, alpha: f
     `init_threshold`. Soft (Eq. 2): m̂_u = a_u with φ exact for ⌊s·n⌋ pruned units of the group.
     """
     for units, members in unit_layer_groups(srnet.masked_layers().items()):
-        magnitude = aggregated_magnitude(units, members)
-        num_zeros = math.floor(sparsity * magnitude.numel())
-        ((phi, tie_index, has_tie),) = exact_thresholds([magnitude], num_zeros)
-        if mask_init == "hard":
-            kept = binarize(magnitude, torch.tensor(phi, dtype=torch.float32), torch.tensor(tie_index), has_tie)
-            units.mask_scores.copy_(torch.where(kept, alpha * init_threshold, 0.0))
-            units.set_threshold(init_threshold, 0, False)
-        elif mask_init == "soft":
-            units.mask_scores.copy_(magnitude)
-            units.set_threshold(phi, tie_index, has_tie)
-        else:
-            raise ValueError(f"mask_init must be 'hard' or 'soft', got {mask_init!r}")
+        units.init_from_magnitude(aggregated_magnitude(units, members), mask_init, sparsity, alpha, init_threshold)
 
 
 @torch.no_grad()
