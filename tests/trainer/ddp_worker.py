@@ -19,7 +19,7 @@ from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.trainer import SRNetTrainer
 from hf_srnets.training_args import SRNetTrainingArguments
-from trainer.helpers import synthetic_nli, tiny_tokenizer
+from trainer.helpers import end_process_group, synthetic_nli, tiny_tokenizer
 
 
 def main(out: str, per_device_batch: int) -> None:
@@ -58,6 +58,7 @@ def main(out: str, per_device_batch: int) -> None:
     flipped = sum(int((state[n] != initial[n]).sum()) for n in initial)
     state["flipped"] = torch.tensor(flipped / sum(m.numel() for m in initial.values()))
     torch.save(state, os.path.join(out, f"rank{rank}.pt"))
+    end_process_group()
 
 
 if __name__ == "__main__":

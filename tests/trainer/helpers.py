@@ -59,3 +59,13 @@ def cpu_args(output_dir: str | Path, **kwargs) -> SRNetTrainingArguments:
         dataloader_pin_memory=False,
     )
     return SRNetTrainingArguments(**{**defaults, **kwargs})
+
+
+def end_process_group() -> None:
+    """Wait for every rank, then shut the gloo process group down before the worker exits: a process that exits
+    with gloo's threads still running can abort ("terminate called without an active exception")."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()

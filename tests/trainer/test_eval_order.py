@@ -23,7 +23,7 @@ from conftest import tiny_model
 from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
 from hf_srnets.trainer import LengthSortedSampler, SRNetTrainer, example_lengths, restore_order
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from trainer.helpers import cpu_args, end_process_group, synthetic_nli, tiny_tokenizer
 
 
 def _trainer(out: Path, tokenizer, sort: bool, compute_metrics=None, **kwargs) -> SRNetTrainer:
@@ -116,6 +116,7 @@ def _worker(out: str) -> None:
     assert trainer.args.world_size == 2
     output = trainer.predict(data)
     torch.save({"predictions": output.predictions, "labels": output.label_ids}, Path(out) / f"rank{rank}.pt")
+    end_process_group()
 
 
 def test_two_processes_restore_the_dataset_order(tmp_path):
