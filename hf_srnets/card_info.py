@@ -222,6 +222,23 @@ def schedule_description(model_args: ModelArguments, mask_config: Any = None) ->
     method, cfg = search_method(model_args), mask_config
     if cfg is None:
         return None
+    described = _search_words(method, cfg)
+    units = UNIT_WORDS.get(getattr(cfg, "mask_granularity", "element"), "")
+    where = "per layer" if cfg.sparsity_scope == "local" else "over all layers"
+    return described + units.format(block=cfg.block_size, where=where) if described and units else described
+
+
+# how a structured search's unit reads on the card (`--mask_granularity`); element masks add nothing
+UNIT_WORDS = {
+    "block": "; the masks keep or prune {block}×{block} tiles (--mask_granularity block)",
+    "neuron": "; the masks keep or prune whole FFN units and attention heads, ⌊s·n⌋ of each {where} "
+    "(--mask_granularity neuron)",
+    "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
+    "(--mask_granularity head)",
+}
+
+
+def _search_words(method: str | None, cfg: Any) -> str | None:
     if method == "magnitude":
         return (
             f"iterative magnitude pruning (Algorithm 1): {cfg.imp_prune_ratio:.0%} of each matrix every "

@@ -47,6 +47,7 @@ def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_d
     with torch.no_grad():
         compact = model(**inputs).logits
     torch.testing.assert_close(compact, _masked_logits(minilm, out, inputs), atol=1e-5, rtol=0)
+    assert "whole FFN units and attention heads, ⌊s·n⌋ of each per layer" in (out / "README.md").read_text()
     card = (merged / "README.md").read_text()
     assert "**compact** merged checkpoint" in card and f'load_pretrained_model("{merged}")' in card
 
