@@ -6,11 +6,8 @@ import inspect
 import math
 import os
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-import pyarrow.compute as pc
 import torch
 from torch import nn
 from torch.utils.data import Sampler
@@ -21,88 +18,13 @@ from transformers.trainer_utils import EvalLoopOutput, EvalPrediction
 from transformers.utils import logging
 
 from .data.columns import EXAMPLE_COLUMNS
+from .eval_order import LengthSortedSampler, example_lengths, find_sorted_sampler, restore_if_per_example, restore_order
 from .losses import DebiasingLoss
 from .masking import TRAINING_STATE_NAME, SRNetModel
 from .objectives import LossObjective, Objective, build_objective
 from .training_args import SRNetTrainingArguments
 
 logger = logging.get_logger(__name__)
-
-
-class LengthSortedSampler(Sampler[int]):
-    """The indices of an evaluation set from the longest example to the shortest, equal lengths in dataset order.
-
-    `order[k]` is the dataset index of the k-th example the evaluation loop sees; `restore_order` puts outputs
-    back in dataset order. With several processes, accelerate shards the batches of this order and
-    `gather_for_metrics` concatenates them in the same order, so `order` describes the gathered outputs too.
-    """
-
-    def __init__(self, lengths: np.ndarray) -> None:
-        lengths = np.asarray(lengths, dtype=np.int64)
-        self.order = np.argsort(-lengths, kind="stable")
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.order.tolist())
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-
-def example_lengths(dataset: Any, column: str, length_column: str = "length") -> np.ndarray | None:
-    """Per-example lengths: the `length_column` if the dataset has one, else the length of each `column` list
-    (tokenized without padding); None when neither can be read (e.g. already padded tensors)."""
-    names = getattr(dataset, "column_names", None)
-    if names is not None:  # a `datasets.Dataset`: read the lengths from Arrow, without decoding the rows
-        if length_column in names:
-            return np.asarray(dataset[length_column], dtype=np.int64)
-        if column not in names:
-            return None
-        return pc.list_value_length(dataset.with_format("arrow")[column]).to_numpy(zero_copy_only=False)
-    first = dataset[0] if len(dataset) else None
-    if not isinstance(first, dict) or not hasattr(first.get(column), "__len__"):
-        return None
-    return np.asarray([len(dataset[i][column]) for i in range(len(dataset))], dtype=np.int64)
-
-
-def restore_order(values: Any, order: np.ndarray) -> Any:
-    """Outputs in dataset order from outputs in evaluation order: row k of `values` is example `order[k]`, so
-    example i is row `inverse[i]` with `inverse[order[k]] = k`. Tuples, lists and dicts (several model outputs)
-    are restored element by element; None stays None."""
-    if values is None:
-        return None
-    if isinstance(values, (tuple, list)):
-        return type(values)(restore_order(v, order) for v in values)
-    if isinstance(values, dict):
-        return {k: restore_order(v, order) for k, v in values.items()}
-    if len(values) != len(order):
-        raise ValueError(
-            f"An evaluation output has {len(values)} rows for {len(order)} examples: cannot restore the dataset "
-            "order of a length-sorted evaluation. Set --eval_sort_by_length false."
-        )
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return values[inverse]
-
-
-def _restore_if_per_example(losses: Any, order: np.ndarray) -> Any:
-    """`include_for_metrics` losses: one per example (each its batch's mean) are restored; other shapes kept."""
-    if isinstance(losses, np.ndarray) and losses.ndim >= 1 and len(losses) == len(order):
-        return restore_order(losses, order)
-    return losses
-
-
-def _find_sorted_sampler(dataloader: Any) -> LengthSortedSampler | None:
-    """The `LengthSortedSampler` under a (prepared, possibly sharded) evaluation dataloader, if any."""
-    queue, seen = [dataloader], set()
-    while queue:
-        obj = queue.pop()
-        if isinstance(obj, LengthSortedSampler):
-            return obj
-        if obj is None or id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        queue.extend(getattr(obj, name, None) for name in ("batch_sampler", "sampler", "base_dataloader"))
-    return None
 
 
 class SRNetTrainer(Trainer):
@@ -242,7 +164,7 @@ class SRNetTrainer(Trainer):
         For a length-sorted dataloader, `compute_metrics` gets predictions, label ids and inputs (and the
         per-example losses of `include_for_metrics`) in dataset order, as do the returned outputs.
         """
-        sampler = _find_sorted_sampler(dataloader)
+        sampler = find_sorted_sampler(dataloader)
         if sampler is None:
             self.last_eval_output = super().evaluation_loop(dataloader, *args, **kwargs)
             return self.last_eval_output
@@ -254,7 +176,7 @@ class SRNetTrainer(Trainer):
                     predictions=restore_order(pred.predictions, order),
                     label_ids=restore_order(pred.label_ids, order),
                     inputs=restore_order(pred.inputs, order),
-                    losses=_restore_if_per_example(pred.losses, order),
+                    losses=restore_if_per_example(pred.losses, order),
                 )
             )
         try:

@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from conftest import tiny_model
 
 from hf_srnets.collator import SRNetDataCollator
+from hf_srnets.eval_order import LengthSortedSampler, example_lengths, restore_order
 from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-from hf_srnets.trainer import LengthSortedSampler, SRNetTrainer, example_lengths, restore_order
+from hf_srnets.trainer import SRNetTrainer
 from trainer.helpers import cpu_args, end_process_group, synthetic_nli, tiny_tokenizer
 
 
