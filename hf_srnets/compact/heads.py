@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from .layout import PRUNED_HEADS_ATTR, AttentionSite, attention_sites
+from .linear import slice_linear
 
 logger = logging.getLogger(__name__)
 
@@ -169,20 +170,6 @@ def heads_to_prune(importance: torch.Tensor, fraction: float) -> dict[int, list[
     return {layer: sorted(hs) for layer, hs in sorted(chosen.items())}
 
 
-def _slice_linear(linear: nn.Linear, index: torch.Tensor, dim: int) -> nn.Linear:
-    """A new `nn.Linear` with the rows (`dim=0`, outputs) or columns (`dim=1`, inputs) in `index` of `linear`."""
-    weight = linear.weight.detach().index_select(dim, index).clone()
-    bias = linear.bias.detach().clone() if linear.bias is not None else None
-    if bias is not None and dim == 0:
-        bias = bias.index_select(0, index)
-    out = nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None, device=weight.device, dtype=weight.dtype)
-    out.weight.data.copy_(weight)
-    if bias is not None:
-        out.bias.data.copy_(bias)
-    out.weight.requires_grad_(linear.weight.requires_grad)
-    return out
-
-
 def _prune_site(site: AttentionSite, positions: list[int]) -> None:
     """Remove the heads at current `positions` from one layer (Q/K/V rows, output projection columns, counts)."""
     keep = [h for h in range(site.num_heads) if h not in set(positions)]
@@ -191,8 +178,8 @@ def _prune_site(site: AttentionSite, positions: list[int]) -> None:
     d = site.head_size
     index = torch.tensor([h * d + i for h in keep for i in range(d)], device=site.output.weight.device)
     for name in site.qkv:
-        setattr(site.attention, name, _slice_linear(getattr(site.attention, name), index, 0))
-    setattr(site.output_holder, site.output_name, _slice_linear(site.output, index, 1))
+        setattr(site.attention, name, slice_linear(getattr(site.attention, name), index, 0))
+    setattr(site.output_holder, site.output_name, slice_linear(site.output, index, 1))
     setattr(site.attention, site.count_attr, len(keep))
     if hasattr(site.attention, "all_head_size"):
         site.attention.all_head_size = len(keep) * d

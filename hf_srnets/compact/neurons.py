@@ -18,14 +18,13 @@ attribute holds the largest width and `config.srnet_intermediate_sizes` the widt
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
-from torch import nn
 
 from .layout import INTERMEDIATE_SIZES_ATTR, FFNSite, ffn_sites, width_attr
+from .linear import slice_linear
 
 logger = logging.getLogger(__name__)
 
@@ -35,26 +34,10 @@ def ffn_widths(model: Any) -> list[int]:
     return [site.width for site in ffn_sites(model)]
 
 
-def _select(linear: nn.Linear, index: torch.Tensor, dim: int) -> nn.Linear:
-    """A new `nn.Linear` with the rows (`dim=0`: outputs, and their biases) or columns (`dim=1`: inputs) in
-    `index` of `linear`, on its device and in its dtype (width 0 allowed)."""
-    weight = linear.weight.detach().index_select(dim, index)
-    bias = linear.bias
-    if bias is not None:
-        bias = bias.detach().index_select(0, index) if dim == 0 else bias.detach()
-    with warnings.catch_warnings():  # "Initializing zero-element tensors is a no-op" for width 0
-        warnings.simplefilter("ignore", UserWarning)
-        out = nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None, device="meta")
-    out.weight = nn.Parameter(weight, requires_grad=linear.weight.requires_grad)
-    if bias is not None:
-        out.bias = nn.Parameter(bias.clone(), requires_grad=linear.bias.requires_grad)
-    return out
-
-
 def _keep_units(site: FFNSite, keep: Sequence[int]) -> None:
     index = torch.tensor(list(keep), dtype=torch.long, device=site.w_in.weight.device)
-    setattr(site.in_holder, site.in_name, _select(site.w_in, index, 0))
-    setattr(site.out_holder, site.out_name, _select(site.w_out, index, 1))
+    setattr(site.in_holder, site.in_name, slice_linear(site.w_in, index, 0))
+    setattr(site.out_holder, site.out_name, slice_linear(site.w_out, index, 1))
 
 
 def record_widths(model: Any) -> None:

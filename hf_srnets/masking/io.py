@@ -75,14 +75,20 @@ def _read_masks_file(path: str, model_id: str | os.PathLike) -> dict[str, torch.
         raise ValueError(f"{path} is damaged and cannot be read ({err}); save or download the masks again.") from err
 
 
-def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
-    """Every mask `config.module_shapes` lists is present and a 1-d uint8 tensor; bit-packed ones have exactly
-    ⌈n/8⌉ bytes. (An encoded mask's length depends on its content: `decode_masks` checks it decodes to n.)"""
+def check_mask_encoding(config: PruningConfig, path: str) -> None:
+    """`config.mask_encoding` is one this hf_srnets reads (`MASK_ENCODING`, or None: bit-packed); `path` is the
+    masks file, whose directory's config records it."""
     if config.mask_encoding not in (BITPACKED, MASK_ENCODING):
         raise ValueError(
             f"{os.path.join(os.path.dirname(path), CONFIG_NAME)} records mask_encoding={config.mask_encoding!r}, "
             f"which this hf_srnets cannot read (it reads {MASK_ENCODING!r} and bit-packed masks): upgrade hf_srnets."
         )
+
+
+def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
+    """Every mask `config.module_shapes` lists is present and a 1-d uint8 tensor; bit-packed ones have exactly
+    ⌈n/8⌉ bytes. (An encoded mask's length depends on its content: `decode_masks` checks it decodes to n.)"""
+    check_mask_encoding(config, path)
     packed_format = config.mask_encoding is BITPACKED
     for name, shape in config.module_shapes.items():
         if name not in tensors:
@@ -201,8 +207,7 @@ def decode_masks(tensors: dict[str, torch.Tensor], config: PruningConfig, path: 
     """The bool masks (True = kept) of every module `config.module_shapes` lists, decoded as `config.mask_encoding`
     says (None: bit-packed). `tensors` come from `load_checked_tensors`; a mask that does not decode to exactly its
     shape's n entries raises `ValueError` naming `path` and the module."""
-    if config.mask_encoding not in (BITPACKED, MASK_ENCODING):
-        raise ValueError(f"mask_encoding={config.mask_encoding!r} of {path} is unknown to this hf_srnets: upgrade it.")
+    check_mask_encoding(config, path)
     decode = unpack_mask if config.mask_encoding is BITPACKED else decode_mask
     masks = {}
     for name, shape in config.module_shapes.items():

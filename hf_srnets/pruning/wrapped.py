@@ -31,3 +31,9 @@ class WrappedLinear(nn.Module):
     @property
     def bias(self) -> torch.Tensor | None:
         return self.base_layer.bias
+
+    @torch.no_grad()
+    def merged_weight(self) -> torch.Tensor:
+        """m ⊙ W, the weight a plain `nn.Linear` needs to reproduce this layer, from the layer's `binary_mask()`
+        (layers whose merge is not a 0/1 mask, as l0's gates during a search, override it)."""
+        return self.base_layer.weight * self.binary_mask().to(self.base_layer.weight.dtype)

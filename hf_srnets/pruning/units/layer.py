@@ -135,11 +135,6 @@ class UnitMaskedLinear(WrappedLinear):
         weight = _UnitMaskedWeight.apply(self.base_layer.weight, scores, binary, self.tile)
         return F.linear(x, weight, self.base_layer.bias)
 
-    @torch.no_grad()
-    def merged_weight(self) -> torch.Tensor:
-        """m ⊙ W, the weight a plain `nn.Linear` needs to reproduce this layer."""
-        return self.base_layer.weight * self.binary_mask().to(self.base_layer.weight.dtype)
-
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, tile={self.tile}"
 
