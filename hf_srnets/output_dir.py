@@ -38,6 +38,8 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from .errors import InputError
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -87,7 +89,7 @@ RUN_OUTPUTS = (
 )
 
 
-class OutputDirError(ValueError):
+class OutputDirError(InputError):
     """The output dir cannot be used as asked; the message says why and what to pass instead."""
 
 

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ..errors import InputError
 from .tokens import tokenize
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ class WordVectors:
         return out, found
 
 
-class VectorsError(ValueError):
+class VectorsError(InputError):
     """A word-vectors file that cannot be used; the message names the file and the fix."""
 
 
