@@ -126,11 +126,11 @@ def test_resume_keeps_the_dir_and_checks_the_checkpoint(tmp_path):
 
 HOLDER = textwrap.dedent(
     """
-    import importlib.util, sys, time
-    spec = importlib.util.spec_from_file_location("output_dir", {module!r})  # without the package's heavy imports
-    od = sys.modules["output_dir"] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(od)
-    prepare_output_dir = od.prepare_output_dir
+    import importlib, os, sys, time, types
+    package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
+    package.__path__ = [os.path.dirname({module!r})]
+    sys.modules["hf_srnets"] = package
+    prepare_output_dir = importlib.import_module("hf_srnets.output_dir").prepare_output_dir
     with prepare_output_dir({out!r}, overwrite=False, resume=None, is_main_process=True):
         print("locked", flush=True)
         time.sleep(120)
