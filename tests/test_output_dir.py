@@ -199,11 +199,12 @@ def test_lock_without_os_file_locks_takes_over_only_a_dead_local_holder(tmp_path
 
 WORKER = textwrap.dedent(
     """
-    import importlib.util, json, os, sys
+    import importlib, json, os, sys, types
     import torch.distributed as dist
-    spec = importlib.util.spec_from_file_location("output_dir", {module!r})
-    od = sys.modules["output_dir"] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(od)
+    package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
+    package.__path__ = [os.path.dirname({module!r})]
+    sys.modules["hf_srnets"] = package
+    od = importlib.import_module("hf_srnets.output_dir")
     OutputDirError, prepare_output_dir = od.OutputDirError, od.prepare_output_dir
     rank = int(sys.argv[1])
     dist.init_process_group("gloo", init_method="file://" + {init!r}, rank=rank, world_size=2)
