@@ -5,10 +5,17 @@ The rules follow the `Trainer` convention users know from `run_glue.py`:
 * A fresh or empty `--output_dir` is used as is.
 * A dir that is not empty is refused, unless `--overwrite_output_dir` (first delete what an hf_srnets run writes
   there) or `--resume_from_checkpoint` (continue the run that is there; nothing is deleted).
-* `--overwrite_output_dir` deletes only the files and folders an hf_srnets run makes (`RUN_OUTPUTS`: model and
-  masks, `merged/`, `early_start/`, `checkpoint-*`, results, card, the bias-model cache, ...). Anything else (a
-  user's notes, configs, other runs' sub-folders) stays and is listed in the log. It refuses to delete a file the
-  run reads (e.g. `--model_name_or_path OUT/checkpoint-500` with `--output_dir OUT`).
+* `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`RUN_OUTPUTS`: model and
+  masks, `merged/`, `early_start/`, results, card, the bias-model cache, `run_attack.py`'s `attack_*.jsonl` and
+  `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and `bias_report.json`, ...) and the Trainer's
+  checkpoints: a `checkpoint-<step>` folder (digits only) all of whose entries are files a checkpoint holds
+  (`is_checkpoint`), complete or cut short while saving. Anything else (a user's notes, configs, other runs'
+  sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a checkpoint does not) stays and is listed in
+  the log. It refuses to delete a file the run reads (e.g. `--model_name_or_path OUT/checkpoint-500` with
+  `--output_dir OUT`).
+* A checkpoint is complete once it holds `trainer_state.json`, which the Trainer writes last. A run stopped while
+  saving leaves one without it: the refusal of a reused dir points to the last complete checkpoint, and
+  `--resume_from_checkpoint` refuses an incomplete one by name.
 * Hidden entries (`.git`, `.gitattributes`, the lock file) never make a dir "not empty" and are never deleted.
 
 While a run is on, its main process holds an exclusive lock on `<output_dir>/.hf_srnets.lock`, a small JSON file
@@ -31,6 +38,7 @@ import fnmatch
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import sys
@@ -74,7 +82,6 @@ RUN_OUTPUTS = (
     # the Trainer's state, checkpoints and logs
     "training_args.bin",
     "trainer_state.json",
-    "checkpoint-*",
     "runs",
     # results, card and hf_srnets' own folders
     "all_results.json",
@@ -86,6 +93,29 @@ RUN_OUTPUTS = (
     "merged",
     "early_start",
     "bias_model",
+    # run_attack.py's per-recipe rows and summary; run_bias_model.py's p_b files and report
+    "attack_*.jsonl",
+    "attack_results.json",
+    "bias_*.jsonl",
+    "bias_report.json",
+)
+TRAINER_STATE = "trainer_state.json"  # written last into a checkpoint: it marks the checkpoint complete
+CHECKPOINT_DIR = re.compile(r"checkpoint-(\d+)")
+# What a Trainer checkpoint holds besides RUN_OUTPUTS' model files (optimizer, scheduler, RNG, DeepSpeed, FSDP)
+CHECKPOINT_FILES = (
+    "optimizer.pt",
+    "optimizer.bin",
+    "scheduler.pt",
+    "scaler.pt",
+    "rng_state.pth",
+    "rng_state_*.pth",
+    "global_step*",
+    "latest",
+    "zero_to_fp32.py",
+    "pytorch_model_fsdp*",
+    "optimizer_*",
+    "adapter_config.json",
+    "adapter_model.safetensors",
 )
 
 
@@ -99,14 +129,33 @@ def _visible_entries(output_dir: str) -> list[str]:
     return sorted(name for name in os.listdir(output_dir) if not name.startswith("."))
 
 
-def is_run_output(name: str) -> bool:
-    """Whether a top-level entry of an output dir is something an hf_srnets run writes (`RUN_OUTPUTS`)."""
+def is_run_output(name: str, output_dir: str | None = None) -> bool:
+    """Whether a top-level entry of an output dir is something an hf_srnets run writes (`RUN_OUTPUTS`), or, given
+    the `output_dir` to look into, a Trainer checkpoint (`is_checkpoint`)."""
+    if CHECKPOINT_DIR.fullmatch(name):
+        return output_dir is not None and is_checkpoint(os.path.join(output_dir, name))
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in RUN_OUTPUTS)
+
+
+def is_checkpoint(path: str) -> bool:
+    """Whether `path` is a folder a Trainer wrote as a checkpoint: named `checkpoint-<step>` and holding only files
+    a checkpoint holds (hidden ones included), complete or not. A folder holding anything else is a user's."""
+    if not CHECKPOINT_DIR.fullmatch(os.path.basename(os.path.normpath(path))):
+        return False
+    if os.path.islink(path) or not os.path.isdir(path):
+        return False
+    known = (*RUN_OUTPUTS, *CHECKPOINT_FILES)
+    return all(any(fnmatch.fnmatchcase(name, p) for p in known) for name in os.listdir(path))
+
+
+def is_complete_checkpoint(path: str) -> bool:
+    """A checkpoint whose saving finished: it holds `trainer_state.json`, which the Trainer writes last."""
+    return os.path.isfile(os.path.join(path, TRAINER_STATE))
 
 
 def run_outputs(output_dir: str) -> list[str]:
     """The top-level entries of `output_dir` that an hf_srnets run writes."""
-    return [name for name in _visible_entries(output_dir) if is_run_output(name)]
+    return [name for name in _visible_entries(output_dir) if is_run_output(name, output_dir)]
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -114,10 +163,48 @@ def _inside(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def _last_checkpoint(output_dir: str) -> str | None:
-    from transformers.trainer_utils import get_last_checkpoint
+def _step(path: str) -> int:
+    return int(CHECKPOINT_DIR.fullmatch(os.path.basename(os.path.normpath(path))).group(1))
 
-    return get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+
+def _checkpoints(output_dir: str) -> list[str]:
+    """The `checkpoint-<step>` folders of `output_dir`, by step."""
+    paths = [os.path.join(output_dir, name) for name in _visible_entries(output_dir) if CHECKPOINT_DIR.fullmatch(name)]
+    return sorted((path for path in paths if os.path.isdir(path)), key=_step)
+
+
+def last_complete_checkpoint(output_dir: str) -> str | None:
+    """The `checkpoint-<step>` of `output_dir` with the highest step whose saving finished, or None."""
+    complete = [path for path in _checkpoints(output_dir) if is_complete_checkpoint(path)]
+    return complete[-1] if complete else None
+
+
+def _incomplete_note(output_dir: str) -> str:
+    """Names the checkpoints past the last complete one that a run stopped while saving (no trainer_state.json)."""
+    last = last_complete_checkpoint(output_dir)
+    after = _step(last) if last else -1
+    cut = [os.path.basename(p) for p in _checkpoints(output_dir) if _step(p) > after and not is_complete_checkpoint(p)]
+    if not cut:
+        return ""
+    return f" ({_short_list(cut)}: incomplete, no {TRAINER_STATE}, cut short while saving)"
+
+
+def check_resume_checkpoint(resume: str) -> None:
+    """Refuse a `--resume_from_checkpoint` that is not a folder or whose saving did not finish, naming the last
+    complete checkpoint beside it."""
+    if not os.path.isdir(resume):
+        raise OutputDirError(
+            f"--resume_from_checkpoint {resume} is not a directory: pass a checkpoint-N folder written by an "
+            "earlier run with --save_strategy steps|epoch."
+        )
+    if is_complete_checkpoint(resume):
+        return
+    last = last_complete_checkpoint(os.path.dirname(os.path.normpath(resume)))
+    fix = f"resume from {last}, the last complete checkpoint" if last else "start the run again"
+    raise OutputDirError(
+        f"--resume_from_checkpoint {resume} is incomplete: it has no {TRAINER_STATE} (the Trainer writes it last, "
+        f"so the run was stopped while saving this checkpoint): {fix}."
+    )
 
 
 def _short_list(names: list[str], limit: int = 8) -> str:
@@ -131,11 +218,8 @@ def check_output_dir(
 
     `reads` are the paths the run reads (model, masks, prediction files): `overwrite` must not delete them.
     """
-    if resume is not None and not os.path.isdir(resume):
-        raise OutputDirError(
-            f"--resume_from_checkpoint {resume} is not a directory: pass a checkpoint-N folder written by an "
-            "earlier run with --save_strategy steps|epoch."
-        )
+    if resume is not None:
+        check_resume_checkpoint(resume)
     entries = _visible_entries(output_dir)
     if not entries:
         return
@@ -145,7 +229,7 @@ def check_output_dir(
                 f"--overwrite_output_dir would delete {resume}, the checkpoint --resume_from_checkpoint continues "
                 "from: drop one of the two flags (resume keeps the dir as it is)."
             )
-        doomed = [os.path.join(output_dir, name) for name in entries if is_run_output(name)]
+        doomed = [os.path.join(output_dir, name) for name in entries if is_run_output(name, output_dir)]
         for path in reads:
             if path and os.path.exists(path) and any(_inside(path, d) for d in doomed):
                 raise OutputDirError(
@@ -163,7 +247,7 @@ def check_output_dir(
             f"and --resume_from_checkpoint {resume} is not one of its checkpoints. Pass --overwrite_output_dir to "
             "delete those outputs first, or choose a new --output_dir."
         )
-    last = _last_checkpoint(output_dir)
+    last = last_complete_checkpoint(output_dir)
     mine = run_outputs(output_dir)
     what = (
         f"holds the outputs of an earlier run ({_short_list(mine)})"
@@ -174,7 +258,7 @@ def check_output_dir(
         f"--output_dir {output_dir} {what}. A new run there would mix its files with those (and its checkpoints "
         "would replace the old ones). Pass --overwrite_output_dir to delete what an hf_srnets run writes there "
         "first (other files are kept)"
-        + (f", --resume_from_checkpoint {last} to continue that run" if last else "")
+        + (f", --resume_from_checkpoint {last} to continue that run{_incomplete_note(output_dir)}" if last else "")
         + ", or choose a new --output_dir."
     )
 

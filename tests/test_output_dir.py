@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -237,3 +238,43 @@ def test_all_processes_of_a_distributed_run_share_the_main_process_outcome(tmp_p
     else:  # both stop with rank 0's message; nothing deleted
         assert results[0] == results[1] and results[0].startswith("error: --output_dir")
         assert (out / "srnet_masks.safetensors").exists()
+
+
+def test_overwrite_deletes_only_trainer_checkpoints_and_every_scripts_results(tmp_path):
+    out = tmp_path / "out"
+    _earlier_run(out)
+    (out / "checkpoint-8").mkdir()  # killed while saving: the SRNet state only, no trainer_state.json
+    (out / "checkpoint-8" / "srnet_training_state.safetensors").write_bytes(b"x")
+    (out / "checkpoint-9").mkdir()  # killed right after creating it
+    for name in ["attack_textfooler.jsonl", "attack_results.json", "bias_train.jsonl", "bias_report.json"]:
+        (out / name).write_text("{}")
+    (out / "checkpoint-notes").mkdir()  # a user's folders that only look like checkpoints
+    (out / "checkpoint-notes" / "todo.txt").write_text("mine")
+    (out / "checkpoint-7").mkdir()
+    (out / "checkpoint-7" / "optimizer.pt").write_bytes(b"x")
+    (out / "checkpoint-7" / "my_analysis.ipynb").write_text("mine")
+    with prepare_output_dir(str(out), overwrite=True, resume=None, is_main_process=True):
+        left = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME)
+    assert left == ["checkpoint-7", "checkpoint-notes"]
+    assert (out / "checkpoint-notes" / "todo.txt").read_text() == "mine"
+    assert (out / "checkpoint-7" / "my_analysis.ipynb").read_text() == "mine"
+
+
+def test_a_checkpoint_cut_short_is_named_and_the_last_complete_one_offered(tmp_path):
+    out = tmp_path / "out"
+    _earlier_run(out)  # checkpoint-6 is complete, checkpoint-4 has no trainer_state.json
+    (out / "checkpoint-8").mkdir()
+    (out / "checkpoint-8" / "srnet_training_state.safetensors").write_bytes(b"x")
+    with pytest.raises(OutputDirError) as err:
+        od.check_output_dir(str(out), overwrite=False)
+    message = str(err.value)
+    assert f"--resume_from_checkpoint {out / 'checkpoint-6'} to continue" in message
+    assert "checkpoint-8: incomplete" in message and f"--resume_from_checkpoint {out / 'checkpoint-8'}" not in message
+    for resume in ["checkpoint-8", "checkpoint-4"]:
+        with pytest.raises(OutputDirError, match=rf"{resume} is incomplete: it has no trainer_state\.json"):
+            od.check_output_dir(str(out), overwrite=False, resume=str(out / resume))
+        with pytest.raises(OutputDirError, match=re.escape(f"resume from {out / 'checkpoint-6'}, the last complete")):
+            od.check_output_dir(str(tmp_path / "fresh"), overwrite=False, resume=str(out / resume))
+    (out / "checkpoint-6" / "trainer_state.json").unlink()
+    with pytest.raises(OutputDirError, match=r"checkpoint-8 is incomplete.*start the run again"):
+        od.check_output_dir(str(out), overwrite=False, resume=str(out / "checkpoint-8"))
