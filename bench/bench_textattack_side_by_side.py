@@ -1,0 +1,337 @@
+#!/usr/bin/env python
+"""Side-by-side check against TextAttack itself: hf_srnets' textfooler / textbugger (through `run_attack.py`)
+and TextAttack 0.3.11's own TextFooler / TextBugger, on the same victim, examples, word vectors, sentence encoder
+and POS tagger. Not run in CI (it installs TextAttack into a throwaway venv and attacks for minutes).
+
+    python bench/bench_textattack_side_by_side.py --model out/sst2_ft --task sst2 --num_examples 100
+    python bench/bench_textattack_side_by_side.py --model out/mnli_ft --task mnli --num_examples 100 \
+        --output_dir /tmp/ta_side/mnli --results_json results/textattack_side_by_side/mnli.json
+
+Steps: (1) the TextAttack venv (`--venv`, default /tmp/ta_venv; each step skipped when already done, and what was
+installed is printed): `python -m venv`, `pip install --no-deps textattack==0.3.11` and the small pure-Python
+packages its import needs (`TEXTATTACK_PACKAGES`), a `.pth` that appends this interpreter's site-packages (torch,
+transformers, hf_srnets) after the venv's own, a placeholder `flair` package in the venv only (TextAttack imports
+flair at the top of three modules; no flair code path is used: the POS tagger is hf_srnets'), and NLTK's English
+stopword list (179 words; TextBugger's `StopwordModification` reads it at import) under `--nltk_data`.
+(2) The first `--num_examples` examples of `--split` of the task, read by `run_attack.py`'s own loader.
+(3) hf_srnets: `run_attack.py` on them (default resources), per-example results from its JSONL files.
+(4) TextAttack: `bench/textattack_worker.py` in the venv builds the attacks from TextAttack's components with
+hf_srnets' resources behind TextAttack's interfaces (see that file) and attacks the same examples.
+(5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome, and #Query
+compared; per-example differences go to `<output_dir>/side_by_side.json`.
+
+#Query: hf_srnets reports the queries of each attacked example; TextAttack's `AttackResult.num_queries` (what its
+`AttackQueries` metric averages) is the goal function's count when the returned result was scored, which for a
+failed attack is the query of its last improvement, not the total spent: both are shown ("TA #Query" and
+"TA spent").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+WORKER = REPO / "bench" / "textattack_worker.py"
+TEXTATTACK = "textattack==0.3.11"
+TEXTATTACK_PACKAGES = (
+    "nltk",
+    "jieba",
+    "lru-dict",
+    "levenshtein",
+    "rapidfuzz",
+    "langdetect",
+    "six",
+    "pinyin",
+    "OpenHowNet",
+    "anytree",
+    "lemminflect",
+    "more-itertools",
+    "num2words",
+    "word2number",
+    "language-tool-python",
+    "toml",
+    "bert-score",
+    "editdistance",
+    "terminaltables",
+)
+# NLTK's English stopword list (the `stopwords` corpus as distributed up to 2023: 179 words).
+NLTK_ENGLISH_STOPWORDS = (
+    "i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his "
+    "himself she she's her hers herself it it's its itself they them their theirs themselves what which who whom "
+    "this that that'll these those am is are was were be been being have has had having do does did doing a an the "
+    "and but if or because as until while of at by for with about against between into through during before after "
+    "above below to from up down in out on off over under again further then once here there when where why how all "
+    "any both each few more most other some such no nor not only own same so than too very s t can will just don "
+    "don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn "
+    "hadn't hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn "
+    "shouldn't wasn wasn't weren weren't won won't wouldn wouldn't"
+).split()
+FLAIR_PLACEHOLDER = {
+    "__init__.py": '"""Placeholder for TextAttack\'s top-level flair imports (bench only; no flair code runs)."""\n'
+    'device = "cpu"\nfrom . import data, models  # noqa: E402,F401\n',
+    "data.py": "class Sentence:\n    def __init__(self, *args, **kwargs):\n"
+    '        raise RuntimeError("flair is a placeholder in this venv: use tagger_type other than flair")\n\n\n'
+    "class Tokenizer:\n    pass\n",
+    "models.py": "class SequenceTagger:\n    @classmethod\n    def load(cls, *args, **kwargs):\n"
+    '        raise RuntimeError("flair is a placeholder in this venv: no flair models")\n',
+}
+RECIPES = ("textfooler", "textbugger")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, help="Fine-tuned checkpoint (or hf_srnets mask dir) to attack.")
+    p.add_argument("--base_model", default=None, help="For a mask dir: the weights to apply the masks to.")
+    p.add_argument("--task", default="sst2", help="sst2, mnli, ... (the task's label names and text fields).")
+    p.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"), help="The task's files.")
+    p.add_argument("--split", default="validation", help="validation (SST-2: GLUE dev; MNLI: dev_matched), test, ...")
+    p.add_argument("--num_examples", type=int, default=20, help="Attack the first N examples of the split.")
+    p.add_argument("--recipes", nargs="+", default=list(RECIPES), choices=RECIPES)
+    p.add_argument("--output_dir", default="/tmp/ta_side/run", help="hf_srnets JSONL, worker files, side_by_side.json.")
+    p.add_argument("--results_json", default=None, help="Also write the summary (table + differences) here.")
+    p.add_argument("--venv", default="/tmp/ta_venv", help="The throwaway TextAttack venv (created if missing).")
+    p.add_argument("--nltk_data", default=None, help="NLTK_DATA dir for the stopword list (default <venv>/nltk_data).")
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--max_seq_length", type=int, default=512)
+    p.add_argument("--seed", type=int, default=0, help="TextAttack side: np.random seed + example index.")
+    p.add_argument("--skip_hf", action="store_true", help="Reuse the hf_srnets JSONL already in --output_dir.")
+    p.add_argument("--skip_textattack", action="store_true", help="Reuse the worker output already in --output_dir.")
+    return p.parse_args(argv)
+
+
+def _run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, text=True, **kwargs)
+
+
+def _venv_site(venv: Path) -> Path:
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    if not found:
+        raise RuntimeError(f"{venv} has no lib/python3*/site-packages: remove it and run again")
+    return found[0]
+
+
+def _missing_packages(python: Path) -> list[str]:
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "for spec in sys.argv[1:]:\n"
+        "    name, _, version = spec.partition('==')\n"
+        "    try:\n"
+        "        ok = not version or m.version(name) == version\n"
+        "    except m.PackageNotFoundError:\n"
+        "        ok = False\n"
+        "    print('' if ok else spec)\n"
+    )
+    out = _run([str(python), "-c", code, TEXTATTACK, *TEXTATTACK_PACKAGES], capture_output=True).stdout
+    return [line for line in out.split() if line]
+
+
+def _write_if_missing(path: Path, text: str, done: list[str], what: str) -> None:
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    done.append(f"{what}: {path}")
+
+
+def ensure_textattack_venv(venv: Path, nltk_data: Path) -> list[str]:
+    """Create / complete the TextAttack venv (idempotent); return what this call installed or wrote."""
+    done: list[str] = []
+    python = venv / "bin" / "python"
+    if not python.exists():
+        _run([sys.executable, "-m", "venv", str(venv)])
+        done.append(f"venv: {venv}")
+    missing = _missing_packages(python)
+    if missing:
+        _run([str(python), "-m", "pip", "install", "-q", "--no-deps", *missing])
+        done.append(f"pip install --no-deps {' '.join(missing)}")
+    site = _venv_site(venv)
+    project_site = sysconfig.get_paths()["purelib"]
+    line = f"import site; site.addsitedir({project_site!r})\n"
+    _write_if_missing(site / "zz_hf_srnets_project_site.pth", line, done, "project site-packages after the venv's")
+    for name, text in FLAIR_PLACEHOLDER.items():
+        _write_if_missing(site / "flair" / name, text, done, "flair placeholder")
+    stopwords = "\n".join(NLTK_ENGLISH_STOPWORDS) + "\n"
+    _write_if_missing(nltk_data / "corpora" / "stopwords" / "english", stopwords, done, "NLTK English stopwords")
+    return done
+
+
+def child_env(nltk_data: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    if nltk_data is not None:
+        env["NLTK_DATA"] = str(nltk_data)
+    return env
+
+
+def load_examples(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The examples `run_attack.py --num_examples N` attacks, read by its own loader."""
+    sys.path.insert(0, str(REPO))
+    from hf_srnets.attack import dataset_examples, select_indices
+    from hf_srnets.data.tasks import resolve_task
+    from run_attack import AttackDataArguments, load_attack_data
+
+    task = resolve_task(args.task)
+    data = AttackDataArguments(task=args.task, data_dir=args.data_dir, split=args.split)
+    dataset, _ = load_attack_data(data, task, None)
+    examples = dataset_examples(dataset, select_indices(len(dataset), args.num_examples))
+    return [{"index": e.index, "id": e.id, "text": list(e.text), "label": e.label} for e in examples]
+
+
+def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[dict]], float]:
+    """`run_attack.py` on the examples; per recipe the JSONL records (as dicts) and the wall time."""
+    cmd = [sys.executable, str(REPO / "run_attack.py"), "--model_name_or_path", args.model, "--task", args.task]
+    cmd += ["--data_dir", args.data_dir, "--split", args.split, "--num_examples", str(args.num_examples)]
+    cmd += ["--recipes", *args.recipes, "--output_dir", str(out), "--batch_size", str(args.batch_size)]
+    cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true"]
+    if args.base_model:
+        cmd += ["--base_model", args.base_model]
+    start = time.perf_counter()
+    if not args.skip_hf:
+        _run([*cmd, "--overwrite_output_dir", "true"], env=child_env(), cwd=REPO)
+    seconds = time.perf_counter() - start
+    sys.path.insert(0, str(REPO))
+    from hf_srnets.attack.results import read_results, results_path
+
+    records = {}
+    for name in args.recipes:
+        records[name] = [
+            {"index": r.index, **r.result.to_dict(), "seconds": r.seconds}
+            for r in read_results(results_path(str(out), name))
+        ]
+    return records, seconds
+
+
+def run_textattack(args: argparse.Namespace, examples: list[dict], nltk_data: Path, out: Path) -> tuple[dict, float]:
+    """The worker in the TextAttack venv; its output and the wall time."""
+    spec_path, out_path = out / "worker_spec.json", out / "worker_out.json"
+    spec = {"model": args.model, "base_model": args.base_model, "task": args.task, "examples": examples}
+    spec |= {"recipes": args.recipes, "batch_size": args.batch_size, "max_length": args.max_seq_length}
+    spec_path.write_text(json.dumps(spec | {"seed": args.seed}, ensure_ascii=False), encoding="utf-8")
+    start = time.perf_counter()
+    if not args.skip_textattack:
+        python = Path(args.venv) / "bin" / "python"
+        _run([str(python), str(WORKER), str(spec_path), str(out_path)], env=child_env(nltk_data), cwd=REPO)
+    seconds = time.perf_counter() - start
+    return json.loads(out_path.read_text(encoding="utf-8")), seconds
+
+
+def summary(records: list[dict], queries_key: str = "num_queries") -> dict[str, Any]:
+    """Clean / Aua / Suc (fractions) and mean #Query over attacked examples (TextAttack's and hf_srnets' formulas)."""
+    n = len(records)
+    count = {o: sum(r["outcome"] == o for r in records) for o in ("skipped", "successful", "failed")}
+    attacked = [r[queries_key] for r in records if r["outcome"] != "skipped"]
+    attempted = count["successful"] + count["failed"]
+    return {
+        "n": n,
+        **count,
+        "clean": (n - count["skipped"]) / n if n else 0.0,
+        "aua": count["failed"] / n if n else 0.0,
+        "suc": count["successful"] / attempted if attempted else 0.0,
+        "query": sum(attacked) / len(attacked) if attacked else None,
+    }
+
+
+def compare(hf: list[dict], ta: list[dict], examples: list[dict]) -> dict[str, Any]:
+    """Summaries, outcome agreement and the per-example differences of one recipe."""
+    by_index = {e["index"]: e for e in examples}
+    ta_by = {r["index"]: r for r in ta}
+    pairs = [(h, ta_by[h["index"]]) for h in hf if h["index"] in ta_by]
+    same = [h["outcome"] == t["outcome"] for h, t in pairs]
+    both = [(h, t) for h, t in pairs if h["outcome"] != "skipped" and t["outcome"] != "skipped"]
+    diffs = []
+    for h, t in pairs:
+        if h["outcome"] != t["outcome"] or h["num_queries"] != t["num_queries"]:
+            diffs.append(
+                {
+                    "index": h["index"],
+                    "text": by_index[h["index"]]["text"],
+                    "label": by_index[h["index"]]["label"],
+                    "hf_srnets": {k: h.get(k) for k in ("outcome", "num_queries", "perturbed", "words_changed")},
+                    "textattack": {k: t.get(k) for k in ("outcome", "num_queries", "queries_spent", "perturbed")},
+                }
+            )
+    return {
+        "hf_srnets": summary(hf),
+        "textattack": summary(ta),
+        "textattack_spent": summary(ta, "queries_spent"),
+        "examples": len(pairs),
+        "same_outcome": sum(same) / len(pairs) if pairs else None,
+        "same_queries_when_both_attacked": sum(h["num_queries"] == t["num_queries"] for h, t in both) / len(both)
+        if both
+        else None,
+        "differences": diffs,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:5.1f}"
+
+
+def _q(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:7.1f}"
+
+
+def format_table(task: str, comparisons: dict[str, dict[str, Any]]) -> str:
+    """The side-by-side table (Markdown)."""
+    lines = [
+        f"| {task} recipe | side | n | Clean% | Aua% | Suc% | #Query | TA spent | same outcome | #Query diff |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, c in comparisons.items():
+        hf, ta, spent = c["hf_srnets"], c["textattack"], c["textattack_spent"]
+        rel = None if not (hf["query"] and ta["query"]) else hf["query"] / ta["query"] - 1
+        cells = [
+            ("TextAttack", ta, _q(spent["query"]), "", ""),
+            ("hf_srnets", hf, "", _pct(c["same_outcome"]), _pct(rel)),
+        ]
+        for side, s, spent_q, same, diff in cells:
+            values = [name, side, s["n"], _pct(s["clean"]), _pct(s["aua"]), _pct(s["suc"]), _q(s["query"])]
+            lines.append("| " + " | ".join(str(v) for v in [*values, spent_q, same, diff]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    venv = Path(args.venv)
+    nltk_data = Path(args.nltk_data) if args.nltk_data else venv / "nltk_data"
+    installed = ensure_textattack_venv(venv, nltk_data)
+    print("TextAttack venv:", "; ".join(installed) if installed else f"{venv} complete, nothing installed", flush=True)
+    examples = load_examples(args)
+    hf, hf_seconds = run_hf_srnets(args, out)
+    ta, ta_seconds = run_textattack(args, examples, nltk_data, out)
+    comparisons = {name: compare(hf[name], ta["results"][name], examples) for name in args.recipes}
+    table = format_table(args.task, comparisons)
+    report = {
+        "task": args.task,
+        "model": os.path.abspath(args.model),
+        "split": args.split,
+        "num_examples": len(examples),
+        "textattack": TEXTATTACK,
+        "shared_resources": ta["resources"],
+        "seconds": {"hf_srnets": round(hf_seconds, 1), "textattack": round(ta_seconds, 1)},
+        "table": table,
+        "recipes": comparisons,
+    }
+    (out / "side_by_side.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    if args.results_json:
+        Path(args.results_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results_json).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"\nshared resources: {ta['resources']}; wall time hf_srnets {hf_seconds:.0f}s, TextAttack {ta_seconds:.0f}s")
+    print(table)
+    print(f"per-example differences: {out / 'side_by_side.json'}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+#!/usr/bin/env python
+"""TextAttack's own TextFooler and TextBugger on hf_srnets' victim and resources (the worker of
+`bench/bench_textattack_side_by_side.py`; run by it inside the throwaway TextAttack venv, not by hand).
+
+    <ta_venv>/bin/python bench/textattack_worker.py SPEC.json OUT.json
+
+SPEC.json (written by the bench): the victim (`model`, `base_model`, `task`), the examples (`index`, `id`, `text`,
+`label` in the task's label order), the `recipes`, `batch_size`, `max_length` and `seed`. OUT.json: per recipe,
+one record per example (outcome, TextAttack's reported #Query, the queries it actually spent, the perturbed text).
+
+The attacks are assembled from TextAttack 0.3.11's components exactly as its recipe builders
+(`attack_recipes/textfooler_jin_2019.py`, `textbugger_li_2018.py`) assemble them: the same search
+(`GreedyWordSwapWIR(wir_method="delete")`), goal function (`UntargetedClassification`), transformations,
+pre-transformation constraints and constraints with the builders' arguments. Only the resources the builders
+would download are replaced by the ones hf_srnets uses (`shared_resources`), each behind TextAttack's own
+interface, so that TextAttack's code around them (word splitting, neighbour order, windows, POS context, caches,
+query counting) is what runs:
+
+- victim: hf_srnets' `HFClassifier` with its cache off (TextAttack's goal-function cache decides what is re-run),
+  returning probabilities in the task's label order (float64, so TextAttack does not softmax them again);
+- word vectors: `textattack.shared.WordEmbedding` over hf_srnets' unit-normalised matrix and vocabulary, with a
+  lazily computed `nn_matrix` by TextAttack's definition (Euclidean nearest neighbours, the word itself first);
+- sentence encoder: a `SentenceEncoder` subclass whose `encode` is hf_srnets' encoder (thresholds, metric,
+  windows and the short-text skip stay TextAttack's);
+- POS tagger: a `PartOfSpeech` subclass whose `_get_pos` tags the context with hf_srnets' tagger and keeps
+  TextAttack's look-up (`word_list.index(word)`) and its compatibility rule (equal tags or NOUN/VERB).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import OrderedDict
+from typing import Any
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+
+def shared_resources() -> dict[str, Any]:
+    """The default resources of hf_srnets' recipes (word vectors, sentence encoder, POS tagger), loaded as
+    `hf_srnets.attack.recipes` loads them when `run_attack.py` is given no resource option."""
+    from hf_srnets.attack.pos import load_pos_tagger
+    from hf_srnets.attack.recipes import sentence_encoder, word_embedding
+
+    return {"word_vectors": word_embedding(None), "sentence_encoder": sentence_encoder(None), "pos": load_pos_tagger()}
+
+
+def describe_resources(resources: dict[str, Any]) -> dict[str, str]:
+    """Names of the shared resources, for the bench's report."""
+    emb, enc, pos = resources["word_vectors"], resources["sentence_encoder"], resources["pos"]
+    return {
+        "word_vectors": f"{getattr(emb, 'source', type(emb).__name__)} ({len(emb)} words)",
+        "sentence_encoder": str(getattr(enc, "path", type(enc).__name__)),
+        "pos_tagger": getattr(pos, "__name__", type(pos).__name__),
+    }
+
+
+class LazyNeighbours:
+    """`nn_matrix[i]` of TextAttack's `WordEmbedding`, computed on first use by its own definition
+    (`WordEmbedding.nearest_neighbours` without a matrix: Euclidean distance, `topk(k + 1, largest=False)`);
+    TextAttack's on-the-fly branch cannot be used as shipped (it slices the `topk` result tuple)."""
+
+    def __init__(self, matrix: Any, k: int = 50) -> None:
+        import torch
+
+        self.matrix = torch.as_tensor(matrix)
+        self.k = k
+        self.rows: dict[int, Any] = {}
+
+    def __getitem__(self, index: int) -> Any:
+        import torch
+
+        if index not in self.rows:
+            dist = torch.norm(self.matrix - self.matrix[index], dim=1)
+            self.rows[index] = dist.topk(self.k + 1, largest=False).indices.numpy()
+        return self.rows[index]
+
+
+def textattack_embedding(embedding: Any) -> Any:
+    """hf_srnets' `WordEmbedding` behind TextAttack's `WordEmbedding` interface."""
+    from textattack.shared import WordEmbedding
+
+    words = list(embedding.words)
+    return WordEmbedding(
+        embedding.matrix, {w: i for i, w in enumerate(words)}, dict(enumerate(words)), LazyNeighbours(embedding.matrix)
+    )
+
+
+def shared_components(resources: dict[str, Any]) -> dict[str, Any]:
+    """TextAttack classes around the shared resources: an encoder constraint class and a POS constraint class."""
+    import numpy as np
+    from textattack.constraints.grammaticality import PartOfSpeech
+    from textattack.constraints.semantics.sentence_encoders import SentenceEncoder
+
+    encoder, tagger = resources["sentence_encoder"], resources["pos"]
+
+    class SharedSentenceEncoder(SentenceEncoder):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.model = self
+
+        def encode(self, sentences: list[str]) -> Any:
+            return np.asarray(encoder.encode(list(sentences)), dtype=np.float32)
+
+    class SharedPartOfSpeech(PartOfSpeech):
+        def _get_pos(self, before_ctx: list[str], word: str, after_ctx: list[str]) -> str:
+            context = before_ctx + [word] + after_ctx
+            key = " ".join(context)
+            if key not in self._pos_tag_cache:
+                self._pos_tag_cache[key] = (tuple(context), tuple(tagger(context)))
+            word_list, pos_list = self._pos_tag_cache[key]
+            return pos_list[word_list.index(word)]
+
+    return {"encoder": SharedSentenceEncoder, "pos": SharedPartOfSpeech, "embedding": textattack_embedding}
+
+
+def textfooler_stopwords() -> set[str]:
+    """The stopword set TextAttack's TextFooler builder passes to `StopwordModification`, read from its source."""
+    import ast
+    import inspect
+
+    from textattack.attack_recipes import textfooler_jin_2019
+
+    tree = ast.parse(inspect.getsource(textfooler_jin_2019))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "stopwords":
+            return set(ast.literal_eval(node.value.args[0]))
+    raise RuntimeError("TextAttack's textfooler_jin_2019.py has no `stopwords = set([...])`: another version?")
+
+
+def build_textfooler(wrapper: Any, parts: dict[str, Any], embedding: Any) -> Any:
+    """TextFoolerJin2019.build with the shared resources."""
+    from textattack import Attack
+    from textattack.constraints.pre_transformation import (
+        InputColumnModification,
+        RepeatModification,
+        StopwordModification,
+    )
+    from textattack.constraints.semantics import WordEmbeddingDistance
+    from textattack.goal_functions import UntargetedClassification
+    from textattack.search_methods import GreedyWordSwapWIR
+    from textattack.transformations import WordSwapEmbedding
+
+    constraints = [RepeatModification(), StopwordModification(stopwords=textfooler_stopwords())]
+    constraints.append(InputColumnModification(["premise", "hypothesis"], {"premise"}))
+    constraints.append(WordEmbeddingDistance(embedding=embedding, min_cos_sim=0.5))
+    constraints.append(parts["pos"](allow_verb_noun_swap=True))
+    constraints.append(
+        parts["encoder"](
+            threshold=0.840845057,
+            metric="angular",
+            compare_against_original=False,
+            window_size=15,
+            skip_text_shorter_than_window=True,
+        )
+    )
+    transformation = WordSwapEmbedding(max_candidates=50, embedding=embedding)
+    return Attack(
+        UntargetedClassification(wrapper), constraints, transformation, GreedyWordSwapWIR(wir_method="delete")
+    )
+
+
+def build_textbugger(wrapper: Any, parts: dict[str, Any], embedding: Any) -> Any:
+    """TextBuggerLi2018.build with the shared resources (NLTK's English stopwords, as its builder)."""
+    from textattack import Attack
+    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.goal_functions import UntargetedClassification
+    from textattack.search_methods import GreedyWordSwapWIR
+    from textattack.transformations import (
+        CompositeTransformation,
+        WordSwapEmbedding,
+        WordSwapHomoglyphSwap,
+        WordSwapNeighboringCharacterSwap,
+        WordSwapRandomCharacterDeletion,
+        WordSwapRandomCharacterInsertion,
+    )
+
+    edge = {"random_one": True, "skip_first_char": True, "skip_last_char": True}
+    transformation = CompositeTransformation(
+        [
+            WordSwapRandomCharacterInsertion(letters_to_insert=" ", **edge),
+            WordSwapRandomCharacterDeletion(**edge),
+            WordSwapNeighboringCharacterSwap(**edge),
+            WordSwapHomoglyphSwap(),
+            WordSwapEmbedding(max_candidates=5, embedding=embedding),
+        ]
+    )
+    constraints = [RepeatModification(), StopwordModification(), parts["encoder"](threshold=0.8)]
+    return Attack(
+        UntargetedClassification(wrapper), constraints, transformation, GreedyWordSwapWIR(wir_method="delete")
+    )
+
+
+BUILDERS = {"textfooler": build_textfooler, "textbugger": build_textbugger}
+
+
+def model_wrapper(spec: dict[str, Any]) -> Any:
+    """The victim behind TextAttack's `ModelWrapper`: hf_srnets' `HFClassifier`, no cache, float64 probabilities."""
+    import numpy as np
+    from textattack.models.wrappers import ModelWrapper
+
+    from hf_srnets.attack import build_classifier, load_victim
+    from hf_srnets.data.tasks import resolve_task
+
+    task = resolve_task(spec["task"])
+    victim = load_victim(spec["model"], task, base_model=spec.get("base_model"))
+    classifier = build_classifier(
+        victim, task, batch_size=spec["batch_size"], max_length=spec["max_length"], cache_size=0
+    )
+
+    class SharedVictim(ModelWrapper):
+        def __init__(self) -> None:
+            self.model = victim.model
+            self.classifier = classifier
+
+        def __call__(self, text_input_list: list[Any]) -> Any:
+            texts = [(t,) if isinstance(t, str) else tuple(t) for t in text_input_list]
+            probs = np.asarray(classifier(texts), dtype=np.float64)
+            return probs / probs.sum(axis=1, keepdims=True)
+
+    return SharedVictim()
+
+
+def attack_input(text: list[str]) -> Any:
+    """A sentence as a string, a pair as TextAttack's ("premise", "hypothesis") columns."""
+    if len(text) == 1:
+        return text[0]
+    if len(text) == 2:
+        return OrderedDict([("premise", text[0]), ("hypothesis", text[1])])
+    raise ValueError(f"an example has {len(text)} texts; the worker handles sentences and pairs")
+
+
+def result_record(result: Any, spent: int, seconds: float) -> dict[str, Any]:
+    """One example's outcome as the bench compares it."""
+    from textattack.attack_results import FailedAttackResult, SkippedAttackResult, SuccessfulAttackResult
+
+    outcome = {SkippedAttackResult: "skipped", SuccessfulAttackResult: "successful", FailedAttackResult: "failed"}
+    perturbed = result.perturbed_result.attacked_text
+    return {
+        "outcome": outcome[type(result)],
+        "num_queries": int(result.perturbed_result.num_queries),
+        "queries_spent": int(spent),
+        "perturbed": list(perturbed._text_input.values()),
+        "words_changed": len(perturbed.attack_attrs.get("modified_indices", ())),
+        "num_words": result.original_result.attacked_text.num_words,
+        "seconds": round(seconds, 3),
+    }
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """Attack every example with every recipe; np.random is seeded per example (TextBugger's character bugs)."""
+    import numpy as np
+
+    resources = shared_resources()
+    parts = shared_components(resources)
+    embedding = parts["embedding"](resources["word_vectors"])
+    wrapper = model_wrapper(spec)
+    out: dict[str, Any] = {"resources": describe_resources(resources), "results": {}}
+    for name in spec["recipes"]:
+        attack = BUILDERS[name](wrapper, parts, embedding)
+        records = []
+        for example in spec["examples"]:
+            np.random.seed(spec["seed"] + example["index"])
+            start = time.perf_counter()
+            result = attack.attack(attack_input(example["text"]), example["label"])
+            spent = attack.goal_function.num_queries
+            records.append({"index": example["index"], **result_record(result, spent, time.perf_counter() - start)})
+            print(f"textattack {name} {len(records)}/{len(spec['examples'])}: {records[-1]['outcome']}", flush=True)
+        out["results"][name] = records
+    return out
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 2 or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if argv[:1] in (["-h"], ["--help"]) else 2)
+    with open(argv[0], encoding="utf-8") as f:
+        spec = json.load(f)
+    out = run(spec)
+    with open(argv[1], "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
