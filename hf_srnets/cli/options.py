@@ -3,7 +3,10 @@
 The pruning options are the fields of `PruningConfig` (common to every method) and the own fields of each
 registered method's `config_class`, read from the registry when the parser is built, so a method registered at any
 time (a test, a plugin) gets its flags. `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
-method name) and its config is built from the options given; an option of another method only is an error.
+method name) and its config is built from the options given. An option given that the run would not use is an error
+naming it (`refuse_unused_options`): another method's option, any pruning option with `--pruning none` (with or
+without `--mask_from`, whose masks keep their own settings), and an option that the method's other settings leave
+unused (`--block_size` without `--mask_granularity block`, `--sparsity` with `--pruning random`, ...).
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..arguments import DataArguments, ModelArguments
+from ..errors import InputError
 from ..losses import LOSSES
-from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, resolve_pruning
+from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
 from ..training_args import SRNetTrainingArguments
 from .parser import SRNetArgumentParser, cli_field_names
 
@@ -80,78 +84,146 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
 
 
 def refuse_other_methods_options(run: RunArguments) -> None:
-    """Raise `ValueError` for options given that only other methods than the selected one have."""
+    """Raise `InputError` for options given that only other methods than the selected one have."""
     method = run.method
     own = cli_field_names(method.config_class) if method is not None else set()
     if method is not None and method.trains_scores:
         own.update(SCORE_OPTIONS)
     owners = method_options()
-    foreign = [o for o in owners if o in run.given and o not in own and run.given[o] is not None]
+    foreign = [o for o in owners if _given(run, o) and o not in own]
     if not foreign:
         return
     methods = sorted({m for o in foreign for m in owners[o]})
     what = "mask training" if methods == ["threshold"] else f"--pruning {' / '.join(methods)}"
-    raise ValueError(
+    raise InputError(
         f"{', '.join(f'--{o}' for o in foreign)} configure {what} and would do nothing with --pruning "
         f"{run.model.pruning}: use --pruning {' or '.join(methods)}, or drop them."
     )
+
+
+def _given(run: RunArguments, option: str) -> bool:
+    """Whether `option` was set explicitly (config file or command line) to a value (`null` in a file is unset)."""
+    return run.given.get(option) is not None
+
+
+def _unused_common_options(run: RunArguments) -> tuple[list[str], str]:
+    """With `--pruning none`: the common pruning options given, and why they do nothing."""
+    options = sorted(o for o in cli_field_names(PruningConfig) if _given(run, o))
+    if run.model.mask_from:
+        why = (
+            f"--pruning none --mask_from {run.model.mask_from} retrains the masks saved there as they are (their "
+            "sparsity, targets and granularity are read from that folder)"
+        )
+    else:
+        why = "--pruning none fine-tunes the whole model without masks"
+    return options, why
+
+
+# Options that a method's other settings leave unused: (option, used?, why not). `used` sees the run's config.
+CONDITIONAL_OPTIONS: tuple[tuple[str, Any, str], ...] = (
+    ("block_size", lambda c: c.mask_granularity == "block", "it is the tile side of --mask_granularity block"),
+    (
+        "mask_classifier",
+        lambda c: c.mask_granularity == "element",
+        "the classifier is masked at --mask_granularity element only",
+    ),
+    (
+        "sparsity",
+        lambda c: not isinstance(c, RandomConfig),
+        "--pruning random copies the per-matrix zeros (and so the sparsity) of --random_like",
+    ),
+    ("sparsity_scope", lambda c: not isinstance(c, RandomConfig), "--pruning random copies --random_like"),
+    (
+        "schedule_start",
+        lambda c: getattr(c, "initial_sparsity", None) is not None,
+        "the cubic schedule runs only with --initial_sparsity",
+    ),
+    (
+        "schedule_end",
+        lambda c: getattr(c, "initial_sparsity", None) is not None,
+        "the cubic schedule runs only with --initial_sparsity",
+    ),
+    ("alpha", lambda c: getattr(c, "mask_init", "hard") == "hard", "α sets the hard init only (--mask_init hard)"),
+    (
+        "init_threshold",
+        lambda c: getattr(c, "mask_init", "hard") == "hard",
+        "φ is set by the hard init only (the soft init chooses it for the sparsity)",
+    ),
+)
+
+
+def refuse_unused_options(run: RunArguments) -> None:
+    """Raise `InputError` naming each pruning option given that the run would not use, and why; another method's
+    options first (`refuse_other_methods_options`)."""
+    refuse_other_methods_options(run)
+    if run.pruning is None:
+        options, why = _unused_common_options(run)
+        if options:
+            them = "it" if len(options) == 1 else "them"
+            raise InputError(
+                f"{', '.join(f'--{o}' for o in options)} would do nothing: {why}. Drop {them}, or search masks "
+                f"with --pruning {' / '.join(pruning_choices())}."
+            )
+        return
+    fields = cli_field_names(type(run.pruning))
+    for option, used, why in CONDITIONAL_OPTIONS:
+        if option in fields and _given(run, option) and not used(run.pruning):
+            raise InputError(f"--{option} would do nothing with --pruning {run.model.pruning}: {why}. Drop it.")
 
 
 def validate_args(run: RunArguments) -> None:
     """The checks that need several dataclasses together; turns training on for a search (`--do_train`)."""
     model, data, args = run.model, run.data, run.training
     if model.early_start_patience is not None and not (args.eval_strategy == "steps" and args.eval_steps):
-        raise ValueError(
+        raise InputError(
             "--early_start_patience needs --eval_strategy steps --eval_steps N (the patience counts evaluations)"
         )
     if model.mask_from and model.pruning != "none":
-        raise ValueError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
-    refuse_other_methods_options(run)
+        raise InputError("--mask_from fine-tunes a fixed subnetwork: use it with --pruning none")
+    refuse_unused_options(run)
     validate_compact(run)
-    if run.pruning is None:
-        validate_unpruned(run)
-    else:
+    if run.pruning is not None:
         validate_method(run)
     needs = LOSSES[args.loss].requires
     if "teacher_probs" in needs and not data.teacher_predictions:
-        raise ValueError(
+        raise InputError(
             f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
             "--write_train_predictions from a CE fine-tuned model."
         )
     if "difficulty" in needs and not data.sample_difficulty:
-        raise ValueError(
+        raise InputError(
             f"--loss {args.loss} needs --sample_difficulty FILE (RMC's d_i per training example, Eq. 1): write one "
             "with run_sample_difficulty.py."
         )
     if data.bias_model not in (None, "overlap", "claim"):
-        raise ValueError(
+        raise InputError(
             f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data.bias_model!r}"
         )
     for spec in data.ood_file:
         if "=" not in spec:
-            raise ValueError(f"--ood_file expects NAME=PATH, got {spec!r}")
+            raise InputError(f"--ood_file expects NAME=PATH, got {spec!r}")
 
 
 def validate_compact(run: RunArguments) -> None:
     """`--prune_heads` and `--student_layers` (hf_srnets.compact): change the architecture, so no masks on top."""
     model = run.model
     if not 0.0 <= model.prune_heads < 1.0:
-        raise ValueError(
+        raise InputError(
             f"--prune_heads must be in [0, 1) (the fraction of attention heads removed), got {model.prune_heads}"
         )
     if model.head_importance_samples is not None and model.head_importance_samples < 1:
-        raise ValueError(f"--head_importance_samples must be >= 1, got {model.head_importance_samples}")
+        raise InputError(f"--head_importance_samples must be >= 1, got {model.head_importance_samples}")
     for flag, given in (
         ("--prune_heads", model.prune_heads > 0),
         ("--student_layers", model.student_layers is not None),
     ):
         if given and (model.pruning != "none" or model.mask_from):
-            raise ValueError(
+            raise InputError(
                 f"{flag} changes the model's shape, so masks saved for --model_name_or_path would not fit it: use it "
                 "with --pruning none (and no --mask_from), then search masks on the saved model in a second run"
             )
     if model.save_compact and model.pruning == "none" and not model.mask_from:
-        raise ValueError(
+        raise InputError(
             "--save_compact removes the units and heads that masks pruned entirely, but --pruning none has no masks: "
             "search with e.g. --pruning mask --mask_granularity neuron (or head), or drop --save_compact"
         )
@@ -159,7 +231,7 @@ def validate_compact(run: RunArguments) -> None:
         total = _num_layers(model)
         if model.student_layers < 1 or (total is not None and model.student_layers >= total):
             upper = f" and below the model's {total} layers" if total is not None else ""
-            raise ValueError(f"--student_layers must be >= 1{upper}, got {model.student_layers}")
+            raise InputError(f"--student_layers must be >= 1{upper}, got {model.student_layers}")
 
 
 def _num_layers(model: ModelArguments) -> int | None:
@@ -171,13 +243,6 @@ def _num_layers(model: ModelArguments) -> int | None:
     except (OSError, ValueError):
         return None
     return getattr(config, "num_hidden_layers", None)
-
-
-def validate_unpruned(run: RunArguments) -> None:
-    """`--pruning none`: the common pruning options parse and do nothing, but must be valid."""
-    sparsity = run.given.get("sparsity", 0.0)
-    if not 0.0 <= sparsity < 1.0:
-        raise ValueError(f"--sparsity must be in [0, 1), got {sparsity}")
 
 
 def validate_method(run: RunArguments) -> None:

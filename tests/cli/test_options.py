@@ -54,12 +54,14 @@ def test_imp_spellings_give_the_magnitude_config(pruning, rewind):
     assert (run.pruning.imp_prune_ratio, run.pruning.rewind, run.pruning.sparsity) == (0.2, rewind, 0.4)
 
 
-def test_common_options_parse_without_pruning_and_mask_from_keeps_working():
-    run = parse_args([*BASE, "--sparsity", "0.7", "--mask_from", "masks", "--mask_classifier", "false"])
+def test_common_options_parse_without_pruning_and_are_refused_as_unused():
+    run = parse_args([*BASE, "--mask_from", "masks"])
     validate_args(run)
-    assert run.pruning is None and run.model.mask_from == "masks" and run.given["sparsity"] == 0.7
-    with pytest.raises(ValueError, match=re.escape("--sparsity must be in [0, 1)")):
-        validate_args(parse_args([*BASE, "--sparsity", "1.5"]))
+    assert run.pruning is None and run.model.mask_from == "masks"
+    run = parse_args([*BASE, "--sparsity", "0.7", "--mask_from", "masks", "--mask_classifier", "false"])
+    assert run.given["sparsity"] == 0.7
+    with pytest.raises(ValueError, match=re.escape("--mask_classifier, --sparsity would do nothing")):
+        validate_args(run)
 
 
 @pytest.mark.parametrize(

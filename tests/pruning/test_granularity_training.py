@@ -63,7 +63,7 @@ def test_imp_on_neurons_reaches_the_target_unit_counts_in_a_run(tmp_path):
 
 def test_cli_parses_the_granularity_flags():
     base = ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "mask"]
-    run = parse_args([*base, "--mask_granularity", "neuron", "--block_size", "32"])
+    run = parse_args([*base, "--mask_granularity", "neuron"])  # --block_size: only with block (test_unused_options)
     validate_args(run)
     assert isinstance(run.pruning, ThresholdConfig)
     assert (run.pruning.mask_granularity, run.pruning.block_size) == ("neuron", 32)
