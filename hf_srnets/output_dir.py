@@ -158,7 +158,8 @@ def run_outputs(output_dir: str) -> list[str]:
     return [name for name in _visible_entries(output_dir) if is_run_output(name, output_dir)]
 
 
-def _inside(path: str, directory: str) -> bool:
+def is_inside(path: str, directory: str) -> bool:
+    """Whether `path` is `directory` or lies under it (symbolic links resolved)."""
     path, directory = os.path.realpath(path), os.path.realpath(directory)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
@@ -224,21 +225,21 @@ def check_output_dir(
     if not entries:
         return
     if overwrite:
-        if resume is not None and _inside(resume, output_dir):
+        if resume is not None and is_inside(resume, output_dir):
             raise OutputDirError(
                 f"--overwrite_output_dir would delete {resume}, the checkpoint --resume_from_checkpoint continues "
                 "from: drop one of the two flags (resume keeps the dir as it is)."
             )
         doomed = [os.path.join(output_dir, name) for name in entries if is_run_output(name, output_dir)]
         for path in reads:
-            if path and os.path.exists(path) and any(_inside(path, d) for d in doomed):
+            if path and os.path.exists(path) and any(is_inside(path, d) for d in doomed):
                 raise OutputDirError(
                     f"--overwrite_output_dir would delete {path}, which this run reads. Write to another "
                     f"--output_dir, or move {path} out of {output_dir} first."
                 )
         return
     if resume is not None:
-        if _inside(resume, output_dir):
+        if is_inside(resume, output_dir):
             return
         if not run_outputs(output_dir):
             return

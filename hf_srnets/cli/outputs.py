@@ -9,10 +9,12 @@ from typing import Any
 
 from ..card_info import describe_splits, merged_card_info, run_card_info
 from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
+from ..errors import InputError
 from ..evaluation import softmax
 from ..hub import MERGED_DIR, push_run, save_merged
 from ..label_alignment import label_permutation, to_task_order
 from ..model_card import render_model_card
+from ..output_dir import is_inside, is_run_output
 from .data import RunData
 from .options import RunArguments
 
@@ -90,6 +92,38 @@ def hub_repo_id(args: Any) -> str:
 def merged_repo_id(run: RunArguments) -> str:
     """The Hub repo of the merged checkpoint: `--hub_merged_model_id`, else `<run's repo>-merged`."""
     return run.model.hub_merged_model_id or f"{hub_repo_id(run.training)}-merged"
+
+
+def check_train_predictions_path(run: RunArguments, reads: list[str | None]) -> None:
+    """Before any work: `--write_train_predictions PATH` must not replace a file the run reads (`reads`, or one
+    inside a folder it reads) or one of its own outputs, nor an existing file, unless that file lies in the
+    `--output_dir` that `--overwrite_output_dir` hands over to the run."""
+    path = run.data.write_train_predictions
+    if not path:
+        return
+    flag, out = f"--write_train_predictions {path}", run.training.output_dir
+    for read in reads:
+        if read and os.path.exists(read) and is_inside(path, read):
+            raise InputError(
+                f"{flag} would overwrite {read}, which this run reads: write the predictions to another file, e.g. "
+                f"{os.path.join(out, 'train_predictions.jsonl')}."
+            )
+    if os.path.isdir(path):
+        raise InputError(
+            f"{flag} is a directory: pass a file path, e.g. {os.path.join(path, 'train_predictions.jsonl')}."
+        )
+    if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(out) and is_run_output(
+        os.path.basename(path)
+    ):
+        raise InputError(f"{flag} is a file the run itself writes in --output_dir: choose another name.")
+    if os.path.exists(path) and not (run.model.overwrite_output_dir and is_inside(path, out)):
+        where = (
+            "" if is_inside(path, out) else " (it is outside --output_dir, so --overwrite_output_dir does not apply)"
+        )
+        raise InputError(
+            f"{flag} exists{where}: delete or move it, or choose another path. Inside --output_dir, "
+            "--overwrite_output_dir lets the run replace it."
+        )
 
 
 def write_train_predictions(run: RunArguments, trainer: Any, data: RunData) -> None:

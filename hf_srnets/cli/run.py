@@ -33,7 +33,13 @@ from ..trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
 from .model import build_model
 from .options import RunArguments, parse_args, validate_args
-from .outputs import hub_repo_id, push_outputs, save_outputs, write_train_predictions
+from .outputs import (
+    check_train_predictions_path,
+    hub_repo_id,
+    push_outputs,
+    save_outputs,
+    write_train_predictions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +54,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     transformers.utils.logging.set_verbosity(run_args.training.get_process_log_level())
     validate_args(run_args)
+    check_train_predictions_path(run_args, files_read(run_args))
     with prepare_output_dir(
         run_args.training.output_dir,
         overwrite=run_args.model.overwrite_output_dir,
@@ -64,7 +71,7 @@ def files_read(run_args: RunArguments) -> list[str | None]:
     files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
     files += [data_args.train_file, data_args.validation_file, data_args.bias_predictions]
     files += [data_args.teacher_predictions, data_args.bias_vectors, data_args.sample_difficulty]
-    files += [data_args.reference_results, data_args.hard_subset]
+    files += [data_args.reference_results, data_args.hard_subset, data_args.data_dir]
     return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
 
 
