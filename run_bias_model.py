@@ -15,6 +15,10 @@ for `train` and every predicted split, and `<output_dir>/bias_report.json` (vect
 accuracy, calibration and per-gold-label breakdown per split), and logs the report as a table. For
 `run_glue_sparse.py --extra_train NAME=PATH`, predict the extra set with `--ood_file NAME=PATH`: its
 `bias_NAME.jsonl`, next to `bias_train.jsonl`, is joined to the extra rows by their id in PATH.
+
+The output dir follows run_glue_sparse.py's rules (`hf_srnets.output_dir`): a dir holding anything (but this
+script's own `cache/`) is refused unless `--overwrite_output_dir`, which first deletes what hf_srnets scripts write
+there; a second run on the same dir is locked out while the first writes.
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ from hf_srnets.bias import choose_bias_model, compute_bias_predictions, save_bia
 from hf_srnets.bias.report import near_uniform_warning
 from hf_srnets.data import EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
 from hf_srnets.data.splits import check_same_inputs, label_options, ood_label_options, parse_ood_labels
+from hf_srnets.output_dir import prepare_output_dir
 
 logger = logging.getLogger("run_bias_model")
+CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir
 
 
 @dataclass
@@ -44,6 +50,13 @@ class BiasModelArguments(TaskDataArguments):
 
     output_dir: str = field(
         kw_only=True, metadata={"help": "Where bias_<split>.jsonl and bias_report.json are written."}
+    )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "Use an --output_dir that holds files: first delete what hf_srnets scripts write there "
+            "(bias_*.jsonl, bias_report.json, ...); other files and the cache stay. Without it such a dir is refused."
+        },
     )
     vectors: str | None = field(
         default=None,
@@ -187,15 +200,35 @@ def load_default_splits(args: BiasModelArguments, task: TaskSpec) -> dict[str, D
     return splits
 
 
+def files_read(args: BiasModelArguments) -> list[str | None]:
+    """What the script reads, which `--overwrite_output_dir` must never delete."""
+    ood = [spec.partition("=")[2] for spec in args.ood_file]
+    return [args.train_file, *ood, args.vectors, args.cache_dir, args.data_dir]
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse the arguments, take the output dir (refused if it holds another run, cleared on request, locked), run."""
     (args,) = HfArgumentParser(BiasModelArguments).parse_args_into_dataclasses(args=argv)
     logging.basicConfig(
         format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
         level=logging.INFO,
         handlers=[logging.StreamHandler(sys.stdout)],
     )
+    with prepare_output_dir(
+        args.output_dir,
+        overwrite=args.overwrite_output_dir,
+        resume=None,
+        is_main_process=True,
+        reads=files_read(args),
+        ignore=() if args.cache_dir else (CACHE_NAME,),
+    ):
+        return run(args)
+
+
+def run(args: BiasModelArguments) -> dict[str, Any]:
+    """Fit the bias model, write p_b per split and the report into the prepared output dir; return the report."""
     task = resolve_task(args.task, args.task_labels)
-    cache_dir = args.cache_dir or os.path.join(args.output_dir, "cache")
+    cache_dir = args.cache_dir or os.path.join(args.output_dir, CACHE_NAME)
     train, splits = load_data(args, task)
     task = dataclasses.replace(task, bias_model=choose_bias_model(task, train, args.bias_model))
     logger.info(

@@ -123,10 +123,12 @@ class OutputDirError(InputError):
     """The output dir cannot be used as asked; the message says why and what to pass instead."""
 
 
-def _visible_entries(output_dir: str) -> list[str]:
+def _visible_entries(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
+    """The entries of `output_dir` that make it "not empty": not hidden, not in `ignore`."""
     if not os.path.isdir(output_dir):
         return []
-    return sorted(name for name in os.listdir(output_dir) if not name.startswith("."))
+    ignored = set(ignore)
+    return sorted(name for name in os.listdir(output_dir) if not name.startswith(".") and name not in ignored)
 
 
 def is_run_output(name: str, output_dir: str | None = None) -> bool:
@@ -153,9 +155,9 @@ def is_complete_checkpoint(path: str) -> bool:
     return os.path.isfile(os.path.join(path, TRAINER_STATE))
 
 
-def run_outputs(output_dir: str) -> list[str]:
-    """The top-level entries of `output_dir` that an hf_srnets run writes."""
-    return [name for name in _visible_entries(output_dir) if is_run_output(name, output_dir)]
+def run_outputs(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
+    """The top-level entries of `output_dir` (but `ignore`) that an hf_srnets run writes."""
+    return [name for name in _visible_entries(output_dir, ignore) if is_run_output(name, output_dir)]
 
 
 def is_inside(path: str, directory: str) -> bool:
@@ -213,15 +215,21 @@ def _short_list(names: list[str], limit: int = 8) -> str:
 
 
 def check_output_dir(
-    output_dir: str, *, overwrite: bool, resume: str | None = None, reads: Iterable[str | None] = ()
+    output_dir: str,
+    *,
+    overwrite: bool,
+    resume: str | None = None,
+    reads: Iterable[str | None] = (),
+    ignore: Iterable[str] = (),
 ) -> None:
     """Raise `OutputDirError` unless a run may write to `output_dir` with these flags. Reads only.
 
     `reads` are the paths the run reads (model, masks, prediction files): `overwrite` must not delete them.
+    `ignore`: top-level names that neither make the dir "not empty" nor are deleted (a script's own cache folder).
     """
     if resume is not None:
         check_resume_checkpoint(resume)
-    entries = _visible_entries(output_dir)
+    entries = _visible_entries(output_dir, ignore)
     if not entries:
         return
     if overwrite:
@@ -230,7 +238,7 @@ def check_output_dir(
                 f"--overwrite_output_dir would delete {resume}, the checkpoint --resume_from_checkpoint continues "
                 "from: drop one of the two flags (resume keeps the dir as it is)."
             )
-        doomed = [os.path.join(output_dir, name) for name in entries if is_run_output(name, output_dir)]
+        doomed = [os.path.join(output_dir, name) for name in run_outputs(output_dir, ignore)]
         for path in reads:
             if path and os.path.exists(path) and any(is_inside(path, d) for d in doomed):
                 raise OutputDirError(
@@ -241,15 +249,16 @@ def check_output_dir(
     if resume is not None:
         if is_inside(resume, output_dir):
             return
-        if not run_outputs(output_dir):
+        if not run_outputs(output_dir, ignore):
             return
         raise OutputDirError(
-            f"--output_dir {output_dir} holds the outputs of another run ({_short_list(run_outputs(output_dir))}) "
+            f"--output_dir {output_dir} holds the outputs of another run "
+            f"({_short_list(run_outputs(output_dir, ignore))}) "
             f"and --resume_from_checkpoint {resume} is not one of its checkpoints. Pass --overwrite_output_dir to "
             "delete those outputs first, or choose a new --output_dir."
         )
     last = last_complete_checkpoint(output_dir)
-    mine = run_outputs(output_dir)
+    mine = run_outputs(output_dir, ignore)
     what = (
         f"holds the outputs of an earlier run ({_short_list(mine)})"
         if mine
@@ -264,9 +273,10 @@ def check_output_dir(
     )
 
 
-def clear_run_outputs(output_dir: str) -> list[str]:
-    """Delete what an hf_srnets run writes in `output_dir` (`RUN_OUTPUTS`); keep anything else. Return the names."""
-    removed = run_outputs(output_dir)
+def clear_run_outputs(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
+    """Delete what an hf_srnets run writes in `output_dir` (`RUN_OUTPUTS`, checkpoints) but `ignore`; keep anything
+    else. Return the names."""
+    removed = run_outputs(output_dir, ignore)
     for name in removed:
         path = os.path.join(output_dir, name)
         if os.path.isdir(path) and not os.path.islink(path):
@@ -275,7 +285,7 @@ def clear_run_outputs(output_dir: str) -> list[str]:
             os.remove(path)
     if removed:
         logger.info(f"--overwrite_output_dir: deleted {_short_list(removed, 20)} from {output_dir}")
-    kept = _visible_entries(output_dir)
+    kept = _visible_entries(output_dir, ignore)
     if kept:
         logger.info(f"--overwrite_output_dir: kept {_short_list(kept, 20)} in {output_dir} (not written by hf_srnets)")
     return removed
@@ -431,20 +441,23 @@ def prepare_output_dir(
     resume: str | None,
     is_main_process: bool,
     reads: Iterable[str | None] = (),
+    ignore: Iterable[str] = (),
 ) -> Iterator[OutputDirLock | None]:
     """Make `output_dir` ready for one run and hold its lock for the duration of the `with` block.
 
     The main process (`is_main_process`, e.g. `args.should_save`) locks the dir, checks it (`check_output_dir`)
     and, with `overwrite`, deletes what earlier runs wrote (`clear_run_outputs`). In a distributed run all
     processes must enter: they raise the main process's `OutputDirError` too, and wait until the dir is cleared.
-    Yields the lock (None on the other processes).
+    `ignore`: top-level names that are neither checked nor deleted (`check_output_dir`). Yields the lock (None on
+    the other processes).
     """
+    ignore = tuple(ignore)
     error: str | None = None
     lock: OutputDirLock | None = None
     if is_main_process:
         try:
             lock = acquire_lock(output_dir)
-            check_output_dir(output_dir, overwrite=overwrite, resume=resume, reads=reads)
+            check_output_dir(output_dir, overwrite=overwrite, resume=resume, reads=reads, ignore=ignore)
         except OutputDirError as err:
             error = str(err)
     error = _agree(error)
@@ -454,7 +467,7 @@ def prepare_output_dir(
         raise OutputDirError(error)
     try:
         if lock is not None and overwrite:
-            clear_run_outputs(output_dir)
+            clear_run_outputs(output_dir, ignore)
         _barrier()
         yield lock
     finally:

@@ -86,7 +86,7 @@ def test_two_way_fever_refuses_nei_rows_by_name(tmp_path):
                 "--train_file",
                 train,
                 "--output_dir",
-                str(tmp_path),
+                str(tmp_path / "out"),
             ]
         )
 
@@ -116,3 +116,45 @@ def test_help_works_and_names_the_new_flags():
     assert done.returncode == 0, done.stderr[-2000:]
     for flag in ("--task_labels", "--bias_model", "--ood_file", "--predict_file", "custom", "20% of the training"):
         assert flag in done.stdout, flag
+
+
+def _outputs(out: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in out.iterdir() if p.is_file() and not p.name.startswith(".")}
+
+
+def test_a_second_run_into_the_same_output_dir_is_refused_or_replaces_the_first_on_request(tmp_path):
+    script, out = load_script(), tmp_path / "out"
+    common = ["--task", "fever", "--task_labels", "SUPPORTS,REFUTES", "--output_dir", str(out), "--vectors", "train"]
+    first = two_way_fever(tmp_path / "first.jsonl", 60, 0)
+    dev = f"--ood_file=fever_symmetric_v2={FIXTURES / 'fever_symmetric_test.jsonl'}"
+    script.main([*common, "--train_file", first, dev])
+    (out / "notes.txt").write_text("mine")
+    before = _outputs(out)
+    assert {"bias_train.jsonl", "bias_fever_symmetric_v2.jsonl", "bias_report.json"} <= set(before)
+
+    second = two_way_fever(tmp_path / "second.jsonl", 40, 1)  # other data, and another split to predict
+    other = f"--ood_file=other={two_way_fever(tmp_path / 'other.jsonl', 10, 2)}"
+    with pytest.raises(ValueError, match=r"holds the outputs of an earlier run \(bias_fever_symmetric_v2.jsonl"):
+        script.main([*common, "--train_file", second, other])
+    assert _outputs(out) == before  # nothing replaced
+
+    script.main([*common, "--train_file", second, other, "--overwrite_output_dir", "true"])
+    after = _outputs(out)
+    assert sorted(after) == ["bias_other.jsonl", "bias_report.json", "bias_train.jsonl", "notes.txt"]  # no stale split
+    assert after["notes.txt"] == "mine" and (out / "cache").is_dir()  # the user's file and the cache stay
+    assert len(read_predictions(out / "bias_train.jsonl", 2)) == 40
+
+
+def test_a_run_into_a_busy_output_dir_fails_at_start(tmp_path):
+    from hf_srnets.output_dir import OutputDirError, acquire_lock
+
+    out = tmp_path / "out"
+    lock = acquire_lock(str(out))  # a run in progress
+    train = two_way_fever(tmp_path / "train.jsonl", 40, 0)
+    try:
+        with pytest.raises(OutputDirError, match="Another run is using --output_dir"):
+            load_script().main(["--task", "fever", "--task_labels", "SUPPORTS,REFUTES", "--train_file", train,
+                                "--output_dir", str(out)])  # fmt: skip
+    finally:
+        lock.release()
+    assert not list(out.iterdir())
