@@ -135,7 +135,10 @@ class SRNetTrainer(Trainer):
         srnet = self.srnet_model
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):
             logs["sparsity"] = srnet.sparsity_report()["sparsity"]
-            logs["target_sparsity"] = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
+            # masks loaded from a file (--mask_from) are their own target: what they are comes from them, not from
+            # the `sparsity` their config records as the search's goal
+            target = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
+            logs["target_sparsity"] = target if srnet.is_search else logs["sparsity"]
             logs.update(srnet.method.log_metrics(srnet))
         super().log(logs, start_time)
 

@@ -1,6 +1,11 @@
 """Mask files: coding (near-entropy `codec`, or the old bit-packing), tensor checksums, checked writing and reading,
 the base-weights fingerprint, Hub resolution.
 
+`srnet_config.json` records the sha256 of every tensor of `srnet_masks.safetensors` (`tensor_checksums`) and, under
+the key `srnet_config.json`, of its own fields that say what the masks are (`config_checksum`: all but the checksums
+and the fields naming where things came from, which an upload rewrites), so an edited `sparsity`, granularity or
+target list is refused on load instead of being believed.
+
 Every writer of a mask directory goes through `save_mask_files` and every reader of its masks through
 `decode_masks`, so the encoding `srnet_config.json` records (`mask_encoding`) is honoured in one place.
 """
@@ -9,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import math
 import os
@@ -18,11 +24,17 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from ..errors import InputError
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, PruningConfig
 from .codec import decode_mask, encode_mask
 
 MASK_ENCODING = "gap-lzma-v1"  # `mask_encoding` of files `save_mask_files` writes (hf_srnets.masking.codec)
 BITPACKED = None  # `mask_encoding` of files written before it was recorded: `pack_mask`, 1 bit per weight
+
+CONFIG_KEY = CONFIG_NAME  # the `tensor_checksums` key of the config's own checksum
+# fields the config checksum leaves out: the checksums themselves, and where the masks and files came from (local
+# paths, which `hub_upload.make_config_portable` rewrites for an upload)
+UNCHECKED_FIELDS = ("tensor_checksums", "base_model_name_or_path", "ticket_source", "random_like")
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +65,12 @@ def tensor_checksum(tensor: torch.Tensor) -> str:
     digest = hashlib.sha256(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
     digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
+
+
+def config_checksum(config: PruningConfig) -> str:
+    """sha256 of the config's fields that say what the masks are (all but `UNCHECKED_FIELDS`), as sorted JSON."""
+    fields = {k: v for k, v in config.to_dict().items() if k not in UNCHECKED_FIELDS}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
@@ -115,9 +133,29 @@ def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: Pru
             )
 
 
+def read_checked_config(directory: str | os.PathLike) -> PruningConfig:
+    """`srnet_config.json` of a mask directory, refused if its fields no longer match the checksum it recorded when
+    saved (files written before it was recorded load unchecked)."""
+    config = PruningConfig.from_pretrained(directory)
+    check_mask_encoding(config, os.path.join(str(directory), MASKS_NAME))  # a newer hf_srnets's file: upgrade
+    recorded = config.tensor_checksums.get(CONFIG_KEY)
+    if recorded is None or recorded == config_checksum(config):
+        return config
+    config_path = os.path.join(str(directory), CONFIG_NAME)
+    raise InputError(
+        f"{config_path} was changed after the masks were saved: its fields (sparsity {config.sparsity}, "
+        f"granularity {config.mask_granularity}, targets, shapes, ...) no longer match the checksum it recorded, so "
+        "they may not describe the masks in "
+        f"{MASKS_NAME}. Restore the file as saved, or save the masks again (what the masks are comes from the masks: "
+        "a different sparsity needs a new search)."
+    )
+
+
 def _check_checksums(path: str, tensors: dict[str, torch.Tensor], config: PruningConfig) -> None:
     """Every tensor matches the checksum `srnet_config.json` records, and no tensor is unrecorded."""
     for key, checksum in config.tensor_checksums.items():
+        if key == CONFIG_KEY:
+            continue
         if key not in tensors:
             raise ValueError(f"{path} lacks the tensor {key!r} that {CONFIG_NAME} records: the file is incomplete.")
         if tensor_checksum(tensors[key]) != checksum:
@@ -125,7 +163,7 @@ def _check_checksums(path: str, tensors: dict[str, torch.Tensor], config: Prunin
                 f"The tensor {key!r} in {path} does not match the checksum in {CONFIG_NAME}: the file is damaged "
                 "(or was changed after saving). Save or download the masks again."
             )
-    unrecorded = sorted(set(tensors) - set(config.tensor_checksums))
+    unrecorded = sorted(set(tensors) - set(config.tensor_checksums) - {CONFIG_KEY})
     if unrecorded:
         raise ValueError(
             f"{path} holds tensors that {CONFIG_NAME} does not record, e.g. {unrecorded[0]!r}: "
@@ -189,13 +227,14 @@ def save_mask_files(
 ) -> PruningConfig:
     """Write a mask directory: `srnet_masks.safetensors` (the encoded masks, keyed by module, and the `extra`
     tensors, e.g. a trained classifier or l0's log α) and `srnet_config.json` (a copy of `config` recording
-    `mask_encoding` and the sha256 of every tensor). Returns the config written. Two saves of the same masks are
-    byte-identical."""
+    `mask_encoding` and the sha256 of every tensor and of its own fields). Returns the config written. Two saves of
+    the same masks are byte-identical."""
     os.makedirs(directory, exist_ok=True)
     tensors = encode_masks(masks)
     tensors.update(extra or {})
     checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
     written = dataclasses.replace(config, tensor_checksums=checksums, mask_encoding=MASK_ENCODING)
+    written.tensor_checksums[CONFIG_KEY] = config_checksum(written)
     written.save_pretrained(directory)
     # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
     # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
@@ -223,6 +262,6 @@ def decode_masks(tensors: dict[str, torch.Tensor], config: PruningConfig, path: 
 
 def read_mask_dir(directory: str | os.PathLike) -> tuple[PruningConfig, dict[str, torch.Tensor]]:
     """The config and the decoded bool masks of a local mask directory, checked (`load_checked_tensors`)."""
-    config = PruningConfig.from_pretrained(directory)
+    config = read_checked_config(directory)
     tensors = load_checked_tensors(str(directory), config, directory)
     return config, decode_masks(tensors, config, os.path.join(str(directory), MASKS_NAME))

@@ -23,7 +23,14 @@ from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.magnitude import magnitude_prune
 from ..pruning.threshold import update_thresholds
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
-from .io import decode_masks, load_checked_tensors, resolve_directory, save_mask_files, weights_fingerprint
+from .io import (
+    decode_masks,
+    load_checked_tensors,
+    read_checked_config,
+    resolve_directory,
+    save_mask_files,
+    weights_fingerprint,
+)
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
@@ -315,7 +322,7 @@ class SRNetModel(nn.Module):
         model applied to the pre-trained weights, paradigm (b)).
         """
         directory = resolve_directory(model_id, revision=revision, token=token, cache_dir=cache_dir)
-        config = PruningConfig.from_pretrained(directory)
+        config = read_checked_config(directory)
         _check_architecture(model, config, model_id)
         saved_shapes = dict(config.module_shapes)
         srnet = cls(model, config, initialize=False)

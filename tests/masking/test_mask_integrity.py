@@ -11,9 +11,11 @@ import torch
 from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 
+from hf_srnets.errors import InputError
+from hf_srnets.hub_upload import make_config_portable
 from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask, unpack_mask
 from hf_srnets.masking.codec import decode_mask
-from hf_srnets.masking.io import tensor_checksum
+from hf_srnets.masking.io import read_mask_dir, tensor_checksum
 
 QUERY = "bert.encoder.layer.0.attention.self.query"
 
@@ -65,7 +67,7 @@ def test_checksums_are_recorded_and_the_config_round_trips(tmp_path):
     _saved(tmp_path, trainable_classifier=True)
     data = json.loads((tmp_path / CONFIG_NAME).read_text())
     tensors = load_file(tmp_path / MASKS_NAME)
-    assert set(data["tensor_checksums"]) == set(tensors)
+    assert set(data["tensor_checksums"]) == set(tensors) | {CONFIG_NAME}  # every tensor, and the config's fields
     assert "trainable.classifier.base_layer.weight" in data["tensor_checksums"]
     assert SRNetMaskConfig.from_dict(data).tensor_checksums == data["tensor_checksums"]
 
@@ -177,3 +179,64 @@ def test_masks_from_older_versions_load_unverified(tmp_path, caplog, bit_packed)
     assert loaded.sparsity_report()["sparsity"] == pytest.approx(0.5, abs=0.01)
     num = sum(math.floor(0.5 * m.numel()) for m in srnet.binary_masks().values())
     assert loaded.sparsity_report()["num_pruned"] == num
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("sparsity", 0.7), ("sparsity_scope", "global"), ("mask_classifier", False), ("target_modules", ["query"])],
+)
+def test_an_edited_config_is_refused_not_believed(tmp_path, field, value):
+    _saved(tmp_path)
+    path = tmp_path / CONFIG_NAME
+    config = json.loads(path.read_text())
+    config[field] = value
+    path.write_text(json.dumps(config))
+    with pytest.raises(InputError, match=rf"{CONFIG_NAME} was changed after the masks were saved: its fields"):
+        SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+    with pytest.raises(InputError, match="changed after the masks were saved"):
+        read_mask_dir(tmp_path)
+
+
+def test_a_config_made_portable_for_an_upload_still_loads(tmp_path):
+    srnet = _saved(tmp_path)
+    path = tmp_path / CONFIG_NAME
+    config = json.loads(path.read_text())
+    config["base_model_name_or_path"] = "/home/someone/models/bert-mnli"
+    path.write_text(json.dumps(config))
+    make_config_portable(str(tmp_path))
+    assert json.loads(path.read_text())["base_model_name_or_path"] == "bert-mnli"
+    loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+    for name, mask in srnet.binary_masks().items():
+        assert torch.equal(loaded.binary_masks()[name], mask), name
+
+
+def test_masks_loaded_for_retraining_report_their_own_sparsity_as_the_target(tmp_path):
+    """A mask dir whose config records the search's goal (50%) but whose masks are 30% sparse (e.g. saved mid-way
+    through a cubic schedule): a --mask_from run logs the masks' 30% as its target, not the config's 50%."""
+    from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+
+    from hf_srnets.collator import SRNetDataCollator
+    from hf_srnets.trainer import SRNetTrainer
+
+    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    gen = torch.Generator().manual_seed(0)
+    masks = {}
+    for name, mask in srnet.binary_masks().items():
+        keep = torch.ones(mask.numel(), dtype=torch.bool)
+        keep[torch.randperm(mask.numel(), generator=gen)[: math.floor(0.3 * mask.numel())]] = False
+        masks[name] = keep.reshape(mask.shape)
+    srnet.set_masks(masks)
+    srnet.save_pretrained(tmp_path / "masks")
+    expected = sum(math.floor(0.3 * m.numel()) for m in masks.values()) / sum(m.numel() for m in masks.values())
+
+    loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path / "masks", is_trainable=True)
+    assert loaded.srnet_config.sparsity == 0.5  # the goal the config records, unchanged
+    loaded.train_weights_with_fixed_masks()
+    tokenizer = tiny_tokenizer(tmp_path)
+    data = synthetic_nli(tokenizer, n=32, with_bias=False)
+    args = cpu_args(tmp_path / "out", max_steps=2, logging_steps=1, loss="ce")
+    trainer = SRNetTrainer(model=loaded, args=args, train_dataset=data, data_collator=SRNetDataCollator(tokenizer))
+    metrics = trainer.train().metrics
+    targets = [e["target_sparsity"] for e in trainer.state.log_history if "target_sparsity" in e]
+    assert targets and all(t == pytest.approx(expected, abs=1e-9) for t in targets)
+    assert metrics["target_sparsity"] == pytest.approx(expected, abs=1e-9)
