@@ -426,6 +426,7 @@ def card_training_args(
         "per_device_train_batch_size": args.per_device_train_batch_size,
         "seed": args.seed,
         "max_seq_length": data_args.max_seq_length,
+        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
     }
     if args.max_steps is not None and args.max_steps > 0:
         out["max_steps"] = args.max_steps

@@ -40,6 +40,7 @@ from .outputs import (
     save_outputs,
     write_train_predictions,
 )
+from .precision import check_precision
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         data_collator=SRNetDataCollator(data.tokenizer),
         compute_metrics=compute_metrics,
     )
+    precision = check_precision(args)
     results = train(trainer, args) if args.do_train else {}
     evaluated, metric_rows = evaluate(trainer, data, run_args, reference)
     results.update(evaluated)
@@ -109,6 +111,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
             results["saved_ticket_sparsity"] = saved
     results["train_examples"] = len(data.train)
     results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
+    results.update(precision)
     results.update(early_start_info)
     if args.should_save:
         repo_id = hub_repo_id(args) if push_to_hub else None

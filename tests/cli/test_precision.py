@@ -1,0 +1,66 @@
+"""The CPU's bf16 support read from /proc/cpuinfo, and what a run logs and records about its precision."""
+
+import json
+import logging
+from types import SimpleNamespace
+
+import pytest
+from conftest import mnli_run_args
+
+from hf_srnets.cli import main
+from hf_srnets.cli.precision import check_precision, cpu_bf16, cpu_flags, training_precision
+
+# The shape of Linux's /proc/cpuinfo: "key<TAB>: value" lines, one block per logical CPU.
+AVX2_CPU = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse sse2 avx avx2 fma\n\nprocessor\t: 1\n"
+SAPPHIRE_RAPIDS = "processor\t: 0\nflags\t\t: sse avx2 avx512f avx512_bf16 amx_bf16 amx_tile amx_int8\n"
+COOPER_LAKE = "processor\t: 0\nflags\t\t: sse avx2 avx512f avx512bw avx512_vnni avx512_bf16\n"
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "expected"),
+    [(AVX2_CPU, "emulated"), (SAPPHIRE_RAPIDS, "native (amx_bf16)"), (COOPER_LAKE, "native (avx512_bf16)")],
+)
+def test_bf16_support_from_cpuinfo_flags(tmp_path, cpuinfo, expected):
+    path = tmp_path / "cpuinfo"
+    path.write_text(cpuinfo)
+    assert cpu_bf16(cpu_flags(str(path))) == expected
+
+
+def test_no_cpuinfo_means_unknown(tmp_path):
+    assert cpu_flags(str(tmp_path / "missing")) is None
+    assert cpu_bf16(None) == "unknown"
+
+
+def _args(device: str, bf16: bool = False, fp16: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(device=SimpleNamespace(type=device), bf16=bf16, fp16=fp16)
+
+
+def test_bf16_on_a_cpu_that_emulates_it_warns_and_is_recorded(caplog):
+    with caplog.at_level(logging.INFO, logger="hf_srnets.cli.precision"):
+        record = check_precision(_args("cpu", bf16=True), flags={"avx2"})
+    assert record == {"precision": "bf16", "cpu_bf16": "emulated"}
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "drop --bf16" in warnings[0].getMessage()
+
+
+def test_fp32_on_a_cpu_with_bf16_says_what_bf16_would_do_without_turning_it_on(caplog):
+    args = _args("cpu")
+    with caplog.at_level(logging.INFO, logger="hf_srnets.cli.precision"):
+        record = check_precision(args, flags={"avx512_bf16"})
+    assert record == {"precision": "fp32", "cpu_bf16": "native (avx512_bf16)"}
+    assert args.bf16 is False  # the user's choice stands
+    assert "--bf16 true" in caplog.text and not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_gpu_runs_record_their_precision_only():
+    assert check_precision(_args("cuda", fp16=True), flags=set()) == {"precision": "fp16"}
+
+
+def test_a_run_records_its_precision_in_results_and_card(pretrained, data_dir, tmp_path):
+    out = tmp_path / "run"
+    main(mnli_run_args(pretrained, data_dir, out, "--pruning", "none", train=32, eval=32, ood=30, batch=16))
+    results = json.loads((out / "all_results.json").read_text())
+    assert results["precision"] == "fp32"
+    assert results["cpu_bf16"] == cpu_bf16(cpu_flags())  # this machine's, read independently of the run
+    assert "| precision | fp32 |" in (out / "README.md").read_text()
+    assert training_precision(SimpleNamespace(bf16=False, fp16=True)) == "fp16"
