@@ -1,16 +1,25 @@
-"""run_glue_sparse.py's options: every flag of today's --help, the pruning configs parsed directly, a method
+"""run_glue_sparse.py's options: every option of today's parser sets its dataclass field to a non-default value
+given (typed), every spelling of the old --help still parses, the pruning configs parsed directly, a method
 registered at test time gets its flags, options of another method are refused."""
 
+import argparse
+import enum
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from torch import nn
+from transformers.debug_utils import DebugOption
 
 from hf_srnets.cli import build_parser, parse_args, validate_args
+from hf_srnets.cli.options import RunArguments
+from hf_srnets.cli.parser import cli_field_names
 from hf_srnets.pruning import (
+    PRUNING_METHODS,
     MagnitudeConfig,
     PruningConfig,
     PruningMethod,
@@ -22,16 +31,134 @@ from hf_srnets.pruning import (
 BASE = ["--model_name_or_path", "m", "--output_dir", "o"]
 # every option string of run_glue_sparse.py --help at e6ac851 (before this parser), with a value it accepted
 FLAGS_BEFORE = json.loads((Path(__file__).parent / "flags_e6ac851.json").read_text())
+# options whose value reaches the run only with other options, or needs a value of its own form:
+# dest -> (the flag's values, other options, the parsed value expected in the dataclass)
+SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
+    "adv_norm_type": (["linf"], [], "linf"),
+    "adversarial": (["freelb"], [], "freelb"),
+    "alpha": (["3.5"], [], 3.5),  # >= 1 (appendix Eq. 1)
+    "bf16": (["true"], ["--use_cpu", "true"], True),
+    "bf16_full_eval": (["true"], ["--use_cpu", "true"], True),
+    "dataloader_prefetch_factor": (["3"], ["--dataloader_num_workers", "2"], 3),
+    "debug": (["underflow_overflow"], [], [DebugOption.UNDERFLOW_OVERFLOW]),
+    "fsdp": (["full_shard"], [], True),  # TrainingArguments turns the deprecated string form into fsdp=True
+    "include_num_input_tokens_seen": (["true"], [], "all"),  # TrainingArguments maps True to "all"
+    "load_best_model_at_end": (["true"], ["--eval_strategy", "steps", "--save_strategy", "steps"], True),
+    "loss": (["poe"], [], "poe"),
+    "pruning": (["l0"], [], "l0"),
+    "report_to": (["tensorboard"], [], ["tensorboard"]),
+    "sparsity_schedule": (["cubic"], ["--initial_sparsity", "0.2"], "cubic"),
+}
+# options this CPU machine's TrainingArguments refuses whatever the value (they need a GPU, DeepSpeed or a process
+# group): the parser must still read the value, and the refusal must name the option's subject
+REFUSED_HERE = {
+    "ddp_backend": (["gloo"], "process group"),
+    "deepspeed": (["ds.json"], "deepspeed"),
+    "tf32": (["true"], "tf32"),
+}
+# TrainingArguments' dict options argparse cannot read: a config file gives them as mappings
+CONFIG_FILE_ONLY = {
+    "accelerator_config": ({"split_batches": True}, lambda v: v.split_batches is True),
+    "liger_kernel_config": ({"rope": True}, lambda v: v == {"rope": True}),
+    "parallelism_config": ({"dp_replicate_size": 1}, lambda v: v == {"dp_replicate_size": 1}),
+}
 
 
-@pytest.mark.parametrize("flag", sorted(FLAGS_BEFORE))
-def test_every_flag_of_the_old_help_still_parses(flag):
+def options() -> dict[str, argparse.Action]:
+    """Each option of today's parser (its dest) -> its action, `--no_<flag>` complements left out."""
+    actions = build_parser()._actions
+    return {a.dest: a for a in actions if a.dest != "help" and not isinstance(a, argparse._StoreFalseAction)}
+
+
+def non_default(action: argparse.Action) -> tuple[list[str], Any]:
+    """A value for `action` other than its default, as typed on the command line and as parsed."""
+    kind = getattr(action.type, "__name__", "")
+    if action.choices is not None:
+        value = next(c for c in action.choices if c != action.default)
+        return [value], value
+    if kind == "string_to_bool":
+        value = not action.default if isinstance(action.default, bool) else True
+        return [str(value).lower()], value
+    if action.type is int:
+        value = (action.default or 0) + 3
+        return [str(value)], value
+    if action.type is float:
+        return ["0.37"], 0.37
+    if action.nargs in ("+", "*"):
+        return ["v1", "v2"], ["v1", "v2"]
+    return [f"v_{action.dest}"], f"v_{action.dest}"
+
+
+def method_for(dest: str) -> list[str]:
+    """`--pruning <method>` for a pruning option (mask training for the common ones), else nothing."""
+    if dest in cli_field_names(PruningConfig) or dest in ("mask_learning_rate", "mask_weight_decay"):
+        return ["--pruning", "threshold"]
+    for name, method in sorted(PRUNING_METHODS.items()):
+        if dest in cli_field_names(method.config_class):
+            return ["--pruning", name]
+    return []
+
+
+def parsed_value(run: RunArguments, dest: str) -> Any:
+    holders = [h for h in (run.model, run.data, run.training, run.pruning) if h is not None and hasattr(h, dest)]
+    assert holders, f"no dataclass of the run holds {dest}"
+    return getattr(holders[0], dest)
+
+
+def same(got: Any, expected: Any) -> bool:
+    """Equal and of the expected type (an enum member counts as its string value, bool is not an int)."""
+    if isinstance(got, enum.Enum) and not isinstance(expected, enum.Enum):
+        got = got.value
+    return got == expected and type(got) is type(expected)
+
+
+PARSED = sorted(set(options()) - set(REFUSED_HERE) - set(CONFIG_FILE_ONLY))
+
+
+@pytest.mark.parametrize("dest", PARSED)
+def test_each_option_sets_its_field_to_the_value_given(dest):
+    action = options()[dest]
+    values, expected = non_default(action)
+    values, extra, expected = SPECIAL.get(dest, (values, [], expected))
+    assert not same(action.default, expected), "the value checked must differ from the default"
+    run = parse_args([*BASE, *method_for(dest), *extra, action.option_strings[0], *values])
+    got = parsed_value(run, dest)
+    assert same(got, expected), f"--{dest} {values}: {got!r} ({type(got).__name__}), expected {expected!r}"
+
+
+@pytest.mark.parametrize("dest", sorted(REFUSED_HERE))
+def test_options_this_machine_cannot_use_are_read_then_refused(dest):
+    values, error = REFUSED_HERE[dest]
     parser = build_parser()
-    action = parser._option_string_actions[flag]
-    if action.dest in ("liger_kernel_config", "parallelism_config"):
-        pytest.skip("TrainingArguments' dict/ParallelismConfig options: argparse cannot read them, before or now")
-    given = parser.given_options([*BASE, flag, *FLAGS_BEFORE[flag]])
-    assert action.dest in given
+    assert parser.given_options([*BASE, f"--{dest}", *values])[dest] == parser._option_string_actions[f"--{dest}"].type(
+        values[0]
+    )
+    with pytest.raises(Exception, match=f"(?i){error}"):
+        parse_args([*BASE, f"--{dest}", *values])
+
+
+@pytest.mark.parametrize("dest", sorted(CONFIG_FILE_ONLY))
+def test_dict_options_are_read_from_a_config_file(dest, tmp_path):
+    mapping, holds = CONFIG_FILE_ONLY[dest]
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"model_name_or_path": "m", "output_dir": "o", dest: mapping}))
+    assert holds(getattr(parse_args([str(config)]).training, dest))
+
+
+def test_every_spelling_of_the_old_help_still_parses_to_its_option():
+    """Each of the 323 option strings of the help at e6ac851 reads the value it accepted then into the same option
+    as the option's first spelling (`--no_<flag>` complements give False)."""
+    parser = build_parser()
+    for flag, values in FLAGS_BEFORE.items():
+        action = parser._option_string_actions[flag]
+        if action.dest in CONFIG_FILE_ONLY:
+            continue
+        given = parser.given_options([*BASE, flag, *values])
+        if isinstance(action, argparse._StoreFalseAction):
+            assert given[action.dest] is False, flag
+            continue
+        first = parser.given_options([*BASE, action.option_strings[0], *values])
+        assert given[action.dest] == first[action.dest], flag
 
 
 def test_each_option_is_declared_once_and_recorded_fields_are_not_options():
