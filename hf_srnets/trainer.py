@@ -14,7 +14,7 @@ from torch.utils.data import Sampler
 from transformers import Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
 from transformers.trainer_pt_utils import nested_gather
-from transformers.trainer_utils import EvalLoopOutput, EvalPrediction
+from transformers.trainer_utils import EvalLoopOutput, EvalPrediction, TrainOutput, get_last_checkpoint
 from transformers.utils import logging
 
 from .data.columns import EXAMPLE_COLUMNS
@@ -22,6 +22,7 @@ from .eval_order import LengthSortedSampler, example_lengths, find_sorted_sample
 from .losses import DebiasingLoss
 from .masking import TRAINING_STATE_NAME, SRNetModel
 from .objectives import LossObjective, Objective, build_objective
+from .run_loss import STATE_KEY, ResumedLoss, loss_record, resumed_loss, whole_run_metrics
 from .training_args import SRNetTrainingArguments
 
 logger = logging.get_logger(__name__)
@@ -39,7 +40,8 @@ class SRNetTrainer(Trainer):
       present is skipped), the mask scores get their own optimiser group, checkpoints hold the scores and
       thresholds (so `resume_from_checkpoint` continues exactly), and `save_model` writes the config and
       entropy-coded masks only.
-    - Loss components and the current sparsity are logged with the training loss.
+    - Loss components and the current sparsity are logged with the training loss. `train_loss` is the whole run's
+      mean also after `resume_from_checkpoint` (`hf_srnets.run_loss`: checkpoints record the loss sum so far).
     - `args.select_best_after` restricts best-checkpoint selection to the end of training (appendix B.3.3).
     - `last_eval_output` keeps the output (logits, label ids) of the last evaluation loop, so the ID set's
       easy/hard metrics reuse the predictions `evaluate` made (`hf_srnets.evaluation.run`).
@@ -239,9 +241,39 @@ class SRNetTrainer(Trainer):
             return False
         return super()._determine_best_metric(metrics, trial)
 
+    # -- the whole run's training loss across a resume -------------------------------------------------------------
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> TrainOutput:
+        """`Trainer.train`; after a resume, `train_loss` is the mean over every step of the run, not only the steps
+        of this call (`hf_srnets.run_loss`)."""
+        checkpoint = resume_from_checkpoint
+        if isinstance(checkpoint, bool):
+            checkpoint = get_last_checkpoint(self.args.output_dir) if checkpoint else None
+        self._resumed_loss = resumed_loss(checkpoint)
+        output = super().train(resume_from_checkpoint, *args, **kwargs)
+        before = self._resumed_loss
+        if before is None or before.global_step == 0:
+            return output
+        metrics = whole_run_metrics(output.metrics, output.global_step, before)
+        for entry in reversed(self.state.log_history):  # the final log entry holds the metrics train() logged
+            if "train_loss" in entry:
+                entry.update({k: metrics[k] for k in ("train_loss", "train_loss_from_step") if k in metrics})
+                break
+        return TrainOutput(output.global_step, metrics["train_loss"], metrics)
+
+    def _run_loss_sum(self) -> float | None:
+        """The sum of the training losses of every step so far, those before a resume included (None when the
+        resumed checkpoint did not record theirs)."""
+        before = getattr(self, "_resumed_loss", None) or ResumedLoss(0, 0.0)
+        if before.loss_sum is None:
+            return None
+        pending = getattr(self, "_tr_loss", None)  # accumulated since the last log
+        since = getattr(self, "_total_loss_scalar", 0.0) + (float(pending.item()) if pending is not None else 0.0)
+        return before.loss_sum + since
+
     # -- saving and loading ----------------------------------------------------------------------------------
     def _save_checkpoint(self, model: nn.Module, trial: Any) -> None:
         self._saving_checkpoint = True
+        self.state.stateful_callbacks[STATE_KEY] = loss_record(self._run_loss_sum(), self.state.global_step)
         try:
             super()._save_checkpoint(model, trial)
         finally:

@@ -1,0 +1,58 @@
+"""The whole run's mean training loss across a resume: what each checkpoint records, and the mean it gives.
+
+`Trainer.train` reports `train_loss` as the mean over the steps of *that call*: after `--resume_from_checkpoint`
+it covers only the steps after the resume. `SRNetTrainer` records in every checkpoint's `trainer_state.json`
+(`stateful_callbacks["SRNetRunLoss"]`) the sum of the training losses of every step so far, and a resumed run
+reports (sum before the resume + sum after it) / all steps: the mean an uninterrupted run reports, up to float
+rounding. A checkpoint without the record (written by an older hf_srnets) cannot give it: the mean then covers the
+steps after the resume, and `train_loss_from_step` says from which step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+STATE_KEY = "SRNetRunLoss"  # the entry of TrainerState.stateful_callbacks (saved in trainer_state.json)
+TRAINER_STATE = "trainer_state.json"
+
+
+@dataclass(frozen=True)
+class ResumedLoss:
+    """What a checkpoint says about the steps before a resume: how many, and the sum of their losses (None when
+    the checkpoint does not record it)."""
+
+    global_step: int
+    loss_sum: float | None
+
+
+def loss_record(loss_sum: float | None, global_step: int) -> dict[str, Any]:
+    """The `stateful_callbacks` entry a checkpoint at `global_step` records (None: the sum is not known)."""
+    return {"loss_sum": loss_sum, "global_step": global_step}
+
+
+def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
+    """The steps and loss sum before a resume from `checkpoint` (None: not resuming or no trainer state)."""
+    if checkpoint is None or not os.path.isfile(os.path.join(checkpoint, TRAINER_STATE)):
+        return None
+    with open(os.path.join(checkpoint, TRAINER_STATE), encoding="utf-8") as f:
+        state = json.load(f)
+    record = (state.get("stateful_callbacks") or {}).get(STATE_KEY)
+    step = int(state.get("global_step", 0))
+    if isinstance(record, dict) and record.get("global_step") == step and record.get("loss_sum") is not None:
+        return ResumedLoss(step, float(record["loss_sum"]))
+    return ResumedLoss(step, None)
+
+
+def whole_run_metrics(metrics: dict[str, Any], global_step: int, before: ResumedLoss) -> dict[str, Any]:
+    """`metrics` of a resumed `train()` with `train_loss` over the whole run (steps 1..`global_step`), or, when the
+    checkpoint lacks the loss sum, with `train_loss_from_step` naming the first step its mean covers."""
+    metrics = dict(metrics)
+    after = global_step - before.global_step
+    if before.loss_sum is None:
+        metrics["train_loss_from_step"] = before.global_step + 1
+        return metrics
+    metrics["train_loss"] = (before.loss_sum + metrics["train_loss"] * after) / max(global_step, 1)
+    return metrics
