@@ -1,11 +1,15 @@
 """run_glue_sparse.py never writes over what a user keeps: `--write_train_predictions` refuses the run's own inputs,
-its outputs and any existing file (unless `--overwrite_output_dir` hands over the `--output_dir` it is in)."""
+its outputs and any existing file (unless `--overwrite_output_dir` hands over the `--output_dir` it is in). A resumed
+run reports the whole run's train_loss, and a checkpoint cut short while saving is refused by name."""
 
+import json
 import os
 import re
+import shutil
 import sys
 
 import pytest
+from conftest import mnli_run_args
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -77,3 +81,33 @@ def test_write_train_predictions_may_replace_a_file_in_the_output_dir_it_overwri
     check_train_predictions_path(run, files_read(run))
     run = parse_args([*argv[:-1], str(out / "new.jsonl")])
     check_train_predictions_path(run, files_read(run))
+
+
+def _tiny_run(pretrained, data_dir, out, *extra):
+    return mnli_run_args(pretrained, data_dir, out, "--do_train", "--pruning", "mask", "--threshold_update_interval",
+                         "2", "--max_steps", "8", "--logging_steps", "3", "--save_strategy", "steps", "--save_steps",
+                         "4", *extra, train=64, eval=16, ood=16, batch=8)  # fmt: skip
+
+
+def test_a_resumed_run_reports_the_whole_runs_train_loss_and_refuses_a_checkpoint_cut_short(
+    pretrained, data_dir, tmp_path
+):
+    out = tmp_path / "out"
+    full = run_glue_sparse.main(_tiny_run(pretrained, data_dir, out))
+    resumed = run_glue_sparse.main(
+        _tiny_run(pretrained, data_dir, tmp_path / "resumed", "--resume_from_checkpoint", str(out / "checkpoint-4"))
+    )
+    assert resumed["train_steps"] == full["train_steps"] == 8
+    saved = json.loads((tmp_path / "resumed" / "all_results.json").read_text())
+    assert saved["train_loss"] == resumed["train_loss"] == pytest.approx(full["train_loss"], rel=1e-6)
+
+    # a run killed while saving checkpoint-12 left only its SRNet state (the Trainer writes trainer_state.json last)
+    cut = out / "checkpoint-12"
+    cut.mkdir()
+    shutil.copy(out / "checkpoint-8" / "srnet_training_state.safetensors", cut)
+    with pytest.raises(InputError) as err:
+        run_glue_sparse.main(_tiny_run(pretrained, data_dir, out))
+    assert f"--resume_from_checkpoint {out / 'checkpoint-8'} to continue" in str(err.value)
+    assert "checkpoint-12: incomplete" in str(err.value)
+    with pytest.raises(InputError, match=re.escape(f"{cut} is incomplete: it has no trainer_state.json")):
+        run_glue_sparse.main(_tiny_run(pretrained, data_dir, out, "--resume_from_checkpoint", str(cut)))
