@@ -75,6 +75,55 @@ def test_every_set_is_scored_as_before(task, eval_set):
     assert primary_metric(task, eval_set) == evaluator.primary_metric == ("accuracy" if is_hans else task.metric)
 
 
+def hand_hans_scores(logits, labels, heuristics, model_labels):
+    """HANS accuracies counted example by example without the package (McCoy et al. 2019): a prediction is
+    entailment (0) when the model's arg-max label is named entailment, else non-entailment (1); each example counts
+    towards the overall accuracy, its gold label's and its heuristic × gold label cell's."""
+    gold_names = ("entailment", "non-entailment")
+    entailment = [name.lower() for name in model_labels].index("entailment")
+    counts: dict[str, list[int]] = {}
+    for row, gold, heuristic in zip(logits, labels, heuristics):
+        row = list(row)
+        predicted = 0 if row.index(max(row)) == entailment else 1
+        for key in ("accuracy", f"{gold_names[gold]}_accuracy", f"{heuristic}_{gold_names[gold]}_accuracy"):
+            hits, seen = counts.get(key, [0, 0])
+            counts[key] = [hits + (predicted == gold), seen + 1]
+    return {key: hits / seen for key, (hits, seen) in counts.items()}
+
+
+HANS_SETS = [(task, eval_set) for task, eval_set in all_sets() if eval_set is not None and eval_set.kind == "hans"]
+
+
+@pytest.mark.parametrize(("task", "eval_set"), HANS_SETS)
+def test_hans_cells_match_a_count_by_hand(task, eval_set):
+    logits, labels, heuristics = random_outputs(task, eval_set)
+    expected = hand_hans_scores(logits, labels, heuristics, task.label_names)
+    got = score_predictions(task, logits, labels, eval_set, heuristics)
+    assert len(expected) == 9 and set(got) == set(expected)
+    assert got == pytest.approx(expected, rel=0, abs=1e-12)
+
+
+def test_hans_cells_of_a_hand_made_case():
+    """Two examples per heuristic × gold cell, MNLI labels (entailment, neutral, contradiction): neutral and
+    contradiction both count as non-entailment."""
+    e, n, c = 0, 1, 2
+    heuristics = [h for h in HEURISTICS for _ in range(4)]
+    gold = [0, 0, 1, 1] * 3
+    predicted = [e, e, n, e] + [n, c, n, c] + [e, c, c, n]
+    got = HansEvaluator(get_task("mnli"))(np.eye(3)[predicted], np.array(gold), {"heuristic": heuristics})
+    assert got == {
+        "accuracy": 8 / 12,
+        "entailment_accuracy": 3 / 6,
+        "non-entailment_accuracy": 5 / 6,
+        "lexical_overlap_entailment_accuracy": 1.0,
+        "lexical_overlap_non-entailment_accuracy": 0.5,
+        "subsequence_entailment_accuracy": 0.0,
+        "subsequence_non-entailment_accuracy": 1.0,
+        "constituent_entailment_accuracy": 0.5,
+        "constituent_non-entailment_accuracy": 1.0,
+    }
+
+
 def test_the_tasks_list_their_evaluators():
     builtin = ("same", "hans", "paws", "fever_symmetric")
     assert [EVALUATORS[k] for k in builtin] == [
