@@ -257,10 +257,31 @@ def attack_section(summaries: dict[str, dict[str, Any]], settings: dict[str, dic
     return (
         f"{ATTACK_SECTION_START}\n## Robustness under attack\n\n"
         "Written by `run_attack.py` (TextAttack's definitions: Clean% accuracy on the sample, Aua% accuracy under "
-        "attack, Suc% successful / attacked, #Query mean model queries per attacked example).\n\n"
+        "attack, Suc% successful / attacked, #Query mean texts submitted to the model per attacked example, "
+        "cached or not).\n\n"
         "| attack | examples | Clean% | Aua% | Suc% | #Query | words perturbed % | data |\n"
-        "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + f"\n{ATTACK_SECTION_END}\n"
+        "|---|---|---|---|---|---|---|---|\n"
+        + "\n".join(rows)
+        + "\n"
+        + _attack_resources(settings)
+        + f"{ATTACK_SECTION_END}\n"
     )
+
+
+def _attack_resources(settings: dict[str, dict[str, Any]]) -> str:
+    """One line per recipe naming the word vectors, sentence encoder, POS tagger and stopwords it ran with."""
+
+    def show(value: Any) -> str:
+        if isinstance(value, dict):
+            return ", ".join(f"{k} {v}" for k, v in value.items())
+        return str(value)
+
+    lines = []
+    for recipe, setting in settings.items():
+        used = setting.get("resources") or {}
+        if used:
+            lines.append(f"- {recipe}: " + "; ".join(f"{k.replace('_', ' ')}: `{show(v)}`" for k, v in used.items()))
+    return "\nResources used:\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def update_card_attack_section(

@@ -6,9 +6,10 @@ transformation (which edits are proposed), constraints (which edits are allowed)
 order they are tried). A recipe (`AttackRecipe`) is a named combination of the four, registered under its name in
 `ATTACK_RECIPES` and built with `build_attack(name, **resources)`.
 
-Inputs are `Text` tuples: `(sentence,)` for single-sentence tasks, `(premise, hypothesis)` for pairs. For pairs
-only the LAST text (the hypothesis) is perturbed, as TextAttack's `InputColumnModification` constraint does for
-entailment (premise words are never modified).
+Inputs are `Text` tuples: `(sentence,)` for single-sentence tasks, `(premise, hypothesis)` for pairs. As in
+TextAttack, the words of a pair are counted, windowed and perturbed over both texts joined; which texts a recipe
+may modify is its own choice (TextFooler keeps the premise, `InputColumnModification`; TextBugger and
+BERT-Attack may change either).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 
 Text = tuple[str, ...]
-"""`(sentence,)` or `(premise, hypothesis)`; attacks perturb the last text only (the hypothesis of a pair)."""
+"""`(sentence,)` or `(premise, hypothesis)`."""
 
 Outcome = Literal["skipped", "successful", "failed"]
 OUTCOMES: tuple[str, ...] = ("skipped", "successful", "failed")
@@ -29,8 +30,8 @@ OUTCOMES: tuple[str, ...] = ("skipped", "successful", "failed")
 class Classifier(Protocol):
     """What an attack queries: a batched victim model returning class probabilities.
 
-    Implementations (`hf_srnets.attack.models`) cache predictions and count queries: `num_queries` is the number
-    of model queries for the current example (cache hits are not counted) and `query_budget` stops the search
+    Implementations (`hf_srnets.attack.models`) count queries as TextAttack does: `num_queries` is the number of
+    texts submitted for the current example, answered from a cache or not, and `query_budget` stops the search
     once reached (`None`: unlimited, TextAttack's default).
     """
 
@@ -48,7 +49,7 @@ class AttackResult:
 
     `outcome` is "skipped" when the original prediction is already wrong (the example is not attacked),
     "successful" when a perturbation changed the prediction away from `label`, else "failed". `words_changed`
-    counts the modified words of the attacked text and `num_words` its number of words.
+    counts the modified words and `num_words` the words of the input (all its texts, as TextAttack counts them).
     """
 
     original: Text

@@ -1,21 +1,26 @@
 """Constraints: which words may be modified, and which candidate texts are valid (TextAttack's constraints).
 
-Pre-transformation (`modifiable_indices`): a word may be modified unless it is a stopword
-(`StopwordModification`) or was already modified (`RepeatModification`). Only the last text of a pair is ever
-perturbed (`InputColumnModification(["premise", "hypothesis"], {"premise"})` of TextAttack's entailment
-recipes): `AttackedText` carries the premise unchanged.
+Words are those of all texts of the input joined (`AttackedText`), as in TextAttack.
+
+Pre-transformation (`modifiable_indices`): a word may be modified unless it is a stopword (`StopwordModification`:
+exact, case-sensitive membership, so "The" is modifiable when only "the" is listed), was already modified
+(`RepeatModification`) or lies in a frozen text (TextFooler's `InputColumnModification(["premise",
+"hypothesis"], {"premise"})`: the first text of a pair is never modified; TextBugger and BERT-Attack may modify
+both).
 
 Post-transformation, each a `Constraint` whose `check(candidates, current, original, index)` returns a keep mask:
 
 - `PartOfSpeech`: the candidate word's tag in its context (4 words each side of the ORIGINAL text) must equal
   the original word's tag, NOUN <-> VERB allowed (TextAttack `PartOfSpeech(allow_verb_noun_swap=True)`).
-- `MaxWordsPerturbed`: at most `ceil(max_percent * num_words)` modified words (BERT-Attack: 40 %).
+- `MaxWordsPerturbed`: at most `ceil(max_percent * min(words of candidate, words of original))` modified words
+  (BERT-Attack: 40 %), counted over all texts.
 - `SentenceSimilarity`: `sim(E(reference), E(candidate)) >= threshold` (TextAttack's sentence-encoder
   constraint) where E is the sentence encoder, sim is cosine or angular (`sentence_encoder.similarity`), the
-  reference is the original text or the current one (`compare_against_original`), and with `window_size` both
-  are the `window_size` words around the modified word; with `skip_text_shorter_than_window` a text of fewer
-  words than the window passes with similarity 1 (TextFooler). Only the attacked (last) text is encoded.
-  The similarities are kept in `last_scores` (the search prefers the most similar successful candidate).
+  reference is the original text or the current one (`compare_against_original`); the encoded text is the
+  texts joined by a line break, or with `window_size` the stretch of it spanning the `window_size` words around
+  the modified word (`AttackedText.window`). With `skip_text_shorter_than_window`, a candidate of fewer words
+  than the window (all texts counted) passes with similarity 1. The similarities are kept in `last_scores`
+  (the search prefers the most similar successful candidate).
 """
 
 from __future__ import annotations
@@ -30,9 +35,18 @@ from .pos import PosTagger, compatible_pos
 from .sentence_encoder import SentenceEncoder, similarity
 
 
-def modifiable_indices(text: AttackedText, stopwords: Collection[str]) -> list[int]:
-    """Indices of words that may be modified: not stopwords, not already modified."""
-    return [i for i, w in enumerate(text.words) if w.lower() not in stopwords and i not in text.modified]
+def modifiable_indices(
+    text: AttackedText, stopwords: Collection[str], frozen_columns: Collection[int] = ()
+) -> list[int]:
+    """Indices of words that may be modified: not stopwords (case-sensitive), not already modified, not in a
+    frozen text of a pair (`frozen_columns`: text positions; a single text is never frozen)."""
+    frozen = {
+        i
+        for c in frozen_columns
+        if c < len(text.column_sizes) > 1
+        for i in range(text.column_starts[c], text.column_starts[c] + text.column_sizes[c])
+    }
+    return [i for i, w in enumerate(text.words) if w not in stopwords and i not in text.modified and i not in frozen]
 
 
 class Constraint:
@@ -45,7 +59,7 @@ class Constraint:
 
 
 class MaxWordsPerturbed(Constraint):
-    """At most `ceil(max_percent * num_words)` words modified."""
+    """At most `ceil(max_percent * min(candidate words, original words))` words modified (all texts)."""
 
     def __init__(self, max_percent: float) -> None:
         if not 0 < max_percent <= 1:
@@ -53,8 +67,9 @@ class MaxWordsPerturbed(Constraint):
         self.max_percent = max_percent
 
     def check(self, candidates, current, original, index) -> np.ndarray:
-        limit = math.ceil(original.num_words * self.max_percent)
-        return np.array([len(c.modified) <= limit for c in candidates], dtype=bool)
+        total = original.word_count()
+        keep = [len(c.modified) <= math.ceil(min(c.word_count(), total) * self.max_percent) for c in candidates]
+        return np.array(keep, dtype=bool)
 
 
 class PartOfSpeech(Constraint):
@@ -106,14 +121,21 @@ class SentenceSimilarity(Constraint):
     def _piece(self, text: AttackedText, index: int) -> str:
         return text.text if self.window_size is None else text.window(index, self.window_size)
 
+    def skipped(self, candidate: AttackedText) -> bool:
+        """Whether the candidate is shorter than the window and passes unscored."""
+        return bool(self.skip_text_shorter_than_window and self.window_size) and (
+            candidate.word_count() < self.window_size
+        )
+
     def scores(self, candidates: Sequence[AttackedText], reference: AttackedText, index: int) -> np.ndarray:
-        """Similarity of each candidate to `reference`."""
-        if not candidates:
-            return np.zeros(0)
-        if self.skip_text_shorter_than_window and self.window_size and reference.num_words < self.window_size:
-            return np.ones(len(candidates))
-        embeddings = self.encoder.encode([self._piece(reference, index)] + [self._piece(c, index) for c in candidates])
-        return similarity(embeddings[:1], embeddings[1:], self.metric)
+        """Similarity of each candidate to `reference` (1 for a skipped one)."""
+        out = np.ones(len(candidates))
+        scored = [j for j, c in enumerate(candidates) if not self.skipped(c)]
+        if scored:
+            pieces = [self._piece(reference, index)] + [self._piece(candidates[j], index) for j in scored]
+            embeddings = self.encoder.encode(pieces)
+            out[scored] = similarity(embeddings[:1], embeddings[1:], self.metric)
+        return out
 
     def check(self, candidates, current, original, index) -> np.ndarray:
         reference = original if self.compare_against_original else current

@@ -9,8 +9,11 @@ load with `hf_srnets.compact.load_pretrained_model`, so head-pruned ones (`--pru
 labels are aligned with the task's by name (`hf_srnets.label_alignment`): `HFClassifier` returns probabilities in
 the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
 
-Queries are counted as TextAttack counts them (Morris et al. 2020): each distinct input sent to the model is one
-query; an input already in the LRU cache is answered from it and not counted.
+Queries are counted as TextAttack's goal function counts them (Morris et al. 2020, `GoalFunction.get_results`):
+every text submitted is one query, whether the LRU cache answers it or the model does (the count is increased
+before the cache is looked up), and repeats within one call count each time. The cache only saves model time; it
+is emptied with the count at the start of every example (TextAttack clears it after each attacked example), so
+no example or recipe is answered from another's predictions.
 """
 
 from __future__ import annotations
@@ -46,6 +49,27 @@ class Victim:
     label_order: tuple[str, ...]
     kind: str
     base: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """`weights_fingerprint` of the model as attacked (computed once)."""
+        if not hasattr(self, "_fingerprint"):
+            self._fingerprint = weights_fingerprint(self.model)
+        return self._fingerprint
+
+
+def weights_fingerprint(model: Any) -> str:
+    """sha256 over the model's parameters and buffers as loaded (names, dtypes, shapes and bytes, in name order):
+    the same for the same weights however they were stored (checkpoint, masks applied to a base, merged), and
+    different when a model is retrained at the same path."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}|{flat.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(flat.view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def is_mask_dir(path: str) -> bool:
@@ -143,8 +167,9 @@ class HFClassifier:
     """Class probabilities of a transformers classifier for a list of `Text`s, in the task's label order.
 
     Eval mode, no gradients, batches of `batch_size` padded to their longest input (inputs sorted by length), an
-    LRU cache of up to `cache_size` texts (0 disables it). `num_queries` counts the inputs the model ran on since
-    the last `reset()` (cache hits excluded); `query_budget` is read by the recipes (None: unlimited).
+    LRU cache of up to `cache_size` texts (0 disables it). `num_queries` counts every text submitted since the
+    last `reset()`, cached or not (see the module docstring); `model_queries` counts the texts the model ran on
+    (all examples) and `cache_hits` the others; `query_budget` is read by the recipes (None: unlimited).
     """
 
     def __init__(
@@ -168,7 +193,7 @@ class HFClassifier:
         self.cache_size = cache_size
         self.query_budget = query_budget
         self.num_queries = 0
-        self.total_queries = 0
+        self.model_queries = 0
         self.cache_hits = 0
         self.model_seconds = 0.0  # time spent in tokenisation and forward passes
         self._cache: OrderedDict[Text, np.ndarray] = OrderedDict()
@@ -177,8 +202,9 @@ class HFClassifier:
         self.device = next(model.parameters()).device
 
     def reset(self) -> None:
-        """Start a new example: `num_queries` back to 0 (the cache is kept)."""
+        """Start a new example: `num_queries` back to 0 and the cache emptied."""
         self.num_queries = 0
+        self._cache.clear()
 
     def __call__(self, texts: list[Text]) -> np.ndarray:
         keys = [tuple(t) for t in texts]
@@ -187,8 +213,8 @@ class HFClassifier:
         start = time.perf_counter()
         fresh = dict(zip(todo, self._predict(todo))) if todo else {}
         self.model_seconds += time.perf_counter() - start
-        self.num_queries += len(todo)
-        self.total_queries += len(todo)
+        self.num_queries += len(keys)
+        self.model_queries += len(todo)
         out = []
         for key in keys:
             if key in fresh:

@@ -1,13 +1,15 @@
 """Part-of-speech tags for TextFooler's part-of-speech constraint (TextAttack's `PartOfSpeech`).
 
-TextAttack tags with flair's universal POS model (or NLTK's averaged perceptron): neither is installable offline
-here (flair's model downloads at run time and flair needs transformers < 5; NLTK's tagger data is not on PyPI).
-`load_pos_tagger()` therefore uses NLTK's `pos_tag(tagset="universal")` when NLTK and its
-`averaged_perceptron_tagger` data happen to be installed, else the documented fallback `coarse_pos`: closed-class
-word lists (determiners, pronouns, prepositions, conjunctions, auxiliaries, numbers) and suffix rules
+TextAttack's `PartOfSpeech` tags with NLTK's averaged perceptron by default (`tagger_type="nltk"`,
+`nltk.pos_tag(..., tagset="universal")`). The tagger is chosen by name (`POS_TAGGERS`, `--pos_tagger`), never
+silently: "nltk" is TextAttack's and needs NLTK with its `averaged_perceptron_tagger` and `universal_tagset` data
+(not on PyPI: `python -m nltk.downloader averaged_perceptron_tagger averaged_perceptron_tagger_eng
+universal_tagset`); without them it is refused with that advice. "coarse" is an offline fallback, `coarse_pos`:
+closed-class word lists (determiners, pronouns, prepositions, conjunctions, auxiliaries, numbers) and suffix rules
 ("-ly" ADV; "-ing", "-ed", "-ize" VERB; "-ous", "-ful", "-able", "-ive", "-less", "-ic", "-al" ADJ; "-tion",
 "-ness", "-ment", "-ity", "-ism", "-er", "-s" NOUN); any other open-class word is "X", which matches every tag.
-The fallback rejects only swaps whose tags it is sure differ, so it is weaker than a real tagger.
+The fallback rejects only swaps whose tags it is sure differ, so it is weaker than a real tagger; the name of the
+tagger used is recorded with the results.
 """
 
 from __future__ import annotations
@@ -80,13 +82,35 @@ def _nltk_tagger() -> PosTagger | None:
     return lambda words: [tag for _, tag in nltk.pos_tag(list(words), tagset="universal")]
 
 
-def load_pos_tagger() -> PosTagger:
-    """NLTK's universal tagger if it and its data are installed, else `coarse_pos` (logged once)."""
+POS_TAGGERS: dict[str, str] = {
+    "nltk": "NLTK averaged perceptron, universal tagset (TextAttack's default)",
+    "coarse": "hf_srnets coarse_pos fallback (word lists and suffixes; 'X' matches any tag)",
+}
+
+
+def load_pos_tagger(name: str = "nltk") -> PosTagger:
+    """The tagger named `name` (`POS_TAGGERS`); "nltk" without its data is refused with what to do."""
+    if name == "coarse":
+        return coarse_pos
+    if name != "nltk":
+        raise ValueError(f"unknown POS tagger {name!r}; choose one of {sorted(POS_TAGGERS)}")
     tagger = _nltk_tagger()
     if tagger is None:
-        logger.warning("NLTK's POS tagger is not available: the POS constraint uses the coarse fallback tagger")
-        return coarse_pos
+        raise ValueError(
+            "POS tagger 'nltk' (TextAttack's) is not available: install nltk and its data (python -m nltk.downloader "
+            "averaged_perceptron_tagger averaged_perceptron_tagger_eng universal_tagset), or choose the weaker "
+            "offline fallback explicitly with --pos_tagger coarse (recorded with the results)"
+        )
     return tagger
+
+
+def pos_tagger_name(tagger: PosTagger | str | None) -> str:
+    """The recorded name of a tagger given by name, as a function, or None (the default, "nltk")."""
+    if tagger is None or isinstance(tagger, str):
+        return tagger or "nltk"
+    if tagger is coarse_pos:
+        return "coarse"
+    return f"custom:{getattr(tagger, '__qualname__', type(tagger).__name__)}"
 
 
 def compatible_pos(a: str, b: str, allow_verb_noun_swap: bool = True) -> bool:

@@ -1,5 +1,11 @@
 """Offline resources of the attack recipes: stopwords and word embeddings with their nearest neighbours.
 
+Stopwords. TextAttack's TextFooler passes its own list (`TEXTFOOLER_STOPWORDS`, 266 words, from Jin et al.'s
+code); every other recipe's `StopwordModification` defaults to NLTK's English list, read at run time from the
+NLTK data (`corpora/stopwords/english`, 179 words, the list NLTK shipped before 2023). That list is not in the
+nltk wheel, so it is shipped here as `data/nltk_english_stopwords.txt` (`NLTK_STOPWORDS`). Both are matched
+case-sensitively, as TextAttack matches them.
+
 Word vectors. TextAttack's TextFooler and TextBugger swap a word for its nearest neighbours in counter-fitted
 Paragram vectors (Mrksic et al. 2016), which are tuned so that synonyms are close and antonyms far apart. They
 are not installable offline here, so the default is GloVe 6B 50d (Pennington et al. 2014) from the pip package
@@ -23,10 +29,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
-# TextAttack's TextFooler stopword list (Jin et al. 2020). StopwordModification's default elsewhere is NLTK's
-# English list, whose data is not installable offline here: all recipes use this list (a superset of it for
-# the common function words).
-STOPWORDS: frozenset[str] = frozenset(
+TEXTFOOLER_STOPWORDS: frozenset[str] = frozenset(
     "a about above across after afterwards again against ain all almost alone along already also although "
     "am among amongst an and another any anyhow anyone anything anyway anywhere are aren aren't around as "
     "at back been before beforehand behind being below beside besides between beyond both but by can "
@@ -45,6 +48,16 @@ STOPWORDS: frozenset[str] = frozenset(
     "whither who whoever whole whom whose why with within without won won't would wouldn wouldn't y yet "
     "you you'd you'll you're you've your yours yourself yourselves".split()
 )
+STOPWORDS = TEXTFOOLER_STOPWORDS
+NLTK_STOPWORDS_FILE = os.path.join(os.path.dirname(__file__), "data", "nltk_english_stopwords.txt")
+
+
+def _read_word_list(path: str) -> frozenset[str]:
+    with open(path, encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f if line.strip())
+
+
+NLTK_STOPWORDS: frozenset[str] = _read_word_list(NLTK_STOPWORDS_FILE)
 
 DEFAULT_MAX_WORDS = 30_000
 

@@ -7,10 +7,14 @@ whose original prediction is already wrong is "skipped" (one query).
 Search (Jin et al. 2020, §3.1): the importance of word `i` is the score of the text with `i` deleted
 (`wir="delete"`) or replaced by "[UNK]" (`wir="unk"`), over the modifiable words (one batched query). Words are
 visited most important first; at each, all candidates of the transformation that satisfy the constraints are
-scored in ONE batched query, and the best one replaces the current text if it raises the score. The search
-stops at the first success, choosing among the successful candidates of that step the one most similar to the
-reference text (when a sentence-similarity constraint gave scores), else the highest-scoring one. It also
-stops when the classifier's `query_budget` is reached (each batch is cut to the queries left).
+scored in ONE batched query (candidates ordered by text, as TextAttack sorts them), and the best one replaces
+the current text if it raises the score. The search stops at the first success, choosing among the candidates
+of that step, in descending score up to the first unsuccessful one, the one most similar to the reference text
+(when a sentence-similarity constraint gave scores), else the highest-scoring one. It also stops when the
+classifier's `query_budget` is reached (each batch is cut to the queries left).
+
+Queries are counted by the classifier as TextAttack's goal function counts them: every text submitted (the
+original, each leave-one-out text, each candidate), cached or not.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ class GreedyWordSwapWIR:
         constraints: Sequence[Constraint],
         stopwords: Collection[str],
         wir: str = "delete",
+        frozen_columns: Collection[int] = (),
     ) -> None:
         if wir not in WIR_METHODS:
             raise ValueError(f"wir={wir!r}: use one of {WIR_METHODS}")
@@ -79,17 +84,19 @@ class GreedyWordSwapWIR:
         self.constraints = list(constraints)
         self.stopwords = stopwords
         self.wir = wir
+        self.frozen_columns = tuple(frozen_columns)
 
     def rank(self, goal: UntargetedGoal, text: AttackedText) -> list[int]:
         """Modifiable word indices, most important first (one batched query)."""
-        indices = modifiable_indices(text, self.stopwords)
+        indices = modifiable_indices(text, self.stopwords, self.frozen_columns)
         leave_one = [text.delete(i) if self.wir == "delete" else text.replace(i, UNK) for i in indices]
         scores = [goal.score(s) for s in goal.query(leave_one)]
         order = np.argsort(-np.asarray(scores), kind="stable")
         return [indices[j] for j in order]
 
     def candidates(self, current: AttackedText, original: AttackedText, index: int) -> tuple[list, np.ndarray | None]:
-        """Valid candidate texts for slot `index` and their sentence similarities (None without that constraint)."""
+        """Valid candidate texts for slot `index`, ordered by text as TextAttack orders them, and their sentence
+        similarities (None without that constraint)."""
         texts = [current.replace(index, w) for w in self.transformation(current, index)]
         sims = None
         for constraint in self.constraints:
@@ -97,9 +104,11 @@ class GreedyWordSwapWIR:
                 break
             keep = constraint.check(texts, current, original, index)
             if isinstance(constraint, SentenceSimilarity):
-                sims = constraint.last_scores[keep]
+                sims = constraint.last_scores
+            sims = None if sims is None else sims[keep]
             texts = [t for t, k in zip(texts, keep) if k]
-        return texts, sims
+        order = sorted(range(len(texts)), key=lambda j: texts[j].text)
+        return [texts[j] for j in order], (None if sims is None else sims[order])
 
     def search(self, goal: UntargetedGoal, original: AttackedText, start: _Scored) -> _Scored:
         """The best text found: a successful one, or the last improvement."""
@@ -112,16 +121,25 @@ class GreedyWordSwapWIR:
             if not results:
                 continue
             scores = np.array([goal.score(r) for r in results])
-            best = int(np.argmax(scores))
-            if scores[best] <= goal.score(current):
+            ranked = np.argsort(-scores, kind="stable")
+            if scores[ranked[0]] <= goal.score(current):
                 continue
-            current = results[best]
+            current = results[ranked[0]]
             if goal.succeeded(current):
-                wins = [j for j, r in enumerate(results) if goal.succeeded(r)]
-                if sims is not None:
-                    return results[max(wins, key=lambda j: (sims[j], scores[j]))]
-                return current
+                return current if sims is None else self._most_similar(goal, results, ranked, sims)
         return current
+
+    @staticmethod
+    def _most_similar(goal: UntargetedGoal, results: list[_Scored], ranked: np.ndarray, sims: np.ndarray) -> _Scored:
+        """TextAttack's pick: over the results in descending score up to the first unsuccessful one, the first
+        of highest similarity."""
+        best, best_sim = results[ranked[0]], -np.inf
+        for j in ranked:
+            if not goal.succeeded(results[j]):
+                break
+            if sims[j] > best_sim:
+                best, best_sim = results[j], sims[j]
+        return best
 
 
 def run_attack(search: GreedyWordSwapWIR, text: Text, label: int, classifier: Classifier) -> AttackResult:

@@ -10,16 +10,21 @@ never among them):
   kept, `random_one=True` in TextAttack): `CharacterInsertSpace` ("Insert"), `CharacterDelete` ("Delete"),
   `NeighbourCharacterSwap` ("Swap"), and `HomoglyphSwap` ("Sub-C", every position with a look-alike character:
   one candidate each).
-- `WordSwapMaskedLM` (BERT-Attack, Li et al. 2020): the masked LM reads the current text (unmasked, as
-  BERT-Attack does) and proposes its top-`max_candidates` vocabulary tokens at the word's first sub-word position;
-  sub-word pieces ("##ing") and non-words are dropped. Simplification: for a word split into several sub-words,
-  BERT-Attack ranks combinations of the pieces' top-K tokens by perplexity; here only whole-word tokens predicted
-  at the first piece are used.
+- `WordSwapMaskedLM` (BERT-Attack, Li et al. 2020), as TextAttack's `WordSwapMaskedLM(method="bert-attack")`:
+  the masked LM reads the current text (all texts joined by a line break, unmasked, as BERT-Attack does) and
+  keeps its top-K tokens (K = `max_candidates`) at every position. A word of one sub-word gets those of the top-K
+  tokens at its position that are one word and not a continuation piece ("##ing"). A word of n sub-words gets
+  the combinations of the top-K tokens at its n positions, joined with the "##" markers removed, in the order of
+  `itertools.product` (the first piece's best token with each of the second's, ...), of which the first K that
+  are one word are kept. (BERT-Attack ranks the combinations by the masked LM's perplexity; TextAttack 0.3.x
+  computes that perplexity but discards the sorted list, so its candidates are the first K in product order, and
+  so are these.) Candidates keep the masked LM's casing (TextAttack does not restore the word's capitalisation).
 - `CompositeTransformation`: the union of several, in order, duplicates removed (TextBugger's five bugs).
 """
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -29,26 +34,14 @@ import numpy as np
 from .attacked_text import WORD_PATTERN, AttackedText
 from .resources import WordEmbedding
 
-# Visually similar characters for TextBugger's Sub-C (the paper's examples o -> 0, l -> 1, a -> @, and Cyrillic
-# or Greek look-alikes).
+# TextBugger's Sub-C look-alikes as TextAttack's `WordSwapHomoglyphSwap` defines them: every lowercase letter
+# and digit, the hyphen and the apostrophe (38 entries; upper-case letters have none).
 HOMOGLYPHS: dict[str, str] = {
-    "a": "@",
-    "c": "с",
-    "e": "е",
-    "i": "і",
-    "j": "ј",
-    "l": "1",
-    "o": "0",
-    "p": "р",
-    "s": "ѕ",
-    "x": "х",
-    "y": "у",
-    "B": "В",
-    "H": "Н",
-    "K": "К",
-    "M": "М",
-    "T": "Т",
-}
+    "-": "˗", "9": "৭", "8": "Ȣ", "7": "𝟕", "6": "б", "5": "Ƽ", "4": "Ꮞ", "3": "Ʒ", "2": "ᒿ", "1": "l",
+    "0": "O", "'": "`", "a": "ɑ", "b": "Ь", "c": "ϲ", "d": "ԁ", "e": "е", "f": "𝚏", "g": "ɡ", "h": "հ",
+    "i": "і", "j": "ϳ", "k": "𝒌", "l": "ⅼ", "m": "ｍ", "n": "ո", "o": "о", "p": "р", "q": "ԛ", "r": "ⲅ",
+    "s": "ѕ", "t": "𝚝", "u": "ս", "v": "ѵ", "w": "ԝ", "x": "×", "y": "у", "z": "ᴢ",
+}  # fmt: skip
 
 
 def recover_case(candidate: str, original: str) -> str:
@@ -160,10 +153,15 @@ class CompositeTransformation(Transformation):
         return [c for t in self.transformations for c in t(text, index)]
 
 
+def is_one_word(text: str) -> bool:
+    """Whether `text` holds exactly one word (TextAttack's `is_one_word`)."""
+    return len(WORD_PATTERN.findall(text)) == 1
+
+
 class WordSwapMaskedLM(Transformation):
     """BERT-Attack's candidates from a masked LM (see the module docstring)."""
 
-    def __init__(self, model: Any, tokenizer: Any, max_candidates: int = 48, max_length: int = 512) -> None:
+    def __init__(self, model: Any, tokenizer: Any, max_candidates: int = 8, max_length: int = 512) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_candidates = max_candidates
@@ -185,17 +183,26 @@ class WordSwapMaskedLM(Transformation):
             self._cache[sentence] = (offsets, torch.topk(logits, k, dim=-1).indices.numpy())
         return self._cache[sentence]
 
+    def _positions(self, text: AttackedText, index: int, offsets: list[tuple[int, int]]) -> list[int]:
+        """Token positions of word `index` (its first piece onwards, one per sub-word of the word alone)."""
+        start, _ = text.word_offsets()[index]
+        first = next((p for p, (s, e) in enumerate(offsets) if s == start and e > s), None)
+        if first is None:  # truncated away
+            return []
+        pieces = len(self.tokenizer(text.words[index], add_special_tokens=False)["input_ids"])
+        return list(range(first, min(first + pieces, len(offsets))))
+
     def candidates(self, text: AttackedText, index: int) -> list[str]:
         offsets, top_ids = self._predictions(text.text)
-        start, _ = text.word_offsets()[index]
-        position = next((p for p, (s, e) in enumerate(offsets) if s == start and e > s), None)
-        if position is None:  # truncated away
-            return []
-        word = text.words[index]
-        special = set(self.tokenizer.all_special_tokens)
-        tokens = self.tokenizer.convert_ids_to_tokens(top_ids[position].tolist())
-        return [
-            recover_case(t, word)
-            for t in tokens
-            if t not in special and not t.startswith("##") and WORD_PATTERN.fullmatch(t) and t.lower() != word.lower()
-        ]
+        positions = self._positions(text, index, offsets)
+        if len(positions) == 1:
+            tokens = self.tokenizer.convert_ids_to_tokens(top_ids[positions[0]].tolist())
+            return [t for t in tokens if is_one_word(t) and "##" not in t]
+        out: list[str] = []
+        for combination in itertools.product(*(top_ids[p].tolist() for p in positions)):
+            word = "".join(self.tokenizer.convert_ids_to_tokens(list(combination))).replace("##", "")
+            if is_one_word(word):
+                out.append(word)
+                if len(out) == self.max_candidates:
+                    break
+        return out

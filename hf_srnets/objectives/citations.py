@@ -120,6 +120,13 @@ BIBTEX: dict[str, str] = {
   pages     = {6193--6202},
   year      = {2020}
 }""",
+    "garg2020bae": """@inproceedings{garg2020bae,
+  title     = {{BAE}: {BERT}-based Adversarial Examples for Text Classification},
+  author    = {Garg, Siddhant and Ramakrishnan, Goutham},
+  booktitle = {Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing ({EMNLP})},
+  pages     = {6174--6181},
+  year      = {2020}
+}""",
 }
 
 

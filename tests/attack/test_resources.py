@@ -90,5 +90,15 @@ def test_coarse_pos_and_compatibility():
     ]
     assert compatible_pos("NOUN", "VERB") and not compatible_pos("NOUN", "VERB", allow_verb_noun_swap=False)
     assert compatible_pos("X", "ADJ") and not compatible_pos("ADJ", "ADV")
-    tagger = load_pos_tagger()
-    assert len(tagger(["a", "good", "film"])) == 3
+    assert load_pos_tagger("coarse") is coarse_pos
+
+
+def test_pos_tagger_is_chosen_by_name_never_silently(monkeypatch):
+    from hf_srnets.attack import pos
+
+    monkeypatch.setattr(pos, "_nltk_tagger", lambda: None)  # NLTK's tagger data missing
+    with pytest.raises(ValueError, match="--pos_tagger coarse"):
+        load_pos_tagger()  # TextAttack's default, "nltk"
+    with pytest.raises(ValueError, match="unknown POS tagger"):
+        load_pos_tagger("flair")
+    assert pos.pos_tagger_name(None) == "nltk" and pos.pos_tagger_name(coarse_pos) == "coarse"

@@ -1,5 +1,6 @@
 """The attack runner: resumable JSONL (interrupt, re-run, no duplicates; other settings refused), deterministic
-samples, and `HFClassifier` (cache hits are not queries, batches and label order do not change predictions)."""
+samples, and `HFClassifier` (every submitted text is a query, cached or not, as TextAttack counts; the cache is
+per example; batches and label order do not change predictions)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,13 @@ from hf_srnets.attack import (
 
 
 class KeywordClassifier:
-    """A fake victim: class 1 when the last text holds 'good', else 0; counts distinct texts like HFClassifier."""
+    """A fake victim: class 1 when the last text holds 'good', else 0; counts every text like HFClassifier."""
 
     def __init__(self) -> None:
         self.num_queries, self.query_budget = 0, None
 
     def __call__(self, texts):
-        self.num_queries += len(set(texts))
+        self.num_queries += len(texts)
         return np.array([[0.1, 0.9] if "good" in t[-1].split() else [0.9, 0.1] for t in texts])
 
 
@@ -177,27 +178,67 @@ def hf_victim(tmp_path):
 TEXTS = [(" ".join(WORDS[i : i + n]),) for i, n in [(5, 3), (10, 7), (20, 1), (30, 12), (40, 5)]]
 
 
-def test_cache_hits_are_not_queries(hf_victim):
+def test_every_submitted_text_is_a_query_cached_or_not(hf_victim):
+    """TextAttack's GoalFunction.get_results: `num_queries += len(texts)` before the cache is looked up."""
     model, tok = hf_victim
     clf = HFClassifier(model, tok, batch_size=2)
     first = clf(TEXTS[:3])
     assert clf.num_queries == 3
-    again = clf([TEXTS[1], TEXTS[1], TEXTS[0], TEXTS[3]])  # only TEXTS[3] is new
-    assert clf.num_queries == 4 and clf.cache_hits == 3
+    again = clf([TEXTS[1], TEXTS[1], TEXTS[0], TEXTS[3]])  # 4 texts submitted; only TEXTS[3] is new to the model
+    assert clf.num_queries == 3 + 4 and clf.model_queries == 4 and clf.cache_hits == 3
     np.testing.assert_array_equal(again[0], first[1])
-    clf.reset()
-    clf(TEXTS[:4])
-    assert clf.num_queries == 0  # all cached: a new example starts at 0 and pays nothing
+    clf.reset()  # a new example: count and cache start again (TextAttack clears its cache after each example)
+    assert clf.num_queries == 0
+    clf(TEXTS[:1])
+    assert clf.num_queries == 1 and clf.model_queries == 5  # TEXTS[0] ran again: the cache was emptied
     no_cache = HFClassifier(model, tok, cache_size=0)
     no_cache(TEXTS[:2])
     no_cache(TEXTS[:2])
-    assert no_cache.num_queries == 4  # without the cache the same texts are queries again
+    assert no_cache.num_queries == 4 == no_cache.model_queries
     small = HFClassifier(model, tok, cache_size=2)
     small(TEXTS[:3])  # LRU: TEXTS[0] evicted
     small(TEXTS[2:3])
-    assert small.num_queries == 3
+    assert small.model_queries == 3
     small(TEXTS[:1])
-    assert small.num_queries == 4
+    assert small.model_queries == 4 and small.num_queries == 5
+
+
+def test_an_example_costs_the_same_queries_whatever_was_attacked_before(hf_victim, tmp_path):
+    """#Query of an example is the number of texts its attack submits (hand count: the original, one text per
+    modifiable word, then each candidate batch), the same when the example or another recipe came before."""
+    from attack.test_search_helpers import toy_embedding
+
+    from hf_srnets.attack.resources import STOPWORDS
+    from hf_srnets.attack.search import GreedyWordSwapWIR
+    from hf_srnets.attack.transformations import WordSwapEmbedding
+
+    model, tok = hf_victim
+    submitted: list[int] = []
+
+    class Counting(HFClassifier):
+        def __call__(self, texts):
+            submitted.append(len(texts))
+            return super().__call__(texts)
+
+    clf = Counting(model, tok)
+    label = int(clf([("good movie plot",)])[0].argmax())
+    search = GreedyWordSwapWIR(WordSwapEmbedding(toy_embedding(), 5), [], STOPWORDS)
+
+    class Toy(AttackRecipe):
+        name = "toy-greedy"
+
+        def attack(self, text, label, classifier):
+            from hf_srnets.attack.search import run_attack
+
+            return run_attack(search, text, label, classifier)
+
+    twice = [Example(0, "a", ("good movie plot",), label), Example(1, "b", ("good movie plot",), label)]
+    submitted.clear()
+    records = attack_examples(Toy(), clf, twice, str(tmp_path / "a.jsonl"), SETTINGS)
+    per_example = sum(submitted) // 2
+    assert submitted[0] == 1 and submitted[1] == 3  # the original; one leave-one-out text per word (3 words)
+    assert [r.result.num_queries for r in records] == [per_example, per_example]
+    assert per_example >= 1 + 3 + 5  # at least the first-ranked word's 5 neighbours were tried
 
 
 def test_batching_and_padding_do_not_change_probabilities(hf_victim):

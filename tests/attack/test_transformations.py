@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from attack.test_search_helpers import toy_embedding
 
-from hf_srnets.attack.attacked_text import AttackedText
+from hf_srnets.attack.attacked_text import WORD_PATTERN, AttackedText
 from hf_srnets.attack.transformations import (
     HOMOGLYPHS,
     CharacterDelete,
@@ -30,7 +30,7 @@ def test_attacked_text_keeps_separators_and_slots():
     assert swapped.text == "It's a well-made, ba d film!" and swapped.modified == {3}
     assert swapped.num_words == 5
     assert text.delete(1).text == "It's well-made, GOOD film!"
-    assert text.window(4, 3) == "well-made GOOD film"
+    assert text.window(4, 3) == "well-made, GOOD film"  # TextAttack's window is a slice of the text
     assert text.window(0, 3) == "It's a well-made"
     assert [text.text[s:e] for s, e in text.word_offsets()] == list(text.words)
 
@@ -127,5 +127,5 @@ def test_masked_lm_candidates_are_whole_words():
     text = AttackedText.from_text(("the good movies",))
     candidates = swap(text, 1)
     assert candidates and text.words[1] not in candidates
-    assert all(not c.startswith("##") and c not in tokenizer.all_special_tokens for c in candidates)
+    assert all("##" not in c and len(WORD_PATTERN.findall(c)) == 1 for c in candidates)
     assert len(swap._cache) == 1

