@@ -48,10 +48,11 @@ from hf_srnets.data import TaskSpec, load_file, load_source
 from hf_srnets.data.splits import label_options
 from hf_srnets.data.tasks import resolve_task
 from hf_srnets.model_card import update_card_attack_section
+from hf_srnets.output_dir import acquire_lock
 
 logger = logging.getLogger("run_attack")
 
-RESOURCE_OPTIONS = ("word_vectors", "sentence_encoder", "mlm_model")
+RESOURCE_OPTIONS = ("word_vectors", "sentence_encoder", "mlm_model", "pos_tagger")
 
 
 @dataclass
@@ -119,6 +120,14 @@ class AttackRunArguments:
     word_vectors: str | None = field(default=None, metadata={"help": "Word vectors for substitution candidates."})
     sentence_encoder: str | None = field(default=None, metadata={"help": "Sentence encoder of the similarity check."})
     mlm_model: str | None = field(default=None, metadata={"help": "Masked LM of bert-attack."})
+    pos_tagger: str = field(
+        default="nltk",
+        metadata={
+            "help": "POS tagger of the recipes with a POS constraint: nltk (TextAttack's; needs NLTK's tagger data) "
+            "or coarse (an offline fallback, weaker; recorded with the results).",
+            "choices": ["nltk", "coarse"],
+        },
+    )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Start the JSONL files again instead of resuming them."}
     )
@@ -159,6 +168,8 @@ def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str |
 def recipe_resources(recipe: str, run: AttackRunArguments) -> dict[str, Any]:
     """The resource options the recipe takes (`--word_vectors`, ...); a given option it does not take is refused."""
     given = {k: getattr(run, k) for k in RESOURCE_OPTIONS if getattr(run, k) is not None}
+    if "pos_tagger" not in getattr(ATTACK_RECIPES.get(recipe), "uses", ("pos_tagger",)):
+        given.pop("pos_tagger")  # always set (default "nltk"): passed only to the recipes with a POS constraint
     params = inspect.signature(ATTACK_RECIPES[recipe]).parameters if recipe in ATTACK_RECIPES else {}
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     unused = [k for k in given if k not in params and not takes_all]
@@ -167,12 +178,13 @@ def recipe_resources(recipe: str, run: AttackRunArguments) -> dict[str, Any]:
     return {k: v for k, v in given.items() if k in params or takes_all}
 
 
-def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any]) -> dict[str, Any]:
+def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any], weights: str) -> dict[str, Any]:
     model, data, run = args
     path = model.model_name_or_path
     return {
         "recipe": recipe,
         "model": os.path.abspath(path) if os.path.exists(path) else path,
+        "model_weights_sha256": weights,
         "base_model": model.base_model,
         "task": data.task,
         "data": data_desc,
@@ -222,14 +234,18 @@ def parse_args(argv: list[str] | None) -> tuple[AttackModelArguments, AttackData
     return tuple(parser.build(t, given) for t in (AttackModelArguments, AttackDataArguments, AttackRunArguments))
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    model_args, data, run = args = parse_args(argv)
-    unknown = [r for r in run.recipes if r not in ATTACK_RECIPES]
-    if unknown:
-        raise ValueError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
-    task = resolve_task(data.task)
-    dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
-    examples = dataset_examples(dataset, select_indices(len(dataset), data.num_examples, data.seed))
+def _examples(data: AttackDataArguments, dataset: Dataset) -> list:
+    """The examples to attack; asking for more than the set holds is warned about (all are attacked)."""
+    if data.num_examples is not None and data.num_examples > len(dataset):
+        logger.warning(
+            f"--num_examples {data.num_examples} but the set has only {len(dataset)} rows: attacking all "
+            f"{len(dataset)} (N={len(dataset)} in the results)"
+        )
+    return dataset_examples(dataset, select_indices(len(dataset), data.num_examples, data.seed))
+
+
+def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> dict[str, Any]:
+    model_args, data, run = args
     victim = load_victim(
         model_args.model_name_or_path,
         task,
@@ -245,13 +261,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         cache_size=run.cache_size,
         query_budget=run.query_budget,
     )
-    os.makedirs(run.output_dir, exist_ok=True)
     summaries, settings = {}, {}
     for name in run.recipes:
-        resources = recipe_resources(name, run)
-        settings[name] = _settings(name, args, data_desc, resources)
+        recipe = build_attack(name, **recipe_resources(name, run))
+        used = recipe.resources_used() if hasattr(recipe, "resources_used") else {}
+        settings[name] = _settings(name, args, data_desc, used, victim.fingerprint)
+        if data.num_examples is not None:
+            settings[name]["num_examples_requested"] = data.num_examples
         records = attack_examples(
-            build_attack(name, **resources),
+            recipe,
             classifier,
             examples,
             results_path(run.output_dir, name),
@@ -262,6 +280,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         summaries[name] = summarize_records(records)
         logger.info(f"{name} on {len(examples)} examples of {data_desc}: {format_summary(summaries[name])}")
     return write_results(run.output_dir, summaries, settings)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    model_args, data, run = args = parse_args(argv)
+    unknown = [r for r in run.recipes if r not in ATTACK_RECIPES]
+    if unknown:
+        raise ValueError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
+    task = resolve_task(data.task)
+    dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
+    examples = _examples(data, dataset)
+    lock = acquire_lock(run.output_dir)  # the lock of training runs: one writer per dir
+    try:
+        return _attack_all(args, task, examples, data_desc)
+    finally:
+        lock.release()
 
 
 if __name__ == "__main__":
