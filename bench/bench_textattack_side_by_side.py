@@ -12,9 +12,13 @@ installed is printed): `python -m venv`, `pip install --no-deps textattack==0.3.
 packages its import needs (`TEXTATTACK_PACKAGES`), a `.pth` that appends this interpreter's site-packages (torch,
 transformers, hf_srnets) after the venv's own, a placeholder `flair` package in the venv only (TextAttack imports
 flair at the top of three modules; no flair code path is used: the POS tagger is hf_srnets'), and NLTK's English
-stopword list (179 words; TextBugger's `StopwordModification` reads it at import) under `--nltk_data`.
+stopword list (179 words; TextBugger's `StopwordModification` reads it at import) under `--nltk_data`, and an
+empty `textattack/shared/intentional_homoglyphs.txt` (missing from the 0.3.11 wheel, opened by
+`WordSwapHomoglyphSwap.__init__`, read only by the differential-evolution attack).
 (2) The first `--num_examples` examples of `--split` of the task, read by `run_attack.py`'s own loader.
-(3) hf_srnets: `run_attack.py` on them (default resources), per-example results from its JSONL files.
+(3) hf_srnets: `run_attack.py` on them, per-example results from its JSONL files. Its default sentence encoder and
+POS tagger; word vectors: `--word_vectors`, by default hf_srnets' default GloVe without its non-word tokens
+(`words_only_vectors`: TextAttack cannot take a punctuation neighbour, and its own vectors hold none).
 (4) TextAttack: `bench/textattack_worker.py` in the venv builds the attacks from TextAttack's components with
 hf_srnets' resources behind TextAttack's interfaces (see that file) and attacks the same examples.
 (5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome, and #Query
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -99,6 +104,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--results_json", default=None, help="Also write the summary (table + differences) here.")
     p.add_argument("--venv", default="/tmp/ta_venv", help="The throwaway TextAttack venv (created if missing).")
     p.add_argument("--nltk_data", default=None, help="NLTK_DATA dir for the stopword list (default <venv>/nltk_data).")
+    p.add_argument(
+        "--word_vectors",
+        default=None,
+        help="Vectors file for both sides (default: hf_srnets' default GloVe, words only: words_only_vectors).",
+    )
+    p.add_argument(
+        "--pos_tagger",
+        default="coarse",
+        choices=["nltk", "coarse"],
+        help="hf_srnets' POS tagger for both sides (nltk needs NLTK's tagger data in both environments).",
+    )
+    p.add_argument(
+        "--textattack_pos_rule",
+        default="textattack",
+        choices=["textattack", "x_wildcard"],
+        help="Ablation: x_wildcard lets TextAttack's POS constraint accept the tag X as hf_srnets does.",
+    )
     p.add_argument("--batch_size", type=int, default=32)
     p.add_argument("--max_seq_length", type=int, default=512)
     p.add_argument("--seed", type=int, default=0, help="TextAttack side: np.random seed + example index.")
@@ -158,6 +180,10 @@ def ensure_textattack_venv(venv: Path, nltk_data: Path) -> list[str]:
     _write_if_missing(site / "zz_hf_srnets_project_site.pth", line, done, "project site-packages after the venv's")
     for name, text in FLAIR_PLACEHOLDER.items():
         _write_if_missing(site / "flair" / name, text, done, "flair placeholder")
+    # WordSwapHomoglyphSwap.__init__ opens this data file, which the 0.3.11 wheel does not ship; it is read only
+    # for the differential-evolution attack, not for the word swaps TextBugger uses: an empty file is enough.
+    homoglyphs = site / "textattack" / "shared" / "intentional_homoglyphs.txt"
+    _write_if_missing(homoglyphs, "# not shipped in the textattack 0.3.11 wheel\n", done, "empty homoglyph data file")
     stopwords = "\n".join(NLTK_ENGLISH_STOPWORDS) + "\n"
     _write_if_missing(nltk_data / "corpora" / "stopwords" / "english", stopwords, done, "NLTK English stopwords")
     return done
@@ -170,6 +196,29 @@ def child_env(nltk_data: Path | None = None) -> dict[str, str]:
     if nltk_data is not None:
         env["NLTK_DATA"] = str(nltk_data)
     return env
+
+
+WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+
+
+def words_only_vectors(out: Path) -> Path:
+    """hf_srnets' default word vectors without the tokens that are not one word (punctuation such as "," or "--",
+    abbreviations such as "u.s.", "_"), written as a GloVe text file. TextAttack cannot take such a neighbour: its
+    word splitter returns no word for it, so the swap has no modified index and its sentence-encoder constraint
+    raises StopIteration (TextAttack's counter-fitted vectors hold words only); hf_srnets swaps the word for it."""
+    path = out / "glove_words_only.txt"
+    if path.exists():
+        return path
+    sys.path.insert(0, str(REPO))
+    from hf_srnets.attack.resources import load_word_embedding
+
+    embedding = load_word_embedding()
+    keep = [i for i, w in enumerate(embedding.words) if WORD.fullmatch(w)]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in keep:
+            f.write(embedding.words[i] + " " + " ".join(f"{v:.7g}" for v in embedding.matrix[i]) + "\n")
+    print(f"word vectors: {len(keep)} of {len(embedding)} default tokens are words -> {path}", flush=True)
+    return path
 
 
 def load_examples(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -191,9 +240,13 @@ def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[d
     cmd = [sys.executable, str(REPO / "run_attack.py"), "--model_name_or_path", args.model, "--task", args.task]
     cmd += ["--data_dir", args.data_dir, "--split", args.split, "--num_examples", str(args.num_examples)]
     cmd += ["--recipes", *args.recipes, "--output_dir", str(out), "--batch_size", str(args.batch_size)]
-    cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true"]
+    cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true", "--word_vectors", args.word_vectors]
     if args.base_model:
         cmd += ["--base_model", args.base_model]
+    from run_attack import RESOURCE_OPTIONS
+
+    if "pos_tagger" in RESOURCE_OPTIONS:
+        cmd += ["--pos_tagger", args.pos_tagger]
     start = time.perf_counter()
     if not args.skip_hf:
         _run([*cmd, "--overwrite_output_dir", "true"], env=child_env(), cwd=REPO)
@@ -212,9 +265,17 @@ def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[d
 
 def run_textattack(args: argparse.Namespace, examples: list[dict], nltk_data: Path, out: Path) -> tuple[dict, float]:
     """The worker in the TextAttack venv; its output and the wall time."""
-    spec_path, out_path = out / "worker_spec.json", out / "worker_out.json"
+    suffix = "" if args.textattack_pos_rule == "textattack" else f".{args.textattack_pos_rule}"
+    spec_path, out_path = out / f"worker_spec{suffix}.json", out / f"worker_out{suffix}.json"
     spec = {"model": args.model, "base_model": args.base_model, "task": args.task, "examples": examples}
-    spec |= {"recipes": args.recipes, "batch_size": args.batch_size, "max_length": args.max_seq_length}
+    spec |= {
+        "recipes": args.recipes,
+        "word_vectors": args.word_vectors,
+        "pos_tagger": args.pos_tagger,
+        "pos_rule": args.textattack_pos_rule,
+        "batch_size": args.batch_size,
+        "max_length": args.max_seq_length,
+    }
     spec_path.write_text(json.dumps(spec | {"seed": args.seed}, ensure_ascii=False), encoding="utf-8")
     start = time.perf_counter()
     if not args.skip_textattack:
@@ -301,12 +362,14 @@ def format_table(task: str, comparisons: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    sys.path.insert(0, str(REPO))
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     venv = Path(args.venv)
     nltk_data = Path(args.nltk_data) if args.nltk_data else venv / "nltk_data"
     installed = ensure_textattack_venv(venv, nltk_data)
     print("TextAttack venv:", "; ".join(installed) if installed else f"{venv} complete, nothing installed", flush=True)
+    args.word_vectors = args.word_vectors or str(words_only_vectors(out))
     examples = load_examples(args)
     hf, hf_seconds = run_hf_srnets(args, out)
     ta, ta_seconds = run_textattack(args, examples, nltk_data, out)
@@ -318,18 +381,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "split": args.split,
         "num_examples": len(examples),
         "textattack": TEXTATTACK,
-        "shared_resources": ta["resources"],
+        "textattack_pos_rule": args.textattack_pos_rule,
+        "shared_resources": ta["resources"] | {"word_vectors_file": args.word_vectors},
         "seconds": {"hf_srnets": round(hf_seconds, 1), "textattack": round(ta_seconds, 1)},
         "table": table,
         "recipes": comparisons,
     }
-    (out / "side_by_side.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    name = (
+        "side_by_side.json"
+        if args.textattack_pos_rule == "textattack"
+        else f"side_by_side.{args.textattack_pos_rule}.json"
+    )
+    (out / name).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     if args.results_json:
         Path(args.results_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results_json).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"\nshared resources: {ta['resources']}; wall time hf_srnets {hf_seconds:.0f}s, TextAttack {ta_seconds:.0f}s")
     print(table)
-    print(f"per-example differences: {out / 'side_by_side.json'}")
+    print(f"per-example differences: {out / name}")
     return report
 
 
