@@ -29,5 +29,5 @@ for loss in poe ce; do
         "${COMMON[@]}" "${SEARCH[@]}" --loss "$loss" --output_dir "$OUT/l0_freelb_$loss"
     python run_attack.py --model_name_or_path "$OUT/l0_freelb_$loss" --base_model "$FINETUNED" --task mnli \
         --attack_file "$DATA_DIR/textfooler_subsets/mnli_matched" --recipes textfooler --num_examples "$N_ATTACK" \
-        --output_dir "$OUT/l0_freelb_$loss"
+        --pos_tagger coarse --output_dir "$OUT/l0_freelb_$loss"
 done

@@ -55,6 +55,7 @@ step rand "$OUT/rand" && python run_glue_sparse.py --model_name_or_path "$MINILM
 # 6. Attacks on the first $N_ATTACK GLUE dev sentences (resumable: a re-run continues the JSONL files)
 for run in finetune freelb lth rand robustt; do
     python run_attack.py --model_name_or_path "$OUT/$run" --base_model "$MINILM" --task sst2 --data_dir "$DATA_DIR" \
-        --split validation --recipes textfooler textbugger --num_examples "$N_ATTACK" --output_dir "$OUT/$run"
+        --split validation --recipes textfooler textbugger --pos_tagger coarse --num_examples "$N_ATTACK" \
+        --output_dir "$OUT/$run"
 done
 python examples/robust_tickets_table.py "$OUT" --output results/robust_tickets_sst2
