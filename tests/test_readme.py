@@ -18,4 +18,6 @@ def test_readme_quickstart_is_the_script():
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     command = re.search(r"## Test\n\n```bash\n(.*?)\n```", readme, re.S)[1].strip()
-    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    # CI may add reporting options after the command, not change it
+    assert any(line == command or line.startswith(command + " ") for line in lines), f"{command!r} not in .ci/run"
