@@ -275,4 +275,6 @@ def run(args: BiasModelArguments) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    from hf_srnets.errors import run_script
+
+    raise SystemExit(run_script(main))

@@ -23,6 +23,7 @@ from typing import Literal
 
 from transformers import HfArgumentParser
 
+from hf_srnets.errors import InputError, MissingInputError, run_script
 from hf_srnets.pruning.l0 import read_search_dir, write_ticket
 
 logger = logging.getLogger("run_extract_ticket")
@@ -44,11 +45,20 @@ class ExtractTicketArguments:
     )
 
     def __post_init__(self) -> None:
+        if not os.path.isdir(self.search_dir):
+            raise MissingInputError(
+                f"search dir {self.search_dir} does not exist: give the --output_dir of a --pruning l0 run"
+            )
+        if not os.path.isfile(os.path.join(self.search_dir, "srnet_config.json")):
+            raise InputError(
+                f"{self.search_dir} holds no srnet_config.json, so it is no search: give the --output_dir of a "
+                "--pruning l0 run"
+            )
         if self.scope not in ("global", "local"):
-            raise ValueError(f"--scope must be global or local, got {self.scope!r}.")
+            raise InputError(f"--scope must be global or local, got {self.scope!r}.")
         bad = [s for s in self.sparsity if not 0.0 <= s < 1.0]
         if bad:
-            raise ValueError(f"--sparsity values must be in [0, 1), got {bad}: e.g. --sparsity 0.1 0.3 0.5.")
+            raise InputError(f"--sparsity values must be in [0, 1), got {bad}: e.g. --sparsity 0.1 0.3 0.5.")
 
 
 def ticket_dir_name(sparsity: float) -> str:
@@ -85,15 +95,15 @@ def earlier_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
         return {}
     fix = "use another --output_dir, or --overwrite_output_dir true to replace them"
     if not os.path.isfile(record):
-        raise ValueError(f"--output_dir {args.output_dir} is not empty and holds no tickets.json: {fix}.")
+        raise InputError(f"--output_dir {args.output_dir} is not empty and holds no tickets.json: {fix}.")
     with open(record, encoding="utf-8") as f:
         earlier = json.load(f)
     if os.path.abspath(earlier["search_dir"]) != os.path.abspath(args.search_dir):
-        raise ValueError(f"{args.output_dir} holds tickets of another search ({earlier['search_dir']}): {fix}.")
+        raise InputError(f"{args.output_dir} holds tickets of another search ({earlier['search_dir']}): {fix}.")
     clash = [name for s in args.sparsity if (name := ticket_dir_name(s)) in earlier["tickets"]]
     other_scope = [name for name in clash if earlier["tickets"][name]["scope"] != args.scope]
     if other_scope:
-        raise ValueError(f"{args.output_dir} holds {other_scope} ranked with another --scope: {fix}.")
+        raise InputError(f"{args.output_dir} holds {other_scope} ranked with another --scope: {fix}.")
     return earlier["tickets"]
 
 
@@ -117,4 +127,4 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
 
 if __name__ == "__main__":
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
-    main()
+    raise SystemExit(run_script(main))

@@ -14,15 +14,21 @@ import logging
 import sys
 
 from hf_srnets.cli import main
+from hf_srnets.errors import run_script
 from hf_srnets.hub import HubUploadError
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["main"]
 
-if __name__ == "__main__":
+
+def _main() -> None:
     try:
         main()
     except HubUploadError as err:
         logger.error(str(err))
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(_main))

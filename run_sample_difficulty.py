@@ -34,12 +34,20 @@ from typing import Any
 from transformers import HfArgumentParser
 
 from hf_srnets.difficulty import SampleDifficultyArguments, compute_difficulty
+from hf_srnets.errors import InputError, run_script
 
 SCRIPT = str(Path(__file__).resolve().parent / "run_glue_sparse.py")
 
 
 def run_one(argv: list[str]) -> None:
-    subprocess.run([sys.executable, SCRIPT, *argv], check=True)
+    """Train one IMP model with run_glue_sparse.py; a failed run (its own error printed above) stops with one line."""
+    result = subprocess.run([sys.executable, SCRIPT, *argv])
+    if result.returncode != 0:
+        out = argv[argv.index("--output_dir") + 1] if "--output_dir" in argv else "an IMP run"
+        raise InputError(
+            f"the IMP run {out} failed (exit status {result.returncode}; its error is above): fix it and run again, "
+            "finished runs are kept"
+        )
 
 
 def parse(argv: list[str]) -> tuple[SampleDifficultyArguments, list[str]]:
@@ -70,4 +78,4 @@ def main(argv: list[str] | None = None, runner: Any = run_one) -> dict[str, Any]
 
 if __name__ == "__main__":
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
-    main()
+    raise SystemExit(run_script(main))

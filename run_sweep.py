@@ -39,10 +39,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import yaml
-
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.cli.parser import load_config_file
 from hf_srnets.data.splits import resolve_task
+from hf_srnets.errors import InputError, run_script
 from hf_srnets.sweep import (
     RUN_META,
     add_f_bias,
@@ -86,7 +86,7 @@ def expand(value: Any, seed: int, output_dir: str) -> Any:
     value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
     expanded = os.path.expandvars(value)
     if "$" in expanded:
-        raise ValueError(f"recipe value {value!r} names an environment variable that is not set")
+        raise InputError(f"recipe value {value!r} names an environment variable that is not set")
     return expanded
 
 
@@ -130,7 +130,7 @@ def recipe_from_run_args(
     """A one-method recipe from run_glue_sparse.py arguments, checked before anything runs."""
     for flag in SWEEP_SET_FLAGS:
         if any(token == flag or token.startswith(f"{flag}=") for token in run_argv):
-            raise ValueError(
+            raise InputError(
                 f"{flag} is set by the sweep for every run: remove it from the run_glue_sparse.py arguments"
             )
     run = parse_args([*run_argv, "--output_dir", output_dir])
@@ -140,7 +140,7 @@ def recipe_from_run_args(
     if model_args.mask_from:
         method["mask_from"] = model_args.mask_from
     if not is_full_model(method) and not sparsities:
-        raise ValueError(f"--pruning {model_args.pruning} needs --sparsities, e.g. --sparsities 0.3,0.5,0.7")
+        raise InputError(f"--pruning {model_args.pruning} needs --sparsities, e.g. --sparsities 0.3,0.5,0.7")
     return {
         "output_dir": output_dir,
         "sparsities": sparsities or [0.0],
@@ -155,12 +155,41 @@ def select_methods(methods: dict[str, Any], names: list[str], recipe_path: str) 
     """The recipe's methods restricted to `names`, in the recipe's order (later methods may use earlier ones)."""
     unknown = [n for n in names if n not in methods]
     if unknown:
-        raise ValueError(f"{recipe_path} has no method {', '.join(unknown)}; its methods are {', '.join(methods)}")
+        raise InputError(f"{recipe_path} has no method {', '.join(unknown)}; its methods are {', '.join(methods)}")
     return {name: args for name, args in methods.items() if name in names}
 
 
+def parse_list(text: str | None, kind: type, flag: str, example: str) -> list | None:
+    """A comma-separated option as a list of `kind` (None if not given); a bad item is an `InputError`."""
+    if not text:
+        return None
+    try:
+        return [kind(item) for item in text.split(",")]
+    except ValueError:
+        bad = next(item for item in text.split(",") if not _parses(item, kind))
+        raise InputError(
+            f"{flag} {text}: {bad!r} is not {'a number' if kind is float else 'an integer'}; give a comma-separated "
+            f"list without spaces, e.g. {flag} {example}"
+        ) from None
+
+
+def _parses(item: str, kind: type) -> bool:
+    try:
+        kind(item)
+    except ValueError:
+        return False
+    return True
+
+
 def run_one(argv: list[str]) -> None:
-    subprocess.run([sys.executable, SCRIPT, *argv], check=True)
+    """Run run_glue_sparse.py; a failed run (its own error printed above) stops the sweep with one line."""
+    result = subprocess.run([sys.executable, SCRIPT, *argv])
+    if result.returncode != 0:
+        out = argv[argv.index("--output_dir") + 1] if "--output_dir" in argv else "a run"
+        raise InputError(
+            f"the run {out} failed (exit status {result.returncode}; its error is above): fix it and run the sweep "
+            "again, finished runs are kept"
+        )
 
 
 def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one, aggregate_only: bool = False) -> list:
@@ -208,8 +237,8 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
     args = parser.parse_args(argv)
-    sparsities = [float(s) for s in args.sparsities.split(",")] if args.sparsities else None
-    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    sparsities = parse_list(args.sparsities, float, "--sparsities", "0.2,0.3,0.5")
+    seeds = parse_list(args.seeds, int, "--seeds", "1,2,3")
     metrics = args.metrics.split(",") if args.metrics else None
     if run_argv is not None:
         if args.recipe:
@@ -219,8 +248,9 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
         recipe = recipe_from_run_args(run_argv, args.output_dir, sparsities, seeds or [42], args.method_name, metrics)
         recipe["reference"] = args.reference
     elif args.recipe:
-        with open(args.recipe) as f:
-            recipe = yaml.safe_load(f)
+        recipe = load_config_file(args.recipe)
+        if not isinstance(recipe, dict):
+            raise InputError(f"{args.recipe} must hold a recipe (a mapping); see the docstring of run_sweep.py")
         for key, value in (("sparsities", sparsities), ("seeds", seeds), ("metrics", metrics)):
             if value:
                 recipe[key] = value
@@ -230,7 +260,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
             recipe["reference"] = args.reference
         for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
             if key not in recipe:
-                raise ValueError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
+                raise InputError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
         if args.methods:
             recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
     else:
@@ -242,4 +272,4 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(run_script(main))

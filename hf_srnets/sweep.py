@@ -20,6 +20,7 @@ from typing import Any
 
 from .data.splits import ood_eval_sets
 from .data.tasks import TaskSpec, display_name, id_set_name, known_set_names
+from .errors import InputError
 from .evaluation import primary_metric
 from .evaluation.f_bias import f_bias_results
 
@@ -91,7 +92,7 @@ def compare_to_reference(
     """
     references = [r for r in rows if r["method"] == reference]
     if len(references) > 1:
-        raise ValueError(f"the reference {reference!r} must be one full model (sparsity 0), found {len(references)}")
+        raise InputError(f"the reference {reference!r} must be one full model (sparsity 0), found {len(references)}")
     if not references:
         return [dict(r) for r in rows]
     ref = references[0]
