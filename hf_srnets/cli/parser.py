@@ -25,6 +25,8 @@ from typing import Any, get_type_hints
 import yaml
 from transformers import HfArgumentParser
 
+from ..errors import InputError, MissingInputError
+
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
 
 
@@ -45,6 +47,26 @@ def dashed_spellings(aliases: str | Iterable[str]) -> list[str]:
         dashed = "--" + alias.removeprefix("--").replace("_", "-")
         spellings += [alias] + ([dashed] if alias.startswith("--") and dashed != alias else [])
     return list(dict.fromkeys(spellings))
+
+
+def load_config_file(path: str | Path) -> Any:
+    """The content of a `.json` (by its suffix) or YAML file; a missing, non-UTF-8 or malformed file raises
+    `InputError` naming the file and the line of the error."""
+    if not Path(path).is_file():
+        raise MissingInputError(f"config file not found: {path}")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path} is not UTF-8 ({err}): save the config file as UTF-8") from None
+    try:
+        return json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path} line {err.lineno}, column {err.colno}: not valid JSON: {err.msg}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(f"{path}{where}: not valid YAML: {problem}") from None
 
 
 class SRNetArgumentParser(HfArgumentParser):
@@ -85,7 +107,8 @@ class SRNetArgumentParser(HfArgumentParser):
     def given_on_command_line(self, argv: list[str]) -> dict[str, Any]:
         """The options given in `argv` (parsed and converted by argparse), without any default.
 
-        Unknown arguments raise `ValueError`, as `HfArgumentParser.parse_args_into_dataclasses` does."""
+        Unknown arguments raise `InputError` (a `ValueError`, as `HfArgumentParser.parse_args_into_dataclasses`
+        raises)."""
         saved = [(action, action.default, action.required) for action in self._actions]
         try:
             for action in self._actions:
@@ -95,21 +118,20 @@ class SRNetArgumentParser(HfArgumentParser):
             for action, default, required in saved:
                 action.default, action.required = default, required
         if remaining:
-            raise ValueError(f"Some specified arguments are not used by the HfArgumentParser: {remaining}")
+            raise InputError(f"unrecognized arguments: {' '.join(remaining)} (see --help for the options)")
         return vars(namespace)
 
     def read_config_file(self, path: str | Path) -> dict[str, Any]:
         """A `.json`/`.yaml` config as option values: keys by any spelling of an option (aliases too), string
         values converted as on the command line (`"1e-4"`, `"true"`), a single value of a list option as a list.
-        An unknown key raises `ValueError`."""
-        text = Path(path).read_text(encoding="utf-8")
-        config = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        A missing or malformed file, or an unknown key, raises `InputError` naming the file (and line)."""
+        config = load_config_file(path)
         if not isinstance(config, dict):
-            raise ValueError(f"{path} must hold a mapping of argument names to values")
+            raise InputError(f"{path} must hold a mapping of argument names to values")
         actions = self._actions_by_key()
         unknown = sorted(k for k in config if str(k) not in actions)
         if unknown:
-            raise ValueError(f"{path}: unknown option(s) {', '.join(unknown)}; see --help for the options")
+            raise InputError(f"{path}: unknown option(s) {', '.join(unknown)}; see --help for the options")
         return {actions[str(k)].dest: self._convert(actions[str(k)], v, f"{path}: {k}") for k, v in config.items()}
 
     def _convert(self, action: argparse.Action, value: Any, where: str) -> Any:
@@ -125,9 +147,9 @@ class SRNetArgumentParser(HfArgumentParser):
             try:
                 value = action.type(value)
             except (TypeError, ValueError, argparse.ArgumentTypeError) as err:
-                raise ValueError(f"{where}: invalid value {value!r} ({err})") from None
+                raise InputError(f"{where}: invalid value {value!r} ({err})") from None
         if action.choices is not None and value not in action.choices:
-            raise ValueError(f"{where}: {value!r} is not one of {list(action.choices)}")
+            raise InputError(f"{where}: {value!r} is not one of {list(action.choices)}")
         return value
 
     def given_options(self, argv: list[str]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from datasets import Dataset
 
+from ..errors import InputError, MissingInputError
 from .loading import canonicalize, load_file
 from .tasks import TaskSpec, get_task
 
@@ -70,7 +71,7 @@ def _label_text_rows(path: str, name: str) -> list[dict[str, Any]]:
                 continue
             match = _LABEL_TEXT.match(line.rstrip("\r\n"))
             if match is None:
-                raise ValueError(
+                raise InputError(
                     f"{name} line {line_no}: expected 'LABEL TEXT' (an integer class id, a space, the text), got "
                     f"{line[:60]!r}. Is this a TextFooler sample file? Other files need a .tsv/.csv/.jsonl name."
                 )
@@ -87,7 +88,7 @@ def _nli_rows(path: str, name: str) -> list[dict[str, Any]]:
                 continue
             fields = line.rstrip("\r\n").split("\t")
             if len(fields) != 3:
-                raise ValueError(
+                raise InputError(
                     f"{name} line {line_no}: expected 3 tab-separated fields 'label<TAB>premise<TAB>hypothesis', "
                     f"got {len(fields)}"
                 )
@@ -100,7 +101,7 @@ def _check_task(fmt: str, task: TaskSpec, name: str) -> None:
     pair = len(task.text_fields) == 2 or task.name == "mnli"
     if (fmt == "nli_tsv") != pair:
         kind = "premise/hypothesis pairs" if fmt == "nli_tsv" else "single texts"
-        raise ValueError(
+        raise InputError(
             f"{name}: the file holds {kind}, but task {task.name!r} has "
             f"{'text pairs' if pair else 'single texts'}; pass the task of the sample "
             f"({', '.join(f'{k} -> {v[0]}' for k, v in TEXTFOOLER_SAMPLES.items())})."
@@ -120,14 +121,14 @@ def read_attack_sample(path: str | os.PathLike, task: str | TaskSpec) -> Dataset
     spec = get_task(task) if isinstance(task, str) else task
     path = str(path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"Attack sample not found: {path}")
+        raise MissingInputError(f"Attack sample not found: {path}")
     name = f"attack sample {path}"
     fmt = sample_format(path)
     options: dict[str, Any] = {"aliases": spec.label_aliases, "text_fields": spec.text_fields}
     if spec.published_label_names:
         options |= {"id_label_names": spec.file_label_names, "excluded_labels": spec.excluded_label_names}
     if fmt is None and os.path.splitext(path)[1].lower() not in DATA_EXTENSIONS:
-        raise ValueError(
+        raise InputError(
             f"{name}: neither a TextFooler sample ('LABEL TEXT' lines, or 'label<TAB>premise<TAB>hypothesis' with "
             f"label words) nor a data file named {'/'.join(DATA_EXTENSIONS)}; fix the first line or the file name."
         )

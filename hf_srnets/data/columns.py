@@ -17,6 +17,9 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 from datasets import Dataset
 
+from ..errors import InputError, MissingInputError
+from .loading import not_utf8_error
+
 BIAS_COLUMN = "bias_probs"
 TEACHER_COLUMN = "teacher_probs"
 DIFFICULTY_COLUMN = "difficulty"
@@ -30,20 +33,22 @@ def _json_rows(path: str | os.PathLike, kind: str, field: str, shape: str) -> It
     """(line number, object) of each non-empty line of a JSON-lines file whose objects have `id` and `field`;
     errors name the file and the line (`kind` and `shape` word them)."""
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"{kind} file not found: {path}")
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{line_no}: not valid JSON ({err})") from None
-            if not isinstance(row, dict) or "id" not in row or field not in row:
-                raise ValueError(
-                    f'{path}:{line_no}: expected {{"id": ..., "{field}": {shape}}}, got {line.strip()[:80]}'
-                )
-            yield line_no, row
+        raise MissingInputError(f"{kind} file not found: {path}")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError as err:
+        raise not_utf8_error(str(path), err) from None
+    for line_no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}:{line_no}: not valid JSON ({err})") from None
+        if not isinstance(row, dict) or "id" not in row or field not in row:
+            raise InputError(f'{path}:{line_no}: expected {{"id": ..., "{field}": {shape}}}, got {line.strip()[:80]}')
+        yield line_no, row
 
 
 def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list[float]]:
@@ -57,26 +62,26 @@ def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list
         ex_id, probs = str(row["id"]), row["probs"]
         where = f"{path}: id {ex_id!r} (line {line_no})"
         if ex_id in out:
-            raise ValueError(f"{where}: duplicate id")
+            raise InputError(f"{where}: duplicate id")
         if not isinstance(probs, list) or len(probs) != num_labels:
             got = len(probs) if isinstance(probs, list) else type(probs).__name__
-            raise ValueError(
+            raise InputError(
                 f"{where}: {got} probabilities, but the task has {num_labels} labels. "
                 "Were these predictions made for another task?"
             )
         try:
             values = [float(p) for p in probs]
         except (TypeError, ValueError):
-            raise ValueError(f"{where}: probabilities must be numbers, got {probs}") from None
+            raise InputError(f"{where}: probabilities must be numbers, got {probs}") from None
         if any(math.isnan(p) for p in values):
-            raise ValueError(f"{where}: NaN probability")
+            raise InputError(f"{where}: NaN probability")
         if any(p < 0 for p in values):
-            raise ValueError(f"{where}: negative probability in {values}")
+            raise InputError(f"{where}: negative probability in {values}")
         if abs(sum(values) - 1.0) > SUM_TOLERANCE:
-            raise ValueError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
+            raise InputError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
         out[ex_id] = values
     if not out:
-        raise ValueError(f"{path} contains no predictions")
+        raise InputError(f"{path} contains no predictions")
     return out
 
 
@@ -90,15 +95,15 @@ def read_difficulty(path: str | os.PathLike) -> dict[str, float]:
     for line_no, row in _json_rows(path, "Sample-difficulty", "difficulty", "d"):
         ex_id, where = str(row["id"]), f"{path}: id {row['id']!r} (line {line_no})"
         if ex_id in out:
-            raise ValueError(f"{where}: duplicate id")
+            raise InputError(f"{where}: duplicate id")
         value = row["difficulty"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise ValueError(f"{where}: the difficulty must be a number, got {value!r}")
+            raise InputError(f"{where}: the difficulty must be a number, got {value!r}")
         if not 0.0 < value <= 1.0:
-            raise ValueError(f"{where}: difficulty {value} is outside (0, 1] (Eq. 1 maps variances to [alpha, 1])")
+            raise InputError(f"{where}: difficulty {value} is outside (0, 1] (Eq. 1 maps variances to [alpha, 1])")
         out[ex_id] = float(value)
     if not out:
-        raise ValueError(f"{path} contains no sample difficulties")
+        raise InputError(f"{path} contains no sample difficulties")
     return out
 
 
@@ -116,18 +121,18 @@ def add_probability_column(
     `allow_extra` (e.g. a file covering the full training set used with a subset of it).
     """
     if "id" not in dataset.column_names:
-        raise ValueError("The dataset has no 'id' column to join predictions on")
+        raise InputError("The dataset has no 'id' column to join predictions on")
     ids = dataset["id"]
     missing = [i for i in ids if i not in predictions]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"{source}: no prediction for {len(missing)} of {len(ids)} examples, first missing id {missing[0]!r}. "
             "Were the predictions made for this split and data?"
         )
     if not allow_extra and len(predictions) != len(ids):
         id_set = set(ids)
         extra = next(k for k in predictions if k not in id_set)
-        raise ValueError(
+        raise InputError(
             f"{source}: {len(predictions) - len(id_set)} predictions have ids not in the dataset, first extra id "
             f"{extra!r}. Were they made for another split?"
         )

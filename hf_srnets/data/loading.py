@@ -18,6 +18,7 @@ from typing import Any
 
 from datasets import Dataset
 
+from ..errors import InputError, MissingInputError
 from .tasks import FileFormat, SplitSource
 
 logger = logging.getLogger(__name__)
@@ -34,45 +35,100 @@ GENERIC_PAIRS = (
 )
 SINGLE_COLUMNS = ("sentence", "text", "sentence1", "text_a", "review", "premise", "question1", "claim")
 LABEL_COLUMNS = ("label", "gold_label", "labels", "is_duplicate")
+# The longest field a .tsv/.csv may hold, in characters (the csv module's default is 131,072): room for long
+# documents, whose texts --max_seq_length truncates, while a longer field is most likely a broken file (with csv
+# quoting, an unbalanced quote runs one field over the rest of the file) and is refused. The longest text of the
+# data sets in the README is 2,104 characters (an IMDB review of imdb_cad).
+MAX_FIELD_CHARS = 1 << 20
 
 
 def read_rows(
     path: str | os.PathLike, *, columns: Sequence[str] | None = None, quoting: str = "none"
 ) -> list[dict[str, Any]]:
-    """Read a `.tsv` (tab-separated, with header), `.csv` or `.jsonl`/`.json` file.
+    """Read a `.tsv` (tab-separated, with header), `.csv` or `.jsonl`/`.json` file, as UTF-8.
 
     A `.tsv` is read without quoting (`quoting="none"`: `"` is a literal character) or, with `quoting="csv"`,
     with csv quoting (fields wrapped in `"`, inner quotes doubled, newlines allowed inside). `columns` names the
-    fields of a file without a header line (AG News as published by ALPS: `text<TAB>label`).
+    fields of a file without a header line (AG News as published by ALPS: `text<TAB>label`). A field may hold up to
+    `MAX_FIELD_CHARS` characters. A file that is not UTF-8, or a field over the limit, is an `InputError` naming the
+    file and line.
     """
     path = str(path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"Data file not found: {path}")
+        raise MissingInputError(f"Data file not found: {path}")
     if quoting not in ("none", "csv"):
-        raise ValueError(f"quoting must be 'none' or 'csv', got {quoting!r}")
+        raise InputError(f"quoting must be 'none' or 'csv', got {quoting!r}")
     ext = os.path.splitext(path)[1].lower()
-    fieldnames = list(columns) if columns else None
-    with open(path, encoding="utf-8", newline="") as f:
-        if ext == ".tsv":
-            mode = csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL
-            return list(csv.DictReader(f, fieldnames=fieldnames, delimiter="\t", quoting=mode))
-        if ext == ".csv":
-            return list(csv.DictReader(f, fieldnames=fieldnames))
-        if ext in (".jsonl", ".json"):
-            return _read_json(f.read(), ext, path)
-    raise ValueError(f"Unsupported data file type {ext!r} for {path}: use .tsv, .csv or .jsonl")
+    if ext not in (".tsv", ".csv", ".jsonl", ".json"):
+        raise InputError(f"Unsupported data file type {ext!r} for {path}: use .tsv, .csv or .jsonl")
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            if ext in (".jsonl", ".json"):
+                return _read_json(f.read(), ext, path)
+            if ext == ".tsv":
+                mode = csv.QUOTE_NONE if quoting == "none" else csv.QUOTE_MINIMAL
+                reader = csv.DictReader(f, fieldnames=list(columns) if columns else None, delimiter="\t", quoting=mode)
+            else:
+                reader = csv.DictReader(f, fieldnames=list(columns) if columns else None)
+            return _read_csv(reader, path)
+    except UnicodeDecodeError as err:
+        raise not_utf8_error(path, err) from None
+
+
+def _read_csv(reader: csv.DictReader, path: str) -> list[dict[str, Any]]:
+    """The rows of `reader`, with fields up to `MAX_FIELD_CHARS`; a csv error names the file and line."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(MAX_FIELD_CHARS)
+    try:
+        return list(reader)
+    except csv.Error as err:
+        if "field limit" in str(err):
+            raise InputError(
+                f"{path} line {reader.line_num}: a field is longer than {MAX_FIELD_CHARS:,} characters, the limit "
+                "for one text (a model reads at most a few hundred tokens of it). Shorten the text; with csv "
+                "quoting an unbalanced quote also runs a field on over the lines after it."
+            ) from None
+        raise InputError(
+            f"{path} line {reader.line_num}: not a readable {os.path.splitext(path)[1]} row: {err}"
+        ) from None
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _first_non_utf8(path: str) -> tuple[int, int, int] | None:
+    """(line number, column, byte) of the first byte of `path` that is not UTF-8, None if every line decodes."""
+    with open(path, "rb") as f:
+        for line_no, line in enumerate(f, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return line_no, bad.start + 1, line[bad.start]
+    return None
+
+
+def not_utf8_error(path: str, err: UnicodeDecodeError) -> InputError:
+    """An `InputError` naming the first line of `path` that is not UTF-8, its byte and the fix."""
+    found = _first_non_utf8(path)
+    where = f"line {found[0]}, byte {found[1]} is 0x{found[2]:02x}" if found else str(err)
+    return InputError(
+        f"{path} is not UTF-8 ({where}). hf_srnets reads data files as UTF-8: convert it, e.g. from Latin-1 "
+        f"with iconv -f latin1 -t utf-8 {path} > converted{os.path.splitext(path)[1]}"
+    )
 
 
 def _read_json(text: str, ext: str, path: str) -> list[dict[str, Any]]:
     if ext == ".json" and text.lstrip().startswith("["):
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path} line {err.lineno} is not valid JSON: {err.msg}") from None
     rows = []
     for line_no, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{line_no} is not valid JSON: {err}") from None
+                raise InputError(f"{path}:{line_no} is not valid JSON: {err}") from None
     return rows
 
 
@@ -97,8 +153,11 @@ def read_formatted_rows(path: str | os.PathLike, file_format: FileFormat | None 
 def _first_line_is_header(path: str | os.PathLike, columns: Sequence[str]) -> bool:
     """Whether a file of a header-less format starts with a header anyway: a field of its first line is a
     column name (the format's or a known one, any case)."""
-    with open(path, encoding="utf-8") as f:
-        first = f.readline().rstrip("\r\n")
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline().rstrip("\r\n")
+    except UnicodeDecodeError as err:
+        raise not_utf8_error(str(path), err) from None
     sep = "\t" if str(path).lower().endswith(".tsv") else ","
     known = {c.lower() for c in (*columns, *ID_COLUMNS, *SINGLE_COLUMNS, *LABEL_COLUMNS)}
     known |= {c.lower() for pair in GENERIC_PAIRS for c in pair}
@@ -125,7 +184,7 @@ def normalize_label(
     if isinstance(value, int):
         names = label_names if id_label_names is None else id_label_names
         if not 0 <= value < len(names):
-            raise ValueError(f"{where}: label id {value} out of range for labels {list(names)}")
+            raise InputError(f"{where}: label id {value} out of range for labels {list(names)}")
         if id_label_names is None:
             return value
         value = names[value]
@@ -139,7 +198,7 @@ def normalize_label(
     if key in lowered:
         return lowered[key]
     if key in {n.lower() for n in excluded_labels}:
-        raise ValueError(
+        raise InputError(
             f"{where}: label {value!r} is not among the labels {list(label_names)} chosen with --task_labels; "
             f"remove such rows from the file, or add {value!r} to --task_labels"
         )
@@ -147,7 +206,7 @@ def normalize_label(
         return normalize_label(
             int(text), label_names, aliases, where, id_label_names=id_label_names, excluded_labels=excluded_labels
         )
-    raise ValueError(f"{where}: unknown label {value!r}; expected one of {list(label_names)}")
+    raise InputError(f"{where}: unknown label {value!r}; expected one of {list(label_names)}")
 
 
 def _pick(columns: Sequence[str], candidates: Sequence[str]) -> str | None:
@@ -167,7 +226,7 @@ def _text_columns(
                 return first, second
         single = _pick(columns, SINGLE_COLUMNS)
         if single is None:
-            raise ValueError(
+            raise InputError(
                 f"{name}: no text column found among {list(columns)}; expected one of {list(SINGLE_COLUMNS)} "
                 f"or a pair {[list(p) for p in GENERIC_PAIRS]}"
             )
@@ -183,7 +242,7 @@ def _text_columns(
                     f" Its sentence1/sentence2 columns do not say which text is the {role} (FEVER-Symmetric v0.2 "
                     "puts the evidence in sentence1): rename them."
                 )
-            raise ValueError(
+            raise InputError(
                 f"{name}: no {role} column among {list(columns)}; this task's inputs are the {roles}, and the "
                 f"{role} is read from the first of {list(candidates)} (a pair task needs both texts).{hint}"
             )
@@ -232,7 +291,7 @@ def _check_label_ids(
             ids.add(int(text))
     if ids and ids != set(range(len(names))):
         as_read = ", ".join(f"{i} = {names[i]}" for i in sorted(ids) if 0 <= i < len(names))
-        raise ValueError(
+        raise InputError(
             f"{name}: its labels are the integer ids {sorted(ids)}, but its label set {names} has the ids "
             f"0..{len(names) - 1} and a file with these labels would use them all, so this file likely has a "
             f"label set of its own"
@@ -269,7 +328,7 @@ def _plan_columns(
     s1, s2 = _text_columns(columns, text_fields, name)
     label_col = _pick(columns, LABEL_COLUMNS)
     if label_col is None and require_labels:
-        raise ValueError(f"{name}: no label column found among {columns}; expected one of {LABEL_COLUMNS}")
+        raise InputError(f"{name}: no label column found among {columns}; expected one of {LABEL_COLUMNS}")
     used = {id_col, s1, s2, label_col}
     # Other candidates for the canonical columns are left out: a second text pair (FEVER-Symmetric v0.2's
     # reversed sentence1/sentence2), a second label column (gold_label next to label; `labels` would be taken
@@ -302,7 +361,7 @@ def _usable_rows(
             continue
         if problem is not None:
             if not skip_incomplete_rows:
-                raise ValueError(
+                raise InputError(
                     f"{name} row {i}: {problem}. Fix the file, or pass --skip_incomplete_rows to drop such rows "
                     "(the number dropped is logged)."
                 )
@@ -310,7 +369,7 @@ def _usable_rows(
             continue
         for c in plan.texts:
             if not isinstance(row[c], (str, int, float)):
-                raise ValueError(f"{name} row {i}: {c!r} holds a {type(row[c]).__name__}, not a text")
+                raise InputError(f"{name} row {i}: {c!r} holds a {type(row[c]).__name__}, not a text")
         kept.append((i, row))
     if unlabelled:
         logger.warning(f"{name}: dropped {unlabelled} of {len(rows)} rows without a gold label ('-' or -1)")
@@ -321,7 +380,7 @@ def _usable_rows(
             f"first: row {first}, {problem}"
         )
     if not kept:
-        raise ValueError(
+        raise InputError(
             f"{name}: no usable rows: {unlabelled} of {len(rows)} lack a gold label, {len(incomplete)} are incomplete"
         )
     return kept
@@ -337,7 +396,7 @@ def _example_id(row: dict[str, Any], i: int, plan: _ColumnPlan, seen: dict[str, 
             seen[ex_id] += 1
             ex_id = f"{ex_id}-{seen[ex_id]}"
     if ex_id in seen and plan.id_col is not None:
-        raise ValueError(f"{name}: duplicate example id {ex_id!r} in column {plan.id_col!r} (row {i})")
+        raise InputError(f"{name}: duplicate example id {ex_id!r} in column {plan.id_col!r} (row {i})")
     seen.setdefault(ex_id, 0)
     return ex_id
 
@@ -416,7 +475,7 @@ def canonicalize(
     0..n-1 are refused: the file probably has a label set of its own (PAWS 0/1 read as MNLI labels).
     """
     if not rows:
-        raise ValueError(f"{name} has no rows")
+        raise InputError(f"{name} has no rows")
     columns = [c for c in rows[0].keys() if c is not None]
     plan = _plan_columns(columns, text_fields, name, require_labels)
     aliases = aliases or {}
@@ -457,12 +516,12 @@ def load_source(
                 rows = read_formatted_rows(path, source.file_format)
                 return canonicalize(rows, label_names, name=f"{name} ({path})", aliases=aliases, **options)
         if source.hub_path is None:
-            raise FileNotFoundError(
+            raise MissingInputError(
                 f"{name}: none of {list(source.local_paths)} exists under --data_dir {data_dir}; "
                 f"pass the file with --train_file/--validation_file/--ood_file."
             )
     if source.hub_path is None:
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"{name} is not on the Hub; pass --data_dir containing one of {list(source.local_paths)}, "
             "or the file itself."
         )
@@ -471,7 +530,7 @@ def load_source(
     try:
         hub = load_dataset(source.hub_path, source.hub_config, split=source.hub_split, cache_dir=cache_dir)
     except Exception as err:  # offline, gated, renamed: all mean "not reachable"
-        raise OSError(
+        raise MissingInputError(
             f"Could not load {name} from the Hub ({source.hub_path}, {source.hub_config}, {source.hub_split}): {err}. "
             f"Offline? Pass --data_dir with {list(source.local_paths)} or the files themselves."
         ) from err

@@ -12,6 +12,7 @@ import numpy as np
 from datasets import Dataset, concatenate_datasets
 
 from ..arguments import DataArguments
+from ..errors import InputError
 from . import tasks
 from .loading import load_file, load_source
 from .tasks import EvalSet, SplitSource, TaskSpec, ood_file_set
@@ -39,9 +40,9 @@ def parse_ood_labels(specs: list[str]) -> dict[str, tuple[str, ...]]:
         name, sep, labels = spec.partition("=")
         names = tuple(n.strip() for n in labels.split(","))
         if not sep or not name or len(names) < 2 or not all(names):
-            raise ValueError(f"--ood_labels expects NAME=LABEL0,LABEL1,... (at least 2 labels), got {spec!r}")
+            raise InputError(f"--ood_labels expects NAME=LABEL0,LABEL1,... (at least 2 labels), got {spec!r}")
         if name in out:
-            raise ValueError(f"--ood_labels names the labels of {name!r} twice")
+            raise InputError(f"--ood_labels names the labels of {name!r} twice")
         out[name] = names
     return out
 
@@ -78,7 +79,7 @@ def ood_label_options(
             )
             return EvalSet(eval_set.name, eval_set.source, tasks.HANS_LABELS, kind="hans"), {"id_label_names": resolved}
     allowed = list(eval_set.label_names) + (list(tasks.HANS_LABELS[1:]) if "entailment" in task.label_names else [])
-    raise ValueError(
+    raise InputError(
         f"--ood_labels {eval_set.name}={','.join(named)}: each label must be one of {allowed}"
         + (" (entailment/non-entailment: a 2-way set scored like HANS)" if "entailment" in task.label_names else "")
     )
@@ -95,7 +96,7 @@ def plan_ood_sets(
     file_sets = [ood_file_set(spec, task) for spec in ood_files]
     names = [s.name for s in file_sets]
     if len(set(names)) < len(names):
-        raise ValueError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
+        raise InputError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
     sets = []
     if not no_default_ood:
         for eval_set in task.ood:
@@ -107,7 +108,7 @@ def plan_ood_sets(
     named = parse_ood_labels(list(ood_labels))
     unknown = sorted(set(named) - {s.name for s in sets})
     if unknown:
-        raise ValueError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
+        raise InputError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
     out = []
     for eval_set in sets:
         path = eval_set.source.local_paths[0] if eval_set in file_sets else None
@@ -181,7 +182,7 @@ def check_same_inputs(named_sets: list[tuple[str, Dataset]]) -> None:
     pairs = [n for n, d in named_sets if "sentence2" in d.column_names]
     singles = [n for n, d in named_sets if "sentence2" not in d.column_names]
     if pairs and singles:
-        raise ValueError(
+        raise InputError(
             f"{singles} have one text column but {pairs} have text pairs: a model trained on one and evaluated on "
             "the other would be scored on inputs it never saw. Give every file both texts (or only one), with "
             "the same column names."
@@ -212,7 +213,7 @@ def _refuse_evaluation_pairs(spec: str, extra: Dataset, eval_pairs: list[set[tup
     pairs = set(zip(extra["sentence1"], extra["sentence2"]))
     for seen in eval_pairs:
         if len(pairs & seen) > len(pairs) / 2:
-            raise ValueError(
+            raise InputError(
                 f"--extra_train {spec}: most of its pairs are in an evaluation set; refusing "
                 "to train on evaluation data."
             )
@@ -254,10 +255,10 @@ def add_extra_training_data(
     for spec in specs:
         match = EXTRA_TRAIN_PATTERN.match(spec)
         if match is None:
-            raise ValueError(f"--extra_train expects NAME=PATH or NAME=PATHxK, got {spec!r}")
+            raise InputError(f"--extra_train expects NAME=PATH or NAME=PATHxK, got {spec!r}")
         name, path, copies = match["name"], match["path"], int(match["copies"] or 1)
         if os.path.abspath(path) in eval_paths:
-            raise ValueError(
+            raise InputError(
                 f"--extra_train {spec}: {path} is also an evaluation set; training on it would leak "
                 "test data. Use the set's training split (e.g. hans/heuristics_train_set.tsv)."
             )

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import InputError
+
 
 @dataclass(frozen=True)
 class FileFormat:
@@ -332,7 +334,7 @@ TASKS: dict[str, TaskSpec] = {
 
 def get_task(name: str) -> TaskSpec:
     if name not in TASKS:
-        raise ValueError(
+        raise InputError(
             f"Unknown task {name!r}; known tasks: {sorted(TASKS)}. Use --train_file/--validation_file "
             "with --task custom --task_labels for other data."
         )
@@ -342,7 +344,7 @@ def get_task(name: str) -> TaskSpec:
 def custom_task(label_names: list[str], metric: str = "accuracy") -> TaskSpec:
     """A task defined only by its label names, for user files (`--train_file` etc.)."""
     if len(label_names) < 2:
-        raise ValueError(f"A classification task needs at least 2 label names, got {label_names}")
+        raise InputError(f"A classification task needs at least 2 label names, got {label_names}")
     return TaskSpec(
         name="custom", label_names=tuple(label_names), metric=metric, train=SplitSource(), validation=SplitSource()
     )
@@ -363,7 +365,7 @@ def resolve_task(name: str, task_labels: str | Sequence[str] | None = None) -> T
     """
     if name == "custom":
         if not task_labels:
-            raise ValueError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
+            raise InputError("--task custom needs --task_labels, e.g. --task_labels negative,positive")
         return custom_task(_split_labels(task_labels))
     task = get_task(name)
     if task_labels is None or (isinstance(task_labels, str) and not task_labels.strip()):
@@ -374,15 +376,15 @@ def resolve_task(name: str, task_labels: str | Sequence[str] | None = None) -> T
     for raw in _split_labels(task_labels):
         label = by_key.get(raw.lower())
         if label is None:
-            raise ValueError(
+            raise InputError(
                 f"--task_labels: {raw!r} is not a label of task {name!r}; its labels are {list(task.label_names)}"
                 + (f" (aliases: {task.label_aliases})" if task.label_aliases else "")
             )
         if label in chosen:
-            raise ValueError(f"--task_labels: {label!r} is named twice in {task_labels!r}")
+            raise InputError(f"--task_labels: {label!r} is named twice in {task_labels!r}")
         chosen.append(label)
     if len(chosen) < 2:
-        raise ValueError(f"--task_labels needs at least 2 labels of task {name!r}, got {chosen}")
+        raise InputError(f"--task_labels needs at least 2 labels of task {name!r}, got {chosen}")
     labels = tuple(chosen)
     if labels == task.label_names:
         return task

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from hf_srnets.cli.parser import SRNetArgumentParser, dashed_spellings
+from hf_srnets.errors import InputError
 
 
 @dataclass
@@ -84,7 +85,7 @@ def test_config_errors_name_the_key(tmp_path):
 
 def test_unknown_flags_and_missing_required_options_are_refused():
     p = parser()
-    with pytest.raises(ValueError, match="not used"):
+    with pytest.raises(InputError, match="unrecognized arguments: --nope 1"):
         p.given_options(["--model", "m", "--nope", "1"])
     with pytest.raises(SystemExit):
         p.build(Required, p.given_options(["--lr", "0.1"]))
@@ -95,3 +96,24 @@ def test_boolean_complements_still_parse():
     p = parser()
     assert p.given_options(["--no_flag"]) == {"flag": False}
     assert p.given_options(["--flag"]) == {"flag": True}
+
+
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        # line 3 indents a key under a scalar: the scanner stops at its colon, column 9 (2 spaces + "nested")
+        ("bad.yaml", "model: m\nlr: 0.1\n  nested: [1, 2\n", r"bad\.yaml line 3, column 9: not valid YAML"),
+        ("bad.json", '{"model": "m",\n "lr": 0.1,\n}\n', r"bad\.json line 3, column 1: not valid JSON"),
+        ("latin1.yaml", "model: caf\xe9\n", r"latin1\.yaml is not UTF-8"),
+    ],
+)
+def test_a_malformed_config_file_is_an_input_error_naming_file_and_line(tmp_path, name, text, where):
+    path = tmp_path / name
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(InputError, match=where):
+        parser().given_options([str(path)])
+
+
+def test_a_missing_config_file_is_named():
+    with pytest.raises(InputError, match=r"config file not found: nowhere/run\.yaml"):
+        parser().given_options(["nowhere/run.yaml"])
