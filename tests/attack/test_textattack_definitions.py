@@ -177,3 +177,17 @@ def test_robust_ticket_bae_is_the_papers_script():
     assert similarity.compare_against_original and not similarity.skip_text_shorter_than_window
     assert search.wir == "delete" and search.frozen_columns == ()
     assert isinstance(search.constraints[0], PartOfSpeech)
+
+
+def test_short_text_skip_on_the_textfooler_mnli_sample(data_dir):
+    """The first 100 pairs of the TextFooler paper's MNLI sample: 17 have fewer than 15 words over premise and
+    hypothesis (skipped by TextAttack), 86 counting the hypothesis alone (the old rule): the counts the issue
+    measured with TextAttack's word splitter."""
+    from hf_srnets.data.attack_samples import read_attack_sample
+
+    rows = read_attack_sample(data_dir / "textfooler_subsets" / "mnli_matched", "mnli").select(range(100))
+    pairs = [AttackedText.from_text((r["sentence1"], r["sentence2"])) for r in rows]
+    hypotheses = [AttackedText.from_text((r["sentence2"],)) for r in rows]
+    constraint = SentenceSimilarity(Recording(), 0.84, window_size=15, skip_text_shorter_than_window=True)
+    assert sum(constraint.skipped(p) for p in pairs) == 17
+    assert sum(constraint.skipped(h) for h in hypotheses) == 86
