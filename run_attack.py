@@ -12,8 +12,11 @@ lottery tickets paper's Table 1, with TextAttack's definitions; `hf_srnets.attac
     python run_attack.py config.yaml --num_examples 50      # a JSON/YAML config; flags after it win
 
 Per recipe, `<output_dir>/attack_<recipe>.jsonl` holds one line per attacked example (original and perturbed
-text, gold label, predictions, outcome, queries, words changed); a re-run with the same settings resumes after
-the examples already there. `<output_dir>/attack_results.json` holds each recipe's summary and the settings; the
+text, gold label, predictions, outcome, queries, words changed); a re-run with the same settings (recipe, data,
+sample, the resources each recipe used, the model's weights sha256) resumes after the examples already there, and
+other settings are refused. Recipes with a POS constraint use `--pos_tagger` (nltk, TextAttack's; or coarse, an
+explicit offline fallback). The run holds the output dir's lock (the one training runs take).
+`<output_dir>/attack_results.json` holds each recipe's summary and the settings; the
 `attack_<recipe>_*` metrics are merged into `<output_dir>/all_results.json`, and into the model card
 (`README.md`) there if there is one.
 """
