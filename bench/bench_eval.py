@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--batch_size", type=int, default=128, help="per_device_eval_batch_size")
     parser.add_argument("--max_length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=1, help="Timed rounds of (sorted, dataset order).")
-    parser.add_argument("--masked", action="store_true", help="Wrap MiniLM in an SRNetModel (50% masks).")
+    parser.add_argument("--masked", action="store_true", help="Wrap MiniLM in an SRNetModel (50%% masks).")
     options = parser.parse_args()
 
     import numpy as np

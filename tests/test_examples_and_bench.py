@@ -1,0 +1,110 @@
+"""The example recipes and scripts: every `examples/*.yaml` parses with the parser that runs it (a sweep recipe's
+every planned run with run_glue_sparse.py's parser, through `run_sweep.planned_runs`; a run config directly) and
+passes `validate_args`; every `bench/*.py` and `examples/*.py` script answers `--help` (or imports, if it takes no
+options); every example shell script is valid bash. The lists are globs, so a new file is covered."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import run_sweep
+from hf_srnets.cli import parse_args, validate_args
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_CONFIGS = sorted(p.name for p in (ROOT / "examples").glob("*.yaml"))
+SCRIPTS = sorted(str(p.relative_to(ROOT)) for d in ("bench", "examples") for p in (ROOT / d).glob("*.py"))
+SHELL_SCRIPTS = sorted(p.name for p in (ROOT / "examples").glob("*.sh"))
+
+
+def is_sweep_recipe(config: dict) -> bool:
+    return "methods" in config
+
+
+def planned(name: str, monkeypatch) -> tuple[dict, list]:
+    """A sweep recipe and its planned runs, with the environment its shell script sets."""
+    monkeypatch.setenv("MINILM", "/models/minilm")
+    monkeypatch.setenv("DATA_DIR", "/data")
+    recipe = yaml.safe_load((ROOT / "examples" / name).read_text())
+    return recipe, run_sweep.planned_runs(recipe)
+
+
+def test_the_globs_find_the_examples():
+    assert {"structured_minilm_mnli.yaml", "rmc_minilm_mnli.yaml", "mnli_full_ce_bert_base.yaml"} <= set(
+        EXAMPLE_CONFIGS
+    )
+    assert "bench/bench_inference.py" in SCRIPTS and "examples/structured_table.py" in SCRIPTS
+
+
+@pytest.mark.parametrize("name", EXAMPLE_CONFIGS)
+def test_every_example_config_parses_and_validates(name, monkeypatch):
+    config = yaml.safe_load((ROOT / "examples" / name).read_text())
+    if not is_sweep_recipe(config):
+        run = parse_args([str(ROOT / "examples" / name)])
+        validate_args(run)
+        assert run.model.model_name_or_path == config["model_name_or_path"] and run.data.task == config["task"]
+        return
+    recipe, runs = planned(name, monkeypatch)
+    full = [m for m, args in recipe["methods"].items() if run_sweep.is_full_model(args)]
+    assert len(runs) == len(recipe["seeds"]) * sum(
+        1 if m in full else len(args.get("sparsities", recipe["sparsities"])) for m, args in recipe["methods"].items()
+    )
+    for method, sparsity, seed, argv in runs:
+        run = parse_args(argv)
+        validate_args(run)
+        assert run.training.seed == seed and run.training.output_dir.startswith(recipe["output_dir"])
+        assert (run.pruning is None) == (method in full), method
+        if run.pruning is not None:
+            assert run.pruning.sparsity == sparsity, method
+        assert "$" not in " ".join(argv), "every environment variable is filled in"
+
+
+def test_structured_recipe_runs_each_granularity_at_each_sparsity(monkeypatch):
+    _, runs = planned("structured_minilm_mnli.yaml", monkeypatch)
+    searched = set()
+    for method, sparsity, _seed, argv in runs:
+        run = parse_args(argv)
+        if run.pruning is not None:
+            searched.add((run.pruning.mask_granularity, sparsity))
+            assert run.model.save_compact and run.model.model_name_or_path.endswith("full_ce/s0/seed42"), method
+            assert run.data.bias_predictions.endswith("bias/bias_train.jsonl"), method
+    granularities = ("element", "block", "neuron", "head")
+    assert searched == {(g, s) for g in granularities for s in (0.5, 0.7)}
+
+
+def test_rmc_recipe_compares_the_losses_on_the_same_teacher(monkeypatch):
+    _, runs = planned("rmc_minilm_mnli.yaml", monkeypatch)
+    runs = {method: parse_args(argv) for method, _sparsity, _seed, argv in runs}
+    imp = {m: r for m, r in runs.items() if m.startswith("imp_")}
+    assert sorted(r.training.loss for r in imp.values()) == ["ce", "distil", "focal", "jtt", "rmc", "smooth"]
+    assert all(r.pruning.imp_interval == 0.25 for r in imp.values())
+    assert runs["heads20_ce"].model.prune_heads == 0.2 and runs["heads20_ce"].pruning is None
+    teachers = {r.model.model_name_or_path for r in runs.values()}
+    assert teachers == {"outputs/rmc_minilm_mnli/teacher"}, "every method starts from the teacher"
+    assert runs["imp_rmc"].data.sample_difficulty == "outputs/rmc_minilm_mnli/difficulty/difficulty.jsonl"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_bench_and_example_script_answers_help_or_imports(script):
+    path = ROOT / script
+    if "ArgumentParser" not in path.read_text(encoding="utf-8"):  # a worker another script starts
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        return
+    result = subprocess.run(
+        [sys.executable, str(path), "--help"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("usage:"), result.stdout[:500]
+
+
+@pytest.mark.parametrize("name", SHELL_SCRIPTS)
+def test_every_example_shell_script_is_valid_bash(name):
+    result = subprocess.run(["bash", "-n", str(ROOT / "examples" / name)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
