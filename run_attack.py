@@ -50,6 +50,7 @@ from hf_srnets.cli.parser import SRNetArgumentParser
 from hf_srnets.data import TaskSpec, load_file, load_source
 from hf_srnets.data.splits import label_options
 from hf_srnets.data.tasks import resolve_task
+from hf_srnets.errors import InputError
 from hf_srnets.model_card import update_card_attack_section
 from hf_srnets.output_dir import acquire_lock
 
@@ -141,7 +142,7 @@ def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str |
     """The set to attack (canonical columns) and a description of where it came from (part of the settings)."""
     given = [o for o in ("attack_file", "data_file") if getattr(data, o)]
     if len(given) > 1:
-        raise ValueError("pass either --attack_file (a TextFooler sample) or --data_file, not both")
+        raise InputError("pass either --attack_file (a TextFooler sample) or --data_file, not both")
     options = {"text_fields": task.text_fields, **label_options(task, task.label_names)}
     if data.attack_file:
         from hf_srnets.data.attack_samples import read_attack_sample
@@ -154,7 +155,7 @@ def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str |
         return dataset, f"file:{os.path.abspath(data.data_file)}"
     source = task.attack_split if data.split == "attack" else getattr(task, data.split)
     if source is None:
-        raise ValueError(f"task {task.name!r} has no {data.split} split; use --split validation or --data_file")
+        raise InputError(f"task {task.name!r} has no {data.split} split; use --split validation or --data_file")
     dataset = load_source(
         source,
         task.label_names,
@@ -289,7 +290,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     model_args, data, run = args = parse_args(argv)
     unknown = [r for r in run.recipes if r not in ATTACK_RECIPES]
     if unknown:
-        raise ValueError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
+        raise InputError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
     task = resolve_task(data.task)
     dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
     examples = _examples(data, dataset)

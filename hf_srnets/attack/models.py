@@ -32,6 +32,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..compact import load_pretrained_model
 from ..data.tasks import TaskSpec
+from ..errors import InputError
 from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
 from .base import Text
@@ -90,7 +91,7 @@ def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> An
             return AutoTokenizer.from_pretrained(path, cache_dir=cache_dir)
         except (OSError, ValueError) as err:
             errors.append(f"{path}: {err}")
-    raise ValueError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
+    raise InputError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
 
 
 def _warn_without_head(path: str, base: str) -> None:
@@ -114,7 +115,7 @@ def _load_masked(
     config = PruningConfig.from_pretrained(path)
     base = base_model or config.base_model_name_or_path
     if not base:
-        raise ValueError(f"{path} does not name the model its masks were searched on; pass --base_model")
+        raise InputError(f"{path} does not name the model its masks were searched on; pass --base_model")
     if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
         model = load_pretrained_model(base, cache_dir=cache_dir)
     else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
@@ -133,7 +134,7 @@ def _load_masked(
     except ValueError as err:
         if "fingerprint" not in str(err):
             raise
-        raise ValueError(f"{err} (run_attack.py: --no_check_fingerprint)") from err
+        raise InputError(f"{err} (run_attack.py: --no_check_fingerprint)") from err
     merged = srnet.merge_and_unload()
     tokenizer = _load_tokenizer(path, base, cache_dir=cache_dir)
     return Victim(merged.eval(), tokenizer, order, "masks", base)
@@ -152,7 +153,7 @@ def load_victim(
         return _load_masked(model_name_or_path, task, base_model, cache_dir, check_fingerprint)
     config = AutoConfig.from_pretrained(model_name_or_path, cache_dir=cache_dir)
     if not is_fine_tuned_classifier(config):
-        raise ValueError(
+        raise InputError(
             f"{model_name_or_path} is not a fine-tuned sequence classifier (config.architectures="
             f"{getattr(config, 'architectures', None)}): attacking it would attack a random head. Pass a fine-tuned "
             "checkpoint, its merged/ dir, or an hf_srnets mask dir (with srnet_config.json)."
@@ -185,7 +186,7 @@ class HFClassifier:
         query_budget: int | None = None,
     ) -> None:
         if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}; pass --batch_size 32 for example")
+            raise InputError(f"batch_size must be >= 1, got {batch_size}; pass --batch_size 32 for example")
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size

@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from ..errors import InputError
+
 logger = logging.getLogger(__name__)
 
 PosTagger = Callable[[Sequence[str]], list[str]]
@@ -93,10 +95,10 @@ def load_pos_tagger(name: str = "nltk") -> PosTagger:
     if name == "coarse":
         return coarse_pos
     if name != "nltk":
-        raise ValueError(f"unknown POS tagger {name!r}; choose one of {sorted(POS_TAGGERS)}")
+        raise InputError(f"unknown POS tagger {name!r}; choose one of {sorted(POS_TAGGERS)}")
     tagger = _nltk_tagger()
     if tagger is None:
-        raise ValueError(
+        raise InputError(
             "POS tagger 'nltk' (TextAttack's) is not available: install nltk and its data (python -m nltk.downloader "
             "averaged_perceptron_tagger averaged_perceptron_tagger_eng universal_tagset), or choose the weaker "
             "offline fallback explicitly with --pos_tagger coarse (recorded with the results)"

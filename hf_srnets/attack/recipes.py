@@ -33,6 +33,7 @@ import functools
 import logging
 from typing import Any, ClassVar
 
+from ..errors import InputError
 from .base import AttackRecipe, AttackResult, Classifier, Text, register_attack_recipe
 from .constraints import MaxWordsPerturbed, PartOfSpeech, SentenceSimilarity
 from .pos import load_pos_tagger, pos_tagger_name
@@ -219,7 +220,7 @@ class BertAttack(SearchRecipe):
     def _masked_lm(self) -> tuple[Any, Any]:
         model, tokenizer = self.resources.get("mlm_model"), self.resources.get("mlm_tokenizer")
         if model is None:
-            raise ValueError(
+            raise InputError(
                 "bert-attack needs a masked language model: pass mlm_model=PATH (a local folder with a "
                 "BertForMaskedLM-style model and its tokenizer, e.g. bert-base-uncased saved offline)"
             )
@@ -229,7 +230,7 @@ class BertAttack(SearchRecipe):
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
             model = AutoModelForMaskedLM.from_pretrained(model)
         if tokenizer is None:
-            raise ValueError("bert-attack: mlm_model is a model object, so pass its mlm_tokenizer too")
+            raise InputError("bert-attack: mlm_model is a model object, so pass its mlm_tokenizer too")
         return model, tokenizer
 
     def build_search(self) -> GreedyWordSwapWIR:

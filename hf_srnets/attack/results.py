@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ..errors import InputError
 from .base import AttackResult
 
 FORMAT_VERSION = 1
@@ -59,7 +60,7 @@ def _read_lines(path: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]],
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as err:
-                raise ValueError(
+                raise InputError(
                     f"{path}: line {len(records) + 2} is not JSON ({err}); use --overwrite_output_dir"
                 ) from err
             good += len(raw)
@@ -89,7 +90,7 @@ def open_results(path: str, settings: dict[str, Any], *, overwrite: bool = False
     header, records, good = _read_lines(path)
     if header is None or header.get("settings") != settings:
         diff = _differences((header or {}).get("settings") or {}, settings)
-        raise ValueError(
+        raise InputError(
             f"{path} holds attack results of other settings ({'; '.join(diff) or 'no header'}). Pass "
             "--overwrite_output_dir to replace them, or choose another --output_dir."
         )

@@ -18,6 +18,7 @@ from typing import Any
 from datasets import Dataset
 from tqdm.auto import tqdm
 
+from ..errors import InputError
 from .base import AttackRecipe, Classifier, Text
 from .metrics import attack_summary, running_postfix
 from .results import ResultRecord, append_record, open_results
@@ -38,7 +39,7 @@ class Example:
 def select_indices(size: int, num_examples: int | None, seed: int | None = None) -> list[int]:
     """Rows to attack: all, the first `num_examples`, or (with `seed`) a seeded sample of them in row order."""
     if num_examples is not None and num_examples < 1:
-        raise ValueError(f"--num_examples must be >= 1, got {num_examples}; omit it to attack every example")
+        raise InputError(f"--num_examples must be >= 1, got {num_examples}; omit it to attack every example")
     if num_examples is None or num_examples >= size:
         return list(range(size))
     if seed is None:
@@ -50,13 +51,13 @@ def dataset_examples(dataset: Dataset, indices: Sequence[int]) -> list[Example]:
     """Examples of a canonical dataset (`sentence1`[, `sentence2`], `label`, `id`) at `indices`."""
     text_columns = [c for c in ("sentence1", "sentence2") if c in dataset.column_names]
     if not text_columns or "label" not in dataset.column_names:
-        raise ValueError(f"cannot attack a set with columns {dataset.column_names}: need sentence1 and label")
+        raise InputError(f"cannot attack a set with columns {dataset.column_names}: need sentence1 and label")
     rows = dataset.select(indices)
     ids = rows["id"] if "id" in rows.column_names else [str(i) for i in indices]
     out = []
     for i, row, ex_id in zip(indices, rows, ids):
         if row["label"] < 0:
-            raise ValueError(f"example {ex_id} (row {i}) has no gold label: an attack needs labelled examples")
+            raise InputError(f"example {ex_id} (row {i}) has no gold label: an attack needs labelled examples")
         out.append(Example(i, str(ex_id), tuple(row[c] for c in text_columns), int(row["label"])))
     return out
 
@@ -67,7 +68,7 @@ def _check_resumed(records: list[ResultRecord], examples: list[Example], path: s
     for record in records:
         example = by_index.get(record.index)
         if example is None or example.text != record.result.original or example.id != record.id:
-            raise ValueError(
+            raise InputError(
                 f"{path}: result of row {record.index} (id {record.id}) does not match this run's example there "
                 "(the data changed?); pass --overwrite_output_dir to attack again"
             )

