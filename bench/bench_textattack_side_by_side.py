@@ -305,7 +305,8 @@ def compare(hf: list[dict], ta: list[dict], examples: list[dict]) -> dict[str, A
     """Summaries, outcome agreement and the per-example differences of one recipe."""
     by_index = {e["index"]: e for e in examples}
     ta_by = {r["index"]: r for r in ta}
-    pairs = [(h, ta_by[h["index"]]) for h in hf if h["index"] in ta_by]
+    pairs = [(h, ta_by[h["index"]]) for h in hf if h["index"] in ta_by]  # a cut run: the examples both attacked
+    hf, ta = [h for h, _ in pairs], [t for _, t in pairs]
     same = [h["outcome"] == t["outcome"] for h, t in pairs]
     both = [(h, t) for h, t in pairs if h["outcome"] != "skipped" and t["outcome"] != "skipped"]
     diffs = []
@@ -341,22 +342,27 @@ def _q(x: float | None) -> str:
     return "n/a" if x is None else f"{x:7.1f}"
 
 
+def _rel(a: float | None, b: float | None) -> float | None:
+    return None if not (a and b) else a / b - 1
+
+
 def format_table(task: str, comparisons: dict[str, dict[str, Any]]) -> str:
-    """The side-by-side table (Markdown)."""
+    """The side-by-side table (Markdown): #Query diff is hf_srnets' mean over TextAttack's reported / spent - 1."""
     lines = [
-        f"| {task} recipe | side | n | Clean% | Aua% | Suc% | #Query | TA spent | same outcome | #Query diff |",
+        f"| {task} recipe | side | n | Clean% | Aua% | Suc% | #Query | TA spent | same outcome % "
+        "| #Query diff % (reported / spent) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in comparisons.items():
         hf, ta, spent = c["hf_srnets"], c["textattack"], c["textattack_spent"]
-        rel = None if not (hf["query"] and ta["query"]) else hf["query"] / ta["query"] - 1
+        diff = f"{_pct(_rel(hf['query'], ta['query']))} / {_pct(_rel(hf['query'], spent['query']))}"
         cells = [
             ("TextAttack", ta, _q(spent["query"]), "", ""),
-            ("hf_srnets", hf, "", _pct(c["same_outcome"]), _pct(rel)),
+            ("hf_srnets", hf, "", _pct(c["same_outcome"]), diff),
         ]
-        for side, s, spent_q, same, diff in cells:
+        for side, s, spent_q, same, diff_cell in cells:
             values = [name, side, s["n"], _pct(s["clean"]), _pct(s["aua"]), _pct(s["suc"]), _q(s["query"])]
-            lines.append("| " + " | ".join(str(v) for v in [*values, spent_q, same, diff]) + " |")
+            lines.append("| " + " | ".join(str(v) for v in [*values, spent_q, same, diff_cell]) + " |")
     return "\n".join(lines)
 
 

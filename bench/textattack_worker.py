@@ -275,7 +275,7 @@ def result_record(result: Any, spent: int, seconds: float) -> dict[str, Any]:
 
 
 def run(spec: dict[str, Any], out_path: str) -> dict[str, Any]:
-    """Attack every example with every recipe (`out_path` rewritten after each recipe); np.random is seeded per
+    """Attack every example with every recipe (`out_path` rewritten after each example); np.random is seeded per
     example (TextBugger's character bugs)."""
     import numpy as np
 
@@ -294,9 +294,9 @@ def run(spec: dict[str, Any], out_path: str) -> dict[str, Any]:
             spent = attack.goal_function.num_queries
             records.append({"index": example["index"], **result_record(result, spent, time.perf_counter() - start)})
             print(f"textattack {name} {len(records)}/{len(spec['examples'])}: {records[-1]['outcome']}", flush=True)
-        out["results"][name] = records
-        with open(out_path, "w", encoding="utf-8") as f:
-            json.dump(out, f, ensure_ascii=False, indent=1)
+            out["results"][name] = records
+            with open(out_path, "w", encoding="utf-8") as f:  # after every example: a cut run keeps its results
+                json.dump(out, f, ensure_ascii=False)
     return out
 
 
