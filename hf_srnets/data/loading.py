@@ -82,15 +82,14 @@ def _read_csv(reader: csv.DictReader, path: str) -> list[dict[str, Any]]:
     try:
         return list(reader)
     except csv.Error as err:
+        line = reader.reader.line_num  # the DictReader's own line_num stops at the last row it returned
         if "field limit" in str(err):
             raise InputError(
-                f"{path} line {reader.line_num}: a field is longer than {MAX_FIELD_CHARS:,} characters, the limit "
+                f"{path} line {line}: a field is longer than {MAX_FIELD_CHARS:,} characters, the limit "
                 "for one text (a model reads at most a few hundred tokens of it). Shorten the text; with csv "
                 "quoting an unbalanced quote also runs a field on over the lines after it."
             ) from None
-        raise InputError(
-            f"{path} line {reader.line_num}: not a readable {os.path.splitext(path)[1]} row: {err}"
-        ) from None
+        raise InputError(f"{path} line {line}: not a readable {os.path.splitext(path)[1]} row: {err}") from None
     finally:
         csv.field_size_limit(limit)
 

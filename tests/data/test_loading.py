@@ -1,8 +1,12 @@
 """Loading files into the canonical schema (id, sentence1, sentence2, label) and the task registry."""
 
+import csv
+
 import pytest
 
 from hf_srnets.data import canonicalize, get_task, load_file, load_source
+from hf_srnets.data.loading import MAX_FIELD_CHARS
+from hf_srnets.errors import InputError, MissingInputError
 
 NLI = ("entailment", "neutral", "contradiction")
 
@@ -68,3 +72,45 @@ def test_shared_data_layout_works_as_is(data_dir):
         qqp.ood[0].source, qqp.label_names, name="paws", data_dir=str(data_dir), aliases=qqp.label_aliases
     )
     assert len(paws) == 677 and sum(paws["label"]) == 191
+
+
+def _real_rows(data_dir, n: int) -> list[str]:
+    """The header and first `n` rows of the real MNLI dev-mismatched file."""
+    return (data_dir / "mnli" / "dev_mismatched.tsv").read_text(encoding="utf-8").splitlines()[: n + 1]
+
+
+def test_a_non_utf8_tsv_names_the_file_line_and_byte(tmp_path, data_dir):
+    lines = _real_rows(data_dir, 6)
+    lines[4] = lines[4].replace(" ", " café ", 1)  # line 5 of the file; é is 0xe9 in Latin-1
+    path = tmp_path / "latin1.tsv"
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+    column = lines[4].encode("latin-1").index(b"\xe9") + 1
+    with pytest.raises(
+        InputError, match=rf"latin1\.tsv is not UTF-8 \(line 5, byte {column} is 0xe9\).*iconv -f latin1"
+    ):
+        load_file(str(path), NLI)
+
+
+def test_tsv_fields_up_to_the_documented_limit_load_and_longer_ones_name_file_and_line(tmp_path, data_dir):
+    lines = _real_rows(data_dir, 4)
+    header = lines[0].split("\t")
+    premise = header.index("premise")
+
+    def with_sentence1(text: str) -> str:
+        fields = lines[2].split("\t")
+        fields[premise] = text
+        return "\n".join([*lines[:2], "\t".join(fields), *lines[3:]]) + "\n"
+
+    long_ok = tmp_path / "long_ok.tsv"
+    long_ok.write_text(with_sentence1("word " * 40_000), encoding="utf-8")  # 200,000 characters > csv's 131,072
+    assert len(load_file(str(long_ok), NLI)[1]["sentence1"]) == 200_000
+    too_long = tmp_path / "too_long.tsv"
+    too_long.write_text(with_sentence1("x" * (MAX_FIELD_CHARS + 1)), encoding="utf-8")
+    with pytest.raises(InputError, match=r"too_long\.tsv line 3: a field is longer than 1,048,576 characters"):
+        load_file(str(too_long), NLI)
+    assert csv.field_size_limit() == 131_072  # the process-wide limit is restored
+
+
+def test_a_missing_data_file_is_a_missing_input_error(tmp_path):
+    with pytest.raises(MissingInputError, match="Data file not found"):
+        load_file(str(tmp_path / "nothere.tsv"), NLI)
