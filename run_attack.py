@@ -169,8 +169,9 @@ def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str |
     return dataset, f"{task.name}:{data.split}:{where}"
 
 
-def recipe_resources(recipe: str, run: AttackRunArguments) -> dict[str, Any]:
-    """The resource options the recipe takes (`--word_vectors`, ...); a given option it does not take is refused."""
+def recipe_resources(recipe: str, run: AttackRunArguments, task: TaskSpec | None = None) -> dict[str, Any]:
+    """The resource options the recipe takes (`--word_vectors`, ...; a given one it does not take is warned about),
+    and the names of the task's texts (`text_columns`, which decide the texts a recipe keeps unchanged)."""
     given = {k: getattr(run, k) for k in RESOURCE_OPTIONS if getattr(run, k) is not None}
     if "pos_tagger" not in getattr(ATTACK_RECIPES.get(recipe), "uses", ("pos_tagger",)):
         given.pop("pos_tagger")  # always set (default "nltk"): passed only to the recipes with a POS constraint
@@ -179,7 +180,10 @@ def recipe_resources(recipe: str, run: AttackRunArguments) -> dict[str, Any]:
     unused = [k for k in given if k not in params and not takes_all]
     if unused:
         logger.warning(f"recipe {recipe} does not use --{', --'.join(unused)}")
-    return {k: v for k, v in given.items() if k in params or takes_all}
+    out = {k: v for k, v in given.items() if k in params or takes_all}
+    if task is not None and (takes_all or "text_columns" in params):
+        out["text_columns"] = tuple(name for name, _ in task.text_fields)
+    return out
 
 
 def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any], weights: str) -> dict[str, Any]:
@@ -267,7 +271,7 @@ def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> 
     )
     summaries, settings = {}, {}
     for name in run.recipes:
-        recipe = build_attack(name, **recipe_resources(name, run))
+        recipe = build_attack(name, **recipe_resources(name, run, task))
         used = recipe.resources_used() if hasattr(recipe, "resources_used") else {}
         settings[name] = _settings(name, args, data_desc, used, victim.fingerprint)
         if data.num_examples is not None:

