@@ -76,9 +76,10 @@ def default_victim(data_dir: str, head_train: int, out: str) -> str:
 
 
 def run(name, victim, task, examples, cache: bool, batch_size: int, tmp: str) -> dict:
-    from hf_srnets.attack import attack_examples, build_attack, build_classifier, summarize_records
+    from hf_srnets.attack import ATTACK_RECIPES, attack_examples, build_attack, build_classifier, summarize_records
 
-    recipe = build_attack(name)  # a fresh recipe per run: textbugger's random edits draw from the recipe's RNG
+    tagger = {"pos_tagger": "coarse"} if "pos_tagger" in getattr(ATTACK_RECIPES[name], "uses", ()) else {}
+    recipe = build_attack(name, **tagger)  # a fresh recipe per run: textbugger's random edits draw from its RNG
     clf = build_classifier(victim, task, batch_size=batch_size, cache_size=2**16 if cache else 0)
     path = os.path.join(tmp, f"{recipe.name}_{cache}.jsonl")
     start = time.perf_counter()
@@ -90,7 +91,7 @@ def run(name, victim, task, examples, cache: bool, batch_size: int, tmp: str) ->
     return {
         "seconds": seconds,
         "model_s": clf.model_seconds,
-        "queries": clf.total_queries,
+        "queries": clf.model_queries,
         "hits": clf.cache_hits,
         **summary,
     }
