@@ -10,6 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .errors import InputError
+
+
+def check_at_least_one(**values: int | None) -> None:
+    """Refuse a count option below 1 (`--max_train_samples 0` would train on nothing), naming it; None is unset."""
+    for name, value in values.items():
+        if value is not None and value < 1:
+            raise InputError(f"--{name} must be at least 1, got {value}: give a positive number, or leave it out")
+
 
 @dataclass
 class ModelArguments:
@@ -145,6 +154,9 @@ class TaskDataArguments:
     )
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
 
+    def __post_init__(self) -> None:
+        check_at_least_one(max_train_samples=self.max_train_samples)
+
 
 @dataclass
 class DataArguments(TaskDataArguments):
@@ -166,7 +178,10 @@ class DataArguments(TaskDataArguments):
         },
     )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
-    max_seq_length: int = field(default=128, metadata={"help": "Truncation length (Table 3: 128)."})
+    max_seq_length: int = field(
+        default=128,
+        metadata={"help": "Truncation length in tokens (Table 3: 128); at most the model's position limit."},
+    )
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N ID dev rows."})
     max_ood_samples: int | None = field(
         default=None, metadata={"help": "Use N rows of each OOD set, drawn evenly across it (keeps HANS cells)."}
@@ -211,3 +226,11 @@ class DataArguments(TaskDataArguments):
             "(teacher predictions for --loss confreg)."
         },
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_at_least_one(
+            max_seq_length=self.max_seq_length,
+            max_eval_samples=self.max_eval_samples,
+            max_ood_samples=self.max_ood_samples,
+        )

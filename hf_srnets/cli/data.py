@@ -13,8 +13,10 @@ from transformers import AutoTokenizer
 
 from ..arguments import DataArguments, ModelArguments
 from ..bias.attach import attach_probabilities
+from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
 from ..data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
+from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
 from ..training_args import SRNetTrainingArguments
@@ -52,7 +54,9 @@ def read_data(
     task: TaskSpec, model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments
 ) -> RunData:
     """Load the splits (the main process first: it writes the caches), cap the training rows, mix in
-    `--extra_train`, attach the probability columns, adopt the checkpoint's label order and cap the eval sets."""
+    `--extra_train`, attach the probability columns, adopt the checkpoint's label order and cap the eval sets.
+    The model and tokenizer paths and `--max_seq_length` are checked first (`check_model_inputs`)."""
+    check_model_inputs(model_args, data_args)
     with args.main_process_first(desc="loading data"):
         full_train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
         train = full_train
@@ -69,6 +73,36 @@ def read_data(
     ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
     validation, hard_source = attach_hard_flags(validation, task, data_args)
     return RunData(task, task_order, full_train, train, validation, ood, bias_desc, hard_source=hard_source)
+
+
+# tokenizers without a recorded limit hold transformers' VERY_LARGE_INTEGER; a real limit is far below this
+NO_TOKENIZER_LIMIT = 10**9
+
+
+def position_limit(model_args: ModelArguments) -> int | None:
+    """The longest input the model reads, in tokens: the smaller of its `max_position_embeddings` and its tokenizer's
+    `model_max_length` (RoBERTa's 514 positions hold 512 tokens); None when neither records one."""
+    config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
+    tokenizer = AutoTokenizer.from_pretrained(
+        model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
+    )
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    limits = [n for n in limits if isinstance(n, int) and 0 < n < NO_TOKENIZER_LIMIT]
+    return min(limits) if limits else None
+
+
+def check_model_inputs(model_args: ModelArguments, data_args: DataArguments) -> None:
+    """Before any data is read: the model (and `--tokenizer_name`) exist (`check_model_path`), and
+    `--max_seq_length` fits the model's position limit (a longer input fails at the first step)."""
+    check_model_path(model_args.model_name_or_path, "--model_name_or_path", model_args.cache_dir)
+    if model_args.tokenizer_name:
+        check_model_path(model_args.tokenizer_name, "--tokenizer_name", model_args.cache_dir, need_config=False)
+    limit = position_limit(model_args)
+    if limit is not None and data_args.max_seq_length > limit:
+        raise InputError(
+            f"--max_seq_length {data_args.max_seq_length} is above the {limit} tokens {model_args.model_name_or_path} "
+            f"reads (its position limit): use --max_seq_length {limit} or less"
+        )
 
 
 def attach_hard_flags(validation: Dataset, task: TaskSpec, data_args: DataArguments) -> tuple[Dataset, str | None]:

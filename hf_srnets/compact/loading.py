@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
+from ..errors import InputError, MissingInputError
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .neurons import set_ffn_widths
@@ -42,7 +44,7 @@ def _weight_file(path: str, hub: dict[str, Any]) -> str:
         found = cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub)
         if found:
             return found
-    raise ValueError(f"{path}: no weights found (looked for {', '.join(WEIGHT_FILES)})")
+    raise InputError(f"{path}: no weights found (looked for {', '.join(WEIGHT_FILES)})")
 
 
 def _read_state_dict(path: str, hub: dict[str, Any]) -> dict[str, torch.Tensor]:
@@ -65,20 +67,60 @@ def _load_weights(model: Any, state: dict[str, torch.Tensor], path: str) -> list
     try:
         result = model.load_state_dict(state, strict=False)
     except RuntimeError as err:  # size mismatches
-        raise ValueError(
+        raise InputError(
             f"{path}: the saved weights do not fit the head-pruned model / the FFN widths its config records: {err}"
         ) from None
     missing = list(result.missing_keys)
     unexpected = list(result.unexpected_keys)
     lost = [k for k in missing if not any(part in k for part in HEAD_KEYS)]
     if unexpected or lost:
-        raise ValueError(
+        raise InputError(
             f"{path}: the checkpoint does not match {type(model).__name__} (missing: {lost[:5]}, unexpected: "
             f"{unexpected[:5]}); save compact models with save_pretrained of the sequence classifier"
         )
     if missing:
         logger.warning(f"{path}: {missing} not in the checkpoint and newly initialised (a new classification head)")
     return missing
+
+
+MODEL_HELP = (
+    "give the directory of a saved model (with config.json: an hf_srnets run's --output_dir or merged/) or a Hub id"
+)
+
+
+def _looks_like_path(name: str) -> bool:
+    """Whether `name` can only be a local path, not a Hub id (`org/name` or `name`)."""
+    return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1 or name.endswith("/")
+
+
+def check_model_path(
+    path: str, flag: str | None = "--model_name_or_path", cache_dir: str | None = None, *, need_config: bool = True
+) -> None:
+    """Refuse, as `InputError`, a model that cannot be loaded: a local path that does not exist, a file, a
+    directory without `config.json` (a mask dir is named as such), or a name that is neither a directory nor a Hub
+    model reachable (or cached, offline). `flag` names the option in the message; `need_config=False` (a tokenizer)
+    takes any directory."""
+    what = f"{flag} {path}" if flag else path
+    if os.path.isdir(path):
+        if not need_config or os.path.isfile(os.path.join(path, "config.json")):
+            return
+        if os.path.isfile(os.path.join(path, "srnet_config.json")):
+            raise InputError(
+                f"{what} holds hf_srnets masks (srnet_config.json) but no config.json, so it is not a model: apply "
+                f"them with --mask_from {path} to their base model, or use the run's merged/ checkpoint"
+            )
+        raise InputError(f"{what} has no config.json, so it is not a saved model: {MODEL_HELP}")
+    if os.path.exists(path):
+        raise InputError(f"{what} is a file, not a model directory: {MODEL_HELP}")
+    if _looks_like_path(path):
+        raise MissingInputError(f"{what} does not exist: {MODEL_HELP}")
+    try:
+        AutoConfig.from_pretrained(path, cache_dir=cache_dir)
+    except (OSError, ValueError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise MissingInputError(
+            f"{what} is no local directory, and no Hub model of that name could be loaded ({reason}): {MODEL_HELP}"
+        ) from None
 
 
 def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwargs: Any) -> Any:
@@ -89,6 +131,8 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode.
     """
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
+    if os.path.exists(path) or _looks_like_path(path):  # a Hub id's errors are from_pretrained's
+        check_model_path(path, flag=None)
     config = AutoConfig.from_pretrained(path, **hub)
     if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):
         return AutoModelForSequenceClassification.from_pretrained(

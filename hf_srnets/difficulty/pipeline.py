@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..cli import parse_args, validate_args
-from ..cli.data import RunData, read_data, run_task, tokenize_data
+from ..cli.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from ..data.columns import write_difficulty
+from ..errors import InputError, MissingInputError
 from ..sweep import is_finished
 from .scoring import example_losses, load_scoring_model, measured_sparsity
 from .variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
@@ -66,12 +67,16 @@ class SampleDifficultyArguments:
     def __post_init__(self) -> None:
         bad = [s for s in self.sparsities if not 0.0 < s < 1.0]
         if bad:
-            raise ValueError(f"--sparsities must be in (0, 1), got {bad}: e.g. --sparsities 0.2 0.4 0.6 0.7 0.85")
+            raise InputError(f"--sparsities must be in (0, 1), got {bad}: e.g. --sparsities 0.2 0.4 0.6 0.7 0.85")
         models = self.model_dirs if self.model_dirs is not None else self.sparsities
         if len(models) < 2:
-            raise ValueError("The loss variance needs at least 2 models: give 2 or more --sparsities or --model_dirs")
+            raise InputError("The loss variance needs at least 2 models: give 2 or more --sparsities or --model_dirs")
         if not 0.0 <= self.hard_fraction <= 1.0:
-            raise ValueError(f"--hard_fraction must be in [0, 1], got {self.hard_fraction}")
+            raise InputError(f"--hard_fraction must be in [0, 1], got {self.hard_fraction}")
+        if self.alpha is not None and not 0.0 < self.alpha <= 1.0:
+            raise InputError(f"--alpha must be in (0, 1] (Eq. 1 maps variances to [alpha, 1]), got {self.alpha}")
+        if self.batch_size < 1:
+            raise InputError(f"--batch_size must be >= 1, got {self.batch_size}: e.g. --batch_size 64")
 
 
 def imp_schedule(sparsity: float, max_round: float = MAX_ROUND_PRUNE) -> tuple[int, float, float]:
@@ -105,17 +110,24 @@ def check_run_argv(run_argv: list[str], args: SampleDifficultyArguments) -> list
     """Refuse flags the script sets and runs that would fail; return the argv of every IMP run (none with
     --model_dirs). The checks run before anything trains."""
     if not run_argv:
-        raise ValueError("Give the run_glue_sparse.py arguments of the runs after --, e.g. -- --model_name_or_path M "
+        raise InputError("Give the run_glue_sparse.py arguments of the runs after --, e.g. -- --model_name_or_path M "
                          "--task mnli --data_dir DATA")  # fmt: skip
     if args.model_dirs is not None:
-        validate_args(parse_args([*run_argv, "--output_dir", args.output_dir]))
+        run = parse_args([*run_argv, "--output_dir", args.output_dir])
+        validate_args(run)
+        check_model_inputs(run.model, run.data)
+        for path in args.model_dirs:
+            if not os.path.isdir(path):
+                raise MissingInputError(f"--model_dirs {path} does not exist: give the dirs of saved models")
         return []
     for flag in SCRIPT_SET_FLAGS:
         if _given(run_argv, flag):
-            raise ValueError(f"{flag} is set by run_sample_difficulty.py for every IMP run: remove it after --")
+            raise InputError(f"{flag} is set by run_sample_difficulty.py for every IMP run: remove it after --")
     argvs = [imp_run_argv(run_argv, s, args.output_dir) for s in args.sparsities]
     for argv in argvs:
         validate_args(parse_args(argv))
+    run = parse_args(argvs[0])
+    check_model_inputs(run.model, run.data)
     return argvs
 
 
@@ -142,9 +154,9 @@ def prepare_output_dir(output_dir: str, settings: dict[str, Any], overwrite: boo
     fix = "use another --output_dir, or --overwrite_output_dir true to replace them"
     if not overwrite and earlier is not None and earlier != settings:
         changed = sorted(k for k in {*earlier, *settings} if earlier.get(k) != settings.get(k))
-        raise ValueError(f"{output_dir} holds sample difficulties made with other {', '.join(changed)}: {fix}.")
+        raise InputError(f"{output_dir} holds sample difficulties made with other {', '.join(changed)}: {fix}.")
     if not overwrite and earlier is None and os.path.isdir(output_dir) and os.listdir(output_dir):
-        raise ValueError(f"--output_dir {output_dir} is not empty and holds no {SETTINGS_FILE}: {fix}.")
+        raise InputError(f"--output_dir {output_dir} is not empty and holds no {SETTINGS_FILE}: {fix}.")
     if overwrite and earlier is not None:
         for name in OUTPUT_FILES:
             if os.path.isfile(os.path.join(output_dir, name)):
@@ -194,7 +206,7 @@ def score_models(
     for path in model_dirs:
         model, tokenizer, order = load_scoring_model(path, data.task, cache_dir=cache_dir)
         if tokenizer.get_vocab() != data.tokenizer.get_vocab():
-            raise ValueError(
+            raise InputError(
                 f"{path} has another vocabulary than the run's tokenizer: score models trained from the run's "
                 "--model_name_or_path (or give the run its --tokenizer_name)."
             )

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
+
 logger = logging.getLogger(__name__)
 
 # Fig. 1: five sparsity levels in [0.2, 0.85] (Table 1's four levels, plus 0.85)
@@ -40,7 +42,7 @@ def difficulty_degree(variance: np.ndarray | Sequence[float], alpha: float) -> n
     lowest. When every variance is the same, Eq. 1 is undefined and every d_i is 1 (no example is easier), with
     a warning."""
     if not 0.0 < alpha <= 1.0:
-        raise ValueError(f"alpha must be in (0, 1] (Eq. 1 maps variances to [alpha, 1]), got {alpha}: e.g. --alpha 0.5")
+        raise InputError(f"alpha must be in (0, 1] (Eq. 1 maps variances to [alpha, 1]), got {alpha}: e.g. --alpha 0.5")
     v = np.asarray(variance, dtype=np.float64)
     if v.size == 0:
         raise ValueError("difficulty_degree got no variances")
@@ -57,7 +59,7 @@ def alpha_for(task: str, alpha: float | None = None) -> float:
         return alpha
     if task not in RMC_ALPHA:
         known = ", ".join(f"{k} {v}" for k, v in RMC_ALPHA.items())
-        raise ValueError(
+        raise InputError(
             f"The paper gives no alpha (Eq. 1) for task {task!r} (only {known}): pass --alpha A with A in (0, 1]."
         )
     return RMC_ALPHA[task]
@@ -67,7 +69,7 @@ def hard_split(variance: np.ndarray | Sequence[float], hard_fraction: float) -> 
     """A boolean array, True for the hard examples: the ⌈fraction·n⌉ of highest variance (§4.1: low variance is
     easy, the rest hard); among equal variances the earlier example is hard first."""
     if not 0.0 <= hard_fraction <= 1.0:
-        raise ValueError(f"--hard_fraction must be in [0, 1], got {hard_fraction}: e.g. --hard_fraction 0.5")
+        raise InputError(f"--hard_fraction must be in [0, 1], got {hard_fraction}: e.g. --hard_fraction 0.5")
     v = np.asarray(variance, dtype=np.float64)
     n_hard = math.ceil(hard_fraction * v.size - 1e-9)
     order = np.lexsort((np.arange(v.size), -v))  # by decreasing variance, then by position

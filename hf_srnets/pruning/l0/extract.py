@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ...errors import InputError
 from ..base import SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
 from ..selection import binarize, exact_thresholds
 from .config import L0Config
@@ -50,7 +51,7 @@ def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, t
 
     config = PruningConfig.from_pretrained(directory)
     if not isinstance(config, L0Config):
-        raise ValueError(
+        raise InputError(
             f"{directory} holds masks of --pruning {config.pruning_method}, not of an l0 search: tickets are "
             "extracted from the log α of a --pruning l0 run's output directory."
         )
@@ -59,7 +60,7 @@ def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, t
     missing = [name for name, t in log_alphas.items() if t is None]
     if missing:
         source = f" (extracted from {config.ticket_source})" if config.ticket_source else ""
-        raise ValueError(
+        raise InputError(
             f"{directory} has no log α for {missing[0]!r}: it is an l0 ticket{source}, not a search directory. "
             "Extract from the --pruning l0 run's output directory."
         )
