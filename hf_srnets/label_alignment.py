@@ -18,6 +18,7 @@ from datasets import Dataset
 
 from .data.columns import PROBABILITY_COLUMNS
 from .data.tasks import TaskSpec
+from .errors import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tupl
     id2label = {int(k): str(v) for k, v in (getattr(config, "id2label", None) or {}).items()}
     task_labels = list(task.label_names)
     if len(id2label) != len(task_labels):
-        raise ValueError(
+        raise InputError(
             f"{model_name} is a classifier with {len(id2label)} labels, but task {task.name!r} has "
             f"{len(task_labels)} ({task_labels}). Use a checkpoint fine-tuned on this task, or the pre-trained model."
         )
@@ -54,7 +55,7 @@ def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tupl
     by_name = {_canonical(n, task): n for n in task_labels}
     order = [by_name.get(_canonical(n, task)) for n in names]
     if None in order or len(set(order)) != len(order):
-        raise ValueError(
+        raise InputError(
             f"{model_name} was fine-tuned with labels {names}, which do not match task {task.name!r}'s labels "
             f"{task_labels}. Use a checkpoint fine-tuned on this task, name its labels in its config.json "
             "(id2label), or pick the task's labels with --task_labels."

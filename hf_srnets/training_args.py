@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import TrainingArguments
 
+from .errors import InputError
 from .losses import LOSSES
 from .objectives import OBJECTIVES
 from .objectives.freelb import NORM_TYPES, check_adversarial_options
@@ -144,26 +145,26 @@ class SRNetTrainingArguments(TrainingArguments):
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoid torch's warning on CPU
         super().__post_init__()
         if self.loss not in LOSSES:
-            raise ValueError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
+            raise InputError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
         if not 0.0 <= self.distil_lambda <= 1.0:
-            raise ValueError(f"--distil_lambda must be in [0, 1], got {self.distil_lambda}")
+            raise InputError(f"--distil_lambda must be in [0, 1], got {self.distil_lambda}")
         if not 0.0 < self.smooth_degree <= 1.0:
-            raise ValueError(f"--smooth_degree must be in (0, 1], got {self.smooth_degree}")
+            raise InputError(f"--smooth_degree must be in (0, 1], got {self.smooth_degree}")
         if self.focal_gamma < 0 or self.jtt_upweight <= 0:
-            raise ValueError(
+            raise InputError(
                 f"--focal_gamma must be >= 0 and --jtt_upweight > 0, got {self.focal_gamma}, {self.jtt_upweight}"
             )
         if not 0.0 <= self.select_best_after < 1.0:
-            raise ValueError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
+            raise InputError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
         if self.mask_weight_decay < 0:
-            raise ValueError(f"--mask_weight_decay must be >= 0, got {self.mask_weight_decay}")
+            raise InputError(f"--mask_weight_decay must be >= 0, got {self.mask_weight_decay}")
         if self.mask_learning_rate is not None and self.mask_learning_rate <= 0:
-            raise ValueError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")
+            raise InputError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")
         self._validate_adversarial()
 
     def _validate_adversarial(self) -> None:
         if self.adversarial != "none" and self.adversarial not in OBJECTIVES:
-            raise ValueError(
+            raise InputError(
                 f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
             )
         check_adversarial_options(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)

@@ -37,6 +37,7 @@ from ..data.columns import (
     read_predictions,
 )
 from ..data.tasks import TaskSpec
+from ..errors import InputError
 from ..losses import LOSSES
 from ..training_args import SRNetTrainingArguments
 from .cache import cache_key, entry_dir, load_cached, save_cached
@@ -124,7 +125,7 @@ def join_probabilities(
     for name, rows in missing.items():
         source = own_source if name == TRAIN_SOURCE or name not in extra else extra[name][1]
         what = "training rows" if name == TRAIN_SOURCE else f"rows of the extra training set {name!r}"
-        raise ValueError(
+        raise InputError(
             f"{source}: no prediction for {len(rows)} {what}, first missing id {rows[0]!r}. "
             "Were the predictions made for this split and data?"
         )
@@ -132,7 +133,7 @@ def join_probabilities(
         id_set = set(ids)
         unused = [k for k in own if k not in id_set]
         if unused:
-            raise ValueError(
+            raise InputError(
                 f"{own_source}: {len(unused)} predictions have ids not in the training set, first extra id "
                 f"{unused[0]!r}. Were they made for another split?"
             )
@@ -152,7 +153,7 @@ def _user_extra_predictions(
             continue  # the file covers this set under its full ids
         candidate = os.path.join(folder, f"bias_{name}.jsonl")
         if not os.path.isfile(candidate):
-            raise ValueError(
+            raise InputError(
                 f"--extra_train {name}: --bias_predictions {path} has no p_b for its rows and there is no "
                 f"{candidate}. Write it with run_bias_model.py --ood_file {name}=PATH --output_dir {folder} "
                 f"(the bias model trained on the task's data predicts the extra set), or drop "

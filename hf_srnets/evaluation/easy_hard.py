@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tasks import TaskSpec
+from ..errors import InputError, MissingInputError
 from ..metrics import accuracy
 from .base import Evaluator, register_evaluator
 from .outputs import softmax
@@ -54,7 +55,7 @@ def parse_hard(value: Any, where: str) -> int:
         return 1
     if text in _FALSE:
         return 0
-    raise ValueError(f"{where}: hard flag {value!r} is not one of 0/1, true/false, hard/easy")
+    raise InputError(f"{where}: hard flag {value!r} is not one of 0/1, true/false, hard/easy")
 
 
 def _read_json_lines(path: str) -> dict[str, dict[str, int]]:
@@ -66,7 +67,7 @@ def _read_json_lines(path: str) -> dict[str, dict[str, int]]:
             row = json.loads(line)
             value_key = next((k for k in HARD_VALUE_COLUMNS if isinstance(row, dict) and k in row), None)
             if not isinstance(row, dict) or "id" not in row or value_key is None:
-                raise ValueError(
+                raise InputError(
                     f'{path}:{line_no}: expected {{"id": ..., "hard": true|false}}, got {line.strip()[:80]}. '
                     "run_sample_difficulty.py writes such a file for the dev set (difficulty_validation.jsonl)"
                 )
@@ -81,7 +82,7 @@ def _read_table(path: str, delimiter: str) -> dict[str, dict[str, int]]:
         id_columns = [c for c in HARD_ID_COLUMNS if c in columns]
         value_column = next((c for c in HARD_VALUE_COLUMNS if c in columns), None)
         if not id_columns or value_column is None:
-            raise ValueError(
+            raise InputError(
                 f"{path}: needs an id column ({'/'.join(HARD_ID_COLUMNS)}) and a {'/'.join(HARD_VALUE_COLUMNS)} "
                 f"column; its header is {columns}"
             )
@@ -101,7 +102,7 @@ def read_hard_flags(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     """
     path = str(path)
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"easy/hard split file not found: {path} (--hard_subset)")
+        raise MissingInputError(f"easy/hard split file not found: {path} (--hard_subset)")
     with open(path, encoding="utf-8") as f:
         first = f.read(1)
     if path.endswith((".jsonl", ".json")) or first == "{":
@@ -109,7 +110,7 @@ def read_hard_flags(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     else:
         tables = _read_table(path, "\t" if path.endswith(".tsv") else ",")
     if not any(tables.values()):
-        raise ValueError(f"{path} holds no hard flags")
+        raise InputError(f"{path} holds no hard flags")
     return tables
 
 
@@ -120,13 +121,13 @@ def flags_for_ids(
     every id). A missing id is an error naming the file, the id and the fix."""
     columns = [id_column] if id_column is not None else list(tables)
     if id_column is not None and id_column not in tables:
-        raise ValueError(f"{source}: no id column {id_column!r}; its id columns are {list(tables)}")
+        raise InputError(f"{source}: no id column {id_column!r}; its id columns are {list(tables)}")
     for column in columns:
         if all(i in tables[column] for i in ids):
             return [tables[column][i] for i in ids]
     column = max(columns, key=lambda c: sum(i in tables[c] for i in ids))
     missing = [i for i in ids if i not in tables[column]]
-    raise ValueError(
+    raise InputError(
         f"{source}: no hard flag for dev example id {missing[0]!r} ({len(missing)} of {len(ids)} evaluated ids "
         f"missing, joined on column {column!r}). Give --hard_subset a file that flags every evaluated dev example "
         "(e.g. run_sample_difficulty.py's difficulty_validation.jsonl for this dev set)"

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..data.tasks import TASKS
+from ..errors import InputError, MissingInputError
 from ..metrics import accuracy_gap, relative_bias
 
 logger = logging.getLogger(__name__)
@@ -38,20 +39,20 @@ def read_reference_results(path: str | os.PathLike) -> tuple[dict[str, Any], str
     path = str(path)
     file = os.path.join(path, RESULTS_NAME) if os.path.isdir(path) else path
     if not os.path.isfile(file):
-        raise FileNotFoundError(
+        raise MissingInputError(
             f"--reference_results {path}: no {RESULTS_NAME} there; give the reference run's {RESULTS_NAME} or its "
             "output dir"
         )
     with open(file, encoding="utf-8") as f:
         results = json.load(f)
     if not isinstance(results, dict):
-        raise ValueError(f"{file}: expected a JSON object of results, got {type(results).__name__}")
+        raise InputError(f"{file}: expected a JSON object of results, got {type(results).__name__}")
     return results, file
 
 
 def _value(results: Mapping[str, Any], key: str, source: str) -> float:
     if key not in results:
-        raise ValueError(
+        raise InputError(
             f"{source} has no {key!r}: F_bias needs the reference's ID accuracy and each OOD set's accuracy. "
             "Evaluate the reference on the same sets (a run of this version records them)"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from ...errors import InputError
 from ..base import PruningConfig
 
 
@@ -64,14 +65,14 @@ class L0Config(PruningConfig):
     def validate(self) -> None:
         super().validate()
         if self.l0_lambda < 0:
-            raise ValueError(f"l0_lambda must be >= 0, got {self.l0_lambda}: pass e.g. --l0_lambda 0.5 (Table 6).")
+            raise InputError(f"l0_lambda must be >= 0, got {self.l0_lambda}: pass e.g. --l0_lambda 0.5 (Table 6).")
         if self.l0_temperature <= 0:
-            raise ValueError(f"l0_temperature must be > 0, got {self.l0_temperature}: the paper uses 2/3.")
+            raise InputError(f"l0_temperature must be > 0, got {self.l0_temperature}: the paper uses 2/3.")
         if not 0.0 < self.l0_init_keep < 1.0:
-            raise ValueError(f"l0_init_keep must be in (0, 1), got {self.l0_init_keep}: e.g. --l0_init_keep 0.9.")
+            raise InputError(f"l0_init_keep must be in (0, 1), got {self.l0_init_keep}: e.g. --l0_init_keep 0.9.")
         start, warmup = self.l0_lambda_start_fraction, self.l0_lambda_warmup_fraction
         if not (0.0 <= start <= 1.0 and 0.0 <= warmup <= 1.0):
-            raise ValueError(
+            raise InputError(
                 "l0_lambda_start_fraction and l0_lambda_warmup_fraction are fractions of the training steps in "
                 f"[0, 1], got {start} and {warmup}; pass 0 and 0 for a constant λ."
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from ...errors import InputError
 from ..base import PruningConfig
 
 DEFAULT_UPDATE_INTERVAL = 1000  # Table 4's Δt_φ when no evaluation interval gives one
@@ -53,24 +54,24 @@ class ThresholdConfig(PruningConfig):
     def validate(self) -> None:
         super().validate()
         if self.initial_sparsity is not None and not 0.0 <= self.initial_sparsity <= self.sparsity:
-            raise ValueError(f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}.")
+            raise InputError(f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}.")
         if self.sparsity_schedule not in ("constant", "cubic"):
-            raise ValueError(f"sparsity_schedule must be 'constant' or 'cubic', got {self.sparsity_schedule!r}.")
+            raise InputError(f"sparsity_schedule must be 'constant' or 'cubic', got {self.sparsity_schedule!r}.")
         if self.sparsity_schedule == "cubic" and self.initial_sparsity is None:
-            raise ValueError("The cubic sparsity schedule needs initial_sparsity (s_i), e.g. 0.7 for 0.7 -> 0.9.")
+            raise InputError("The cubic sparsity schedule needs initial_sparsity (s_i), e.g. 0.7 for 0.7 -> 0.9.")
         if not 0.0 <= self.schedule_start < self.schedule_end <= 1.0:
-            raise ValueError(
+            raise InputError(
                 "schedule_start and schedule_end are fractions of the training steps with "
                 f"0 <= start < end <= 1, got {self.schedule_start} and {self.schedule_end}."
             )
         if self.mask_init not in ("hard", "soft"):
-            raise ValueError(f"mask_init must be 'hard' or 'soft', got {self.mask_init!r}.")
+            raise InputError(f"mask_init must be 'hard' or 'soft', got {self.mask_init!r}.")
         if self.alpha < 1.0:
-            raise ValueError(f"alpha must be >= 1 (appendix Eq. 1), got {self.alpha}.")
+            raise InputError(f"alpha must be >= 1 (appendix Eq. 1), got {self.alpha}.")
         if self.init_threshold <= 0:
-            raise ValueError(f"init_threshold must be > 0, got {self.init_threshold}.")
+            raise InputError(f"init_threshold must be > 0, got {self.init_threshold}.")
         if self.threshold_update_interval is not None and self.threshold_update_interval < 1:
-            raise ValueError(f"threshold_update_interval must be >= 1, got {self.threshold_update_interval}.")
+            raise InputError(f"threshold_update_interval must be >= 1, got {self.threshold_update_interval}.")
 
     @property
     def start_sparsity(self) -> float:
