@@ -90,14 +90,14 @@ def _read_masks_file(path: str, model_id: str | os.PathLike) -> dict[str, torch.
     try:
         return load_file(path)
     except Exception as err:  # truncated or overwritten file: safetensors cannot parse it
-        raise ValueError(f"{path} is damaged and cannot be read ({err}); save or download the masks again.") from err
+        raise InputError(f"{path} is damaged and cannot be read ({err}); save or download the masks again.") from err
 
 
 def check_mask_encoding(config: PruningConfig, path: str) -> None:
     """`config.mask_encoding` is one this hf_srnets reads (`MASK_ENCODING`, or None: bit-packed); `path` is the
     masks file, whose directory's config records it."""
     if config.mask_encoding not in (BITPACKED, MASK_ENCODING):
-        raise ValueError(
+        raise InputError(
             f"{os.path.join(os.path.dirname(path), CONFIG_NAME)} records mask_encoding={config.mask_encoding!r}, "
             f"which this hf_srnets cannot read (it reads {MASK_ENCODING!r} and bit-packed masks): upgrade hf_srnets."
         )
@@ -110,7 +110,7 @@ def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: Pru
     packed_format = config.mask_encoding is BITPACKED
     for name, shape in config.module_shapes.items():
         if name not in tensors:
-            raise ValueError(
+            raise InputError(
                 f"{path} has no mask for {name!r} that {CONFIG_NAME} lists: the file is incomplete or belongs to "
                 "another run; save or download the masks again."
             )
@@ -122,12 +122,12 @@ def _check_packed_masks(path: str, tensors: dict[str, torch.Tensor], config: Pru
                 if packed_format
                 else (f"an encoded mask ({MASK_ENCODING}) is a 1-d uint8 tensor")
             )
-            raise ValueError(
+            raise InputError(
                 f"The mask {name!r} in {path} is a {packed.dtype} tensor of shape {tuple(packed.shape)}; "
                 f"{what}. The file was not written by SRNetModel.save_pretrained or is damaged."
             )
         if packed_format and packed.numel() != expected:
-            raise ValueError(
+            raise InputError(
                 f"The mask {name!r} in {path} has {packed.numel()} bytes, but the layer's shape {tuple(shape)} needs "
                 f"{expected}: the file is truncated or damaged; save or download the masks again."
             )
@@ -157,15 +157,15 @@ def _check_checksums(path: str, tensors: dict[str, torch.Tensor], config: Prunin
         if key == CONFIG_KEY:
             continue
         if key not in tensors:
-            raise ValueError(f"{path} lacks the tensor {key!r} that {CONFIG_NAME} records: the file is incomplete.")
+            raise InputError(f"{path} lacks the tensor {key!r} that {CONFIG_NAME} records: the file is incomplete.")
         if tensor_checksum(tensors[key]) != checksum:
-            raise ValueError(
+            raise InputError(
                 f"The tensor {key!r} in {path} does not match the checksum in {CONFIG_NAME}: the file is damaged "
                 "(or was changed after saving). Save or download the masks again."
             )
     unrecorded = sorted(set(tensors) - set(config.tensor_checksums) - {CONFIG_KEY})
     if unrecorded:
-        raise ValueError(
+        raise InputError(
             f"{path} holds tensors that {CONFIG_NAME} does not record, e.g. {unrecorded[0]!r}: "
             "the two files do not belong together."
         )
@@ -253,7 +253,7 @@ def decode_masks(tensors: dict[str, torch.Tensor], config: PruningConfig, path: 
         try:
             masks[name] = decode(tensors[name], tuple(shape))
         except ValueError as err:
-            raise ValueError(
+            raise InputError(
                 f"The mask {name!r} in {path} cannot be decoded ({err}): the file is truncated or damaged, or belongs "
                 "to another model; save or download the masks again."
             ) from err

@@ -17,6 +17,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import TrainerCallback
 
+from ..errors import InputError
 from ..hub_upload import make_config_portable, upload_folder
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
@@ -299,7 +300,7 @@ class SRNetModel(nn.Module):
         state = load_file(os.path.join(directory, TRAINING_STATE_NAME))
         missing = set(self.trainable_state_dict()) - set(state)
         if missing:
-            raise ValueError(f"{directory} lacks {len(missing)} SRNet tensors, e.g. {sorted(missing)[0]}")
+            raise InputError(f"{directory} lacks {len(missing)} SRNet tensors, e.g. {sorted(missing)[0]}")
         self.base_model.load_state_dict(state, strict=False)
 
     @classmethod
@@ -327,7 +328,7 @@ class SRNetModel(nn.Module):
         saved_shapes = dict(config.module_shapes)
         srnet = cls(model, config, initialize=False)
         if set(srnet.srnet_config.module_shapes) != set(saved_shapes):
-            raise ValueError(
+            raise InputError(
                 f"The masks in {model_id} cover {len(saved_shapes)} layers, but this model resolves "
                 f"{len(srnet.srnet_config.module_shapes)} targets: was it saved with other target_modules?"
             )
@@ -346,7 +347,7 @@ class SRNetModel(nn.Module):
     def _check_fingerprint(self, config: PruningConfig, model_id: str | os.PathLike) -> None:
         found = weights_fingerprint(self.base_model, self.fingerprint_modules())
         if found != config.base_fingerprint:
-            raise ValueError(
+            raise InputError(
                 f"The base weights differ from those the masks in {model_id} were searched on "
                 f"(fingerprint {found} != {config.base_fingerprint}; base {config.base_model_name_or_path}). "
                 "Pass check_fingerprint=False to apply the masks to these weights anyway."
@@ -358,7 +359,7 @@ class SRNetModel(nn.Module):
             saved = tensors.get(key)
             if saved is None or saved.shape != current.shape or saved.dtype != current.dtype:
                 found = "missing" if saved is None else f"a {saved.dtype} tensor of shape {tuple(saved.shape)}"
-                raise ValueError(
+                raise InputError(
                     f"The trained classifier tensor {key!r} in {path} is {found}; "
                     f"the model needs a {current.dtype} tensor of shape {tuple(current.shape)}."
                 )
@@ -386,7 +387,7 @@ class SRNetModel(nn.Module):
         missing = sorted(set(layers) - set(states))
         if unknown or missing or not all(hasattr(layer, "load_search_state") for layer in layers.values()):
             what = f"for {unknown[0]!r}, not a masked layer" if unknown else f"but none for {(missing or ['?'])[0]!r}"
-            raise ValueError(f"The saved search state has tensors {what}: the mask files are inconsistent.")
+            raise InputError(f"The saved search state has tensors {what}: the mask files are inconsistent.")
         for name, layer in layers.items():
             layer.load_search_state(states[name])
 
@@ -417,7 +418,7 @@ def _check_architecture(model: nn.Module, config: PruningConfig, model_id: str |
     """Refuse masks saved for another model type, or for modules the model lacks or has in other shapes."""
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     if config.model_type and model_type and config.model_type != model_type:
-        raise ValueError(
+        raise InputError(
             f"The masks in {model_id} were saved for a {config.model_type!r} model, "
             f"but the base model is {model_type!r}. Load the base model they were searched on "
             f"({config.base_model_name_or_path})."
@@ -426,12 +427,12 @@ def _check_architecture(model: nn.Module, config: PruningConfig, model_id: str |
         try:
             module = model.get_submodule(name)
         except AttributeError:
-            raise ValueError(
+            raise InputError(
                 f"The masks in {model_id} need a module {name!r} that the base model does not have; "
                 f"they were saved for {config.base_model_name_or_path}."
             ) from None
         if list(module.weight.shape) != list(shape):
-            raise ValueError(
+            raise InputError(
                 f"Shape mismatch for {name}: masks in {model_id} are {tuple(shape)}, the base model's weight "
                 f"is {tuple(module.weight.shape)}. They were saved for {config.base_model_name_or_path}."
             )

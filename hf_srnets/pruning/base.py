@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from transformers import TrainerCallback
 
+from ..errors import InputError, MissingInputError
 from .fixed import FixedMaskCallback
 
 CONFIG_NAME = "srnet_config.json"
@@ -136,9 +137,9 @@ class PruningConfig:
     def validate(self) -> None:
         """Raise `ValueError` naming the bad field and the accepted values."""
         if not 0.0 <= self.sparsity < 1.0:
-            raise ValueError(f"sparsity must be in [0, 1), got {self.sparsity}: pass e.g. --sparsity 0.5 for 50%.")
+            raise InputError(f"sparsity must be in [0, 1), got {self.sparsity}: pass e.g. --sparsity 0.5 for 50%.")
         if self.sparsity_scope not in ("local", "global"):
-            raise ValueError(f"sparsity_scope must be 'local' or 'global', got {self.sparsity_scope!r}.")
+            raise InputError(f"sparsity_scope must be 'local' or 'global', got {self.sparsity_scope!r}.")
         self._validate_granularity()
         if self.srnet_type != SRNET_TYPE:
             raise ValueError(f"Not an SRNet mask config (srnet_type={self.srnet_type!r}).")
@@ -152,16 +153,16 @@ class PruningConfig:
     def _validate_granularity(self) -> None:
         """`mask_granularity` is known and supported by the method; `block_size` is a positive integer."""
         if self.mask_granularity not in GRANULARITIES:
-            raise ValueError(
+            raise InputError(
                 f"mask_granularity must be one of {list(GRANULARITIES)}, got {self.mask_granularity!r}: "
                 "pass e.g. --mask_granularity neuron."
             )
         if isinstance(self.block_size, bool) or not isinstance(self.block_size, int) or self.block_size < 1:
-            raise ValueError(f"block_size must be a positive integer, got {self.block_size!r}: e.g. --block_size 32.")
+            raise InputError(f"block_size must be a positive integer, got {self.block_size!r}: e.g. --block_size 32.")
         method = PRUNING_METHODS.get(self.pruning_method)  # an unknown method is refused below, by name
         if method is not None and self.mask_granularity not in method.granularities:
             supporting = sorted(name for name, m in PRUNING_METHODS.items() if self.mask_granularity in m.granularities)
-            raise ValueError(
+            raise InputError(
                 f"--mask_granularity {self.mask_granularity} is not supported by --pruning {self.pruning_method} "
                 f"(it supports {list(method.granularities)}); use --pruning {' or '.join(supporting)}, or "
                 "--mask_granularity element."
@@ -180,7 +181,7 @@ class PruningConfig:
         known = {f.name for f in dataclasses.fields(config_class)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"Unknown SRNet config fields {unknown}; was this file written by a newer hf_srnets?")
+            raise InputError(f"Unknown SRNet config fields {unknown}; was this file written by a newer hf_srnets?")
         return config_class(**data)
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> None:
@@ -193,7 +194,7 @@ class PruningConfig:
     def from_pretrained(cls, directory: str | os.PathLike) -> PruningConfig:
         path = os.path.join(directory, CONFIG_NAME)
         if not os.path.isfile(path):
-            raise FileNotFoundError(f"No {CONFIG_NAME} in {directory}: is this an hf_srnets mask directory?")
+            raise MissingInputError(f"No {CONFIG_NAME} in {directory}: is this an hf_srnets mask directory?")
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))
 
@@ -285,7 +286,7 @@ def unregister_pruning_method(name: str) -> None:
 
 def get_pruning_method(name: str | None) -> type[PruningMethod]:
     if name not in PRUNING_METHODS:
-        raise ValueError(f"Unknown pruning method {name!r}; registered: {sorted(PRUNING_METHODS)}.")
+        raise InputError(f"Unknown pruning method {name!r}; registered: {sorted(PRUNING_METHODS)}.")
     return PRUNING_METHODS[name]
 
 
