@@ -38,6 +38,7 @@ from hf_srnets.bias import choose_bias_model, compute_bias_predictions, save_bia
 from hf_srnets.bias.report import near_uniform_warning
 from hf_srnets.data import EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
 from hf_srnets.data.splits import check_same_inputs, label_options, ood_label_options, parse_ood_labels
+from hf_srnets.errors import InputError
 from hf_srnets.output_dir import prepare_output_dir
 
 logger = logging.getLogger("run_bias_model")
@@ -82,9 +83,9 @@ class BiasModelArguments(TaskDataArguments):
 def parse_ood_file(spec: str) -> tuple[str, str]:
     name, sep, path = spec.partition("=")
     if not sep or not name or not path:
-        raise ValueError(f"--ood_file {spec!r}: expected NAME=PATH, e.g. --ood_file hans=hans/eval.tsv")
+        raise InputError(f"--ood_file {spec!r}: expected NAME=PATH, e.g. --ood_file hans=hans/eval.tsv")
     if name == "train":
-        raise ValueError("--ood_file train=...: 'train' is the training set; use --train_file, or another NAME")
+        raise InputError("--ood_file train=...: 'train' is the training set; use --train_file, or another NAME")
     return name, path
 
 
@@ -107,11 +108,11 @@ def load_data(args: BiasModelArguments, task: TaskSpec) -> tuple[Dataset, dict[s
     predict = [parse_ood_file(spec) for spec in args.ood_file]  # fail before loading anything
     names = [name for name, _ in predict]
     if len(set(names)) != len(names):
-        raise ValueError(f"--ood_file: split names must be unique, got {names}")
+        raise InputError(f"--ood_file: split names must be unique, got {names}")
     ood_labels = parse_ood_labels(args.ood_labels)
     unknown = sorted(set(ood_labels) - set(names))
     if unknown:
-        raise ValueError(f"--ood_labels names {unknown}, but the --ood_file splits are {names}")
+        raise InputError(f"--ood_labels names {unknown}, but the --ood_file splits are {names}")
     train = load_train(args, task)
     if predict:
         splits = load_predict_files(task, predict, ood_labels)
@@ -135,7 +136,7 @@ def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:
         options = {**_read_options(task), "file_format": task.file_format}  # a user's file in the published format
         train = load_file(args.train_file, task.label_names, name=name, **options, **id_labels)
     elif task.name == "custom":
-        raise ValueError("--task custom has no default training set: pass --train_file")
+        raise InputError("--task custom has no default training set: pass --train_file")
     else:
         train = load_source(
             task.train,
@@ -148,7 +149,7 @@ def load_train(args: BiasModelArguments, task: TaskSpec) -> Dataset:
         )
     if args.max_train_samples is not None:
         if args.max_train_samples < 1:
-            raise ValueError(f"--max_train_samples must be positive, got {args.max_train_samples}")
+            raise InputError(f"--max_train_samples must be positive, got {args.max_train_samples}")
         train = train.select(range(min(args.max_train_samples, len(train))))
     return train
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
+
 logger = logging.getLogger(__name__)
 
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
@@ -50,13 +52,13 @@ class BiasModel:
             raise ValueError(f"features {features.shape} and labels {labels.shape} do not match")
         bad = labels[(labels < 0) | (labels >= self.num_labels)]
         if bad.size:
-            raise ValueError(
+            raise InputError(
                 f"Training labels must be in [0, {self.num_labels}); found {sorted(set(bad.tolist()))}. "
                 "Unlabelled rows (-1) cannot train the bias model."
             )
         missing = sorted(set(range(self.num_labels)) - set(labels.tolist()))
         if missing:
-            raise ValueError(missing_labels_message(missing, self.label_names, labels))
+            raise InputError(missing_labels_message(missing, self.label_names, labels))
         self._mean = features.mean(axis=0)
         scale = features.std(axis=0)
         self._scale = np.where(scale > 0, scale, 1.0)

@@ -14,6 +14,7 @@ import numpy as np
 from datasets import Dataset
 
 from ..data.tasks import TaskSpec
+from ..errors import InputError
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
 from .report import format_report, near_uniform_warning, split_label_names, split_report
@@ -34,29 +35,29 @@ def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels:
     columns = list(dataset.column_names)
     hint = "Load splits with hf_srnets.data.load_source/load_file, which give the canonical columns."
     if len(dataset) == 0:
-        raise ValueError(f"Split {name!r} has no rows; check its file or drop it from the splits to predict.")
+        raise InputError(f"Split {name!r} has no rows; check its file or drop it from the splits to predict.")
     if "id" not in columns:
-        raise ValueError(
+        raise InputError(
             f"Split {name!r} has no 'id' column (columns: {columns}); predictions are joined on it. " + hint
         )
     if "sentence1" not in columns:
-        raise ValueError(
+        raise InputError(
             f"Split {name!r} has no 'sentence1' text column (columns: {columns}); rename the premise, "
             f"question1 or claim column to 'sentence1'. " + hint
         )
     if bias_model == "overlap" and "sentence2" not in columns:
-        raise ValueError(
+        raise InputError(
             f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
             "needs sentence pairs (premise/hypothesis, question1/question2); for a single-text task use "
             "--bias_model claim. " + hint
         )
     if require_labels and "label" not in columns:
-        raise ValueError(f"Split {name!r} has no 'label' column (columns: {columns}); the bias model trains on it.")
+        raise InputError(f"Split {name!r} has no 'label' column (columns: {columns}); the bias model trains on it.")
     ids = [str(i) for i in _column(dataset, "id")]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         dup = next(i for i in ids if i in seen or seen.add(i))
-        raise ValueError(
+        raise InputError(
             f"Split {name!r} has duplicate id {dup!r}; ids must be unique because bias predictions are "
             "joined to examples by id. Deduplicate the rows or regenerate the ids."
         )
@@ -71,7 +72,7 @@ def choose_bias_model(task: TaskSpec, train: Dataset, requested: str | None = No
     """
     if requested is not None:
         if requested not in BIAS_MODELS:
-            raise ValueError(
+            raise InputError(
                 f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (single text), got {requested!r}"
             )
         return requested
@@ -96,15 +97,15 @@ def _checked_splits(
     """Check the inputs before the (slow) vectors and features: (splits with `"train"` first, their ids, the
     training labels, each split's gold label names)."""
     if task.bias_model not in BIAS_MODELS:
-        raise ValueError(f"Task {task.name!r} has bias_model {task.bias_model!r}; expected one of {BIAS_MODELS}")
+        raise InputError(f"Task {task.name!r} has bias_model {task.bias_model!r}; expected one of {BIAS_MODELS}")
     if "train" in splits:
-        raise ValueError("'train' is reserved for the training set; rename that entry of splits")
+        raise InputError("'train' is reserved for the training set; rename that entry of splits")
     named = {"train": train, **splits}
     ids = {name: check_split(ds, name, task.bias_model, require_labels=(name == "train")) for name, ds in named.items()}
     train_labels = np.asarray(_column(train, "label"))
     missing = sorted(set(range(task.num_labels)) - set(train_labels.tolist()))
     if missing:
-        raise ValueError(missing_labels_message(missing, tuple(task.label_names), train_labels))
+        raise InputError(missing_labels_message(missing, tuple(task.label_names), train_labels))
     label_names = {
         name: (tuple(task.label_names) if name == "train" else split_label_names(ds, task.label_names, name=name))
         for name, ds in named.items()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from datasets import ClassLabel, Dataset
 
+from ..errors import InputError
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
 
 # p_b counts as near uniform when its mean probability of the gold label is within NEAR_UNIFORM_MARGIN of 1/K
@@ -42,7 +43,7 @@ def split_label_names(dataset: Dataset, task_label_names: Sequence[str], *, name
         return tuple(task_label_names)
     if _lower(names) == _lower(task_label_names) or is_collapsed(names, task_label_names):
         return names
-    raise ValueError(
+    raise InputError(
         f"{name}: labels {list(names)} are neither the task's {list(task_label_names)} nor "
         f"HANS's {list(HANS_LABELS)}; the bias report cannot score them. Cast the split's 'label' "
         "column to the task's labels."
