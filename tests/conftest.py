@@ -134,3 +134,17 @@ def mnli_run_args(model, data_dir, out, *extra, train=192, eval=128, ood=180, ba
         "--per_device_eval_batch_size", "64", "--output_dir", str(out), "--report_to", "none",
         "--save_strategy", "no", "--disable_tqdm", "true", "--use_cpu", "true", *extra,
     ]  # fmt: skip
+
+
+def accuracy_by_hand(model, tokenizer, first: list[str], second: list[str] | None, labels: list[int]) -> float:
+    """The share of `labels` that `model` predicts (arg-max) on the texts (pairs when `second` is given), computed
+    here with torch: an oracle for the accuracy a run reports, independent of its Trainer and metrics code."""
+    model.eval()
+    hits = 0
+    for start in range(0, len(labels), 32):
+        texts = (first[start : start + 32],) + ((second[start : start + 32],) if second is not None else ())
+        batch = tokenizer(*texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            predicted = model(**batch).logits.argmax(-1).tolist()
+        hits += sum(p == y for p, y in zip(predicted, labels[start : start + 32]))
+    return hits / len(labels)

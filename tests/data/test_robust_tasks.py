@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import DATA_DIR
+from conftest import DATA_DIR, accuracy_by_hand
 
 from hf_srnets.arguments import DataArguments
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
@@ -145,6 +145,13 @@ def test_run_glue_sparse_sst2_end_to_end(pretrained, tmp_path):
     data_dir = DATA_DIR if (DATA_DIR / "sst2" / "sst2_dev_glue.tsv").is_file() else FIXTURES
     results = run_cli(pretrained, data_dir, tmp_path / "out")
     assert results["train_examples"] == (50 if data_dir == DATA_DIR else 40)
-    assert 0.0 <= results["eval_sst2_accuracy"] <= 1.0
+    # the reported accuracy is the saved model's, recomputed here on the same 12 dev rows (the first ones)
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    dev = load("sst2", "validation", data_dir).select(range(12))
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "out")
+    by_hand = accuracy_by_hand(model, AutoTokenizer.from_pretrained(pretrained), dev["sentence1"], None, dev["label"])
+    assert results["eval_sst2_accuracy"] == by_hand
+    assert results["eval_sst2_examples"] == 12
     card = (tmp_path / "out" / "README.md").read_text()
     assert "sst2/sst2_dev_glue.tsv" in card and "nyu-mll/glue" in card
