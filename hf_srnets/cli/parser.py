@@ -20,7 +20,7 @@ import json
 import types
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, NoReturn, get_type_hints
 
 import yaml
 from transformers import HfArgumentParser
@@ -75,6 +75,11 @@ class SRNetArgumentParser(HfArgumentParser):
     def __init__(self, dataclass_types: Iterable[type], **kwargs: Any) -> None:
         self._declared: set[str] = set()
         super().__init__(list(dataclass_types), **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's refusal (a bad value, a missing option) as one line `error: ...`, status 2, without the usage
+        line, which would list every option."""
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
     def _add_dataclass_arguments(self, dtype: type) -> None:
         """Add the options of `dtype` that no earlier dataclass added (see `HfArgumentParser`)."""

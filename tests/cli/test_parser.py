@@ -83,12 +83,17 @@ def test_config_errors_name_the_key(tmp_path):
         p.given_options([str(config)])
 
 
-def test_unknown_flags_and_missing_required_options_are_refused():
+def test_unknown_flags_and_missing_required_options_are_refused(capsys):
     p = parser()
     with pytest.raises(InputError, match="unrecognized arguments: --nope 1"):
         p.given_options(["--model", "m", "--nope", "1"])
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as exit_info:
         p.build(Required, p.given_options(["--lr", "0.1"]))
+    assert exit_info.value.code == 2
+    # one line, without argparse's usage line (which lists every option of run_glue_sparse.py)
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: the following arguments are required: --model (see {p.prog} --help)"
+    ]
     assert p.build(Required, p.given_options(["--model", "m"])).lr == 1e-3  # defaults restored after parsing
 
 
