@@ -1,0 +1,140 @@
+"""A user error ends every script with one line `error: <message>` on stderr and exit status 2, no traceback; the
+message names the file or option and the fix. Bad inputs are made from the real data (a Latin-1 copy of SST-2
+rows); each case runs the script as a user does. `run_script` itself: SRNETS_DEBUG=1 keeps the traceback, and an
+unexpected exception is not turned into a one-line error."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_srnets.errors import DEBUG_ENV, InputError, run_script
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _inputs(tmp: Path, data_dir: Path) -> dict[str, Path]:
+    """Bad inputs from real SST-2 rows: a Latin-1 copy, a dir without config.json, a malformed YAML config."""
+    rows = (data_dir / "sst2" / "sst2_dev_glue.tsv").read_text(encoding="utf-8").splitlines()[:21]
+    good = tmp / "train.tsv"
+    good.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    rows[4] = rows[4].replace(" ", " café ", 1)
+    latin1 = tmp / "latin1.tsv"
+    latin1.write_bytes(("\n".join(rows) + "\n").encode("latin-1"))
+    (tmp / "notes").mkdir()
+    (tmp / "notes" / "readme.txt").write_text("not a model\n")
+    config = tmp / "run.yaml"
+    config.write_text("task: sst2\nmax_train_samples: 10\n  nested: [1, 2\n")
+    return {"train": good, "latin1": latin1, "notes": tmp / "notes", "config": config}
+
+
+def _cases(tmp: Path, f: dict[str, Path], model: str) -> dict[str, tuple[list[str], str]]:
+    """case -> (script and arguments, a regex the one error line must match)."""
+    out = str(tmp / "out")
+    run = ["--task", "sst2", "--validation_file", str(f["train"]), "--no_default_ood", "true", "--report_to", "none"]
+    glue = ["run_glue_sparse.py", "--model_name_or_path", model, *run, "--output_dir", out]
+    return {
+        "non_utf8_train_file": (
+            [*glue, "--train_file", str(f["latin1"]), "--do_train"],
+            r"latin1\.tsv is not UTF-8 \(line 5, byte \d+ is 0xe9\)",
+        ),
+        "max_train_samples_0": (
+            [*glue, "--train_file", str(f["train"]), "--max_train_samples", "0"],
+            r"--max_train_samples must be at least 1, got 0",
+        ),
+        "missing_model_dir": (
+            ["run_glue_sparse.py", "--model_name_or_path", str(tmp / "no" / "model"), *run, "--output_dir", out],
+            r"--model_name_or_path \S+/no/model does not exist",
+        ),
+        "model_dir_without_config": (
+            ["run_glue_sparse.py", "--model_name_or_path", str(f["notes"]), *run, "--output_dir", out],
+            r"--model_name_or_path \S+/notes has no config\.json",
+        ),
+        "malformed_yaml_config": (
+            ["run_glue_sparse.py", str(f["config"]), "--model_name_or_path", model, "--output_dir", out],
+            r"run\.yaml line 3, column 9: not valid YAML",
+        ),
+        "max_seq_length_over_the_model": (
+            [*glue, "--train_file", str(f["train"]), "--max_seq_length", "1000"],
+            r"--max_seq_length 1000 is above the 512 tokens",
+        ),
+        "sweep_sparsities_abc": (
+            ["run_sweep.py", "--sparsities", "0.3,abc", "--output_dir", out, "--", "--model_name_or_path", model],
+            r"--sparsities 0\.3,abc: 'abc' is not a number",
+        ),
+        "difficulty_alpha_1_5": (
+            ["run_sample_difficulty.py", "--output_dir", out, "--alpha", "1.5", "--", "--model_name_or_path", model],
+            r"--alpha must be in \(0, 1\]",
+        ),
+        "extract_missing_search_dir": (
+            ["run_extract_ticket.py", str(tmp / "no_search"), "--sparsity", "0.5", "--output_dir", out],
+            r"search dir \S+no_search does not exist",
+        ),
+        "bias_model_non_utf8": (
+            ["run_bias_model.py", "--task", "sst2", "--train_file", str(f["latin1"]), "--output_dir", out],
+            r"latin1\.tsv is not UTF-8 \(line 5",
+        ),
+    }
+
+
+CASES = [
+    "non_utf8_train_file",
+    "max_train_samples_0",
+    "missing_model_dir",
+    "model_dir_without_config",
+    "malformed_yaml_config",
+    "max_seq_length_over_the_model",
+    "sweep_sparsities_abc",
+    "difficulty_alpha_1_5",
+    "extract_missing_search_dir",
+    "bias_model_non_utf8",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_a_user_error_is_one_line_naming_the_problem(case, tmp_path, data_dir, minilm):
+    argv, expected = _cases(tmp_path, _inputs(tmp_path, data_dir), minilm)[case]
+    env = {k: v for k, v in os.environ.items() if k != DEBUG_ENV}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / argv[0]), *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert len(errors) == 1 and done.stderr.rstrip().endswith(errors[0]), done.stderr[-3000:]
+    assert re.search(expected, errors[0]), errors[0]
+    assert not (tmp_path / "out" / "all_results.json").exists()  # refused before any work
+
+
+def _refuse() -> None:
+    raise InputError("--x is bad: use --y")
+
+
+def test_run_script_prints_one_line_and_returns_2(capsys, monkeypatch):
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    assert run_script(_refuse) == 2
+    assert capsys.readouterr().err == f"error: --x is bad: use --y (traceback: {DEBUG_ENV}=1)\n"
+    assert run_script(lambda: None) == 0
+
+
+def test_run_script_keeps_the_traceback_with_debug_and_for_unexpected_errors(monkeypatch):
+    monkeypatch.setenv(DEBUG_ENV, "1")
+    with pytest.raises(InputError):
+        run_script(_refuse)
+    monkeypatch.delenv(DEBUG_ENV)
+
+    def crash() -> None:
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        run_script(crash)
