@@ -83,9 +83,12 @@ def position_limit(model_args: ModelArguments) -> int | None:
     """The longest input the model reads, in tokens: the smaller of its `max_position_embeddings` and its tokenizer's
     `model_max_length` (RoBERTa's 514 positions hold 512 tokens); None when neither records one."""
     config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
-    )
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
+        )
+    except (OSError, ValueError):  # no tokenizer there: the tokenising phase says so; the positions still bound
+        tokenizer = None
     limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
     limits = [n for n in limits if isinstance(n, int) and 0 < n < NO_TOKENIZER_LIMIT]
     return min(limits) if limits else None
