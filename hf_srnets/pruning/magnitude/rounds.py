@@ -7,6 +7,7 @@ import math
 import torch
 from torch import nn
 
+from ...errors import InputError
 from ..selection import exact_mask
 from ..units import magnitude_prune_units
 
@@ -21,12 +22,12 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
     """
     rounds = target_sparsity / prune_ratio if 0 < prune_ratio < 1 else 0.0
     if abs(rounds - round(rounds)) > 1e-6 or round(rounds) < 1:
-        raise ValueError(
+        raise InputError(
             f"IMP needs a target sparsity that is a multiple k >= 1 of the pruning ratio: s = {target_sparsity}, "
             f"Δs = {prune_ratio} (e.g. --sparsity 0.5 with --imp_prune_ratio 0.1)."
         )
     if not 0 < interval <= 1:
-        raise ValueError(f"The IMP interval is a fraction of the training steps in (0, 1], got {interval}")
+        raise InputError(f"The IMP interval is a fraction of the training steps in (0, 1], got {interval}")
     k = round(rounds)
     spans = k - 1 if rewind else k  # intervals of Δt the run must hold
     if spans * interval > 1 + 1e-9:
@@ -35,7 +36,7 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
         needed = math.floor(1000 / spans) / 1000
         method = "imp-rw" if rewind else "imp"
         timeline = f"(k−1)·Δt = {spans} × {interval}" if rewind else f"k·Δt = {k} × {interval}"
-        raise ValueError(
+        raise InputError(
             f"--pruning {method} with --sparsity {target_sparsity} and --imp_prune_ratio {prune_ratio} needs k = {k} "
             f"pruning rounds spaced --imp_interval {interval} of the run apart"
             + ("" if rewind else ", plus one interval of training at the target")

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ...errors import InputError
 from ..base import PruningConfig, PruningMethod, register_pruning_method
 from ..threshold.layer import MaskedLinear
 from .config import RandomConfig
@@ -25,11 +26,11 @@ def check_same_modules(like: dict[str, list[int]], model: dict[str, list[int]], 
     """Refuse a ticket whose masked modules or shapes differ from the model's, naming the first mismatch."""
     for name in sorted(set(like) | set(model)):
         if name not in model:
-            raise ValueError(f"--random_like {directory} masks {name!r}, which this model does not mask.")
+            raise InputError(f"--random_like {directory} masks {name!r}, which this model does not mask.")
         if name not in like:
-            raise ValueError(f"--random_like {directory} has no mask for {name!r}, which this model masks.")
+            raise InputError(f"--random_like {directory} has no mask for {name!r}, which this model masks.")
         if list(like[name]) != list(model[name]):
-            raise ValueError(
+            raise InputError(
                 f"--random_like {directory}: {name!r} is {tuple(like[name])} there but {tuple(model[name])} in this "
                 "model; use a ticket of the same architecture and targets."
             )
@@ -61,9 +62,9 @@ class RandomPruning(PruningMethod):
     def prepare_config(cls, config: RandomConfig, training_args: Any, *, fresh_head: bool) -> None:
         """Every weight trains (so `trainable_classifier` stays False); the seed defaults to `--seed`."""
         if not config.random_like:
-            raise ValueError("--pruning random needs --random_like DIR, the ticket whose per-matrix sparsity to copy.")
+            raise InputError("--pruning random needs --random_like DIR, the ticket whose per-matrix sparsity to copy.")
         if not os.path.isdir(config.random_like):
-            raise ValueError(f"--random_like {config.random_like} is not a directory: pass a saved mask directory.")
+            raise InputError(f"--random_like {config.random_like} is not a directory: pass a saved mask directory.")
         if config.trainable_classifier is None:
             config.trainable_classifier = False
         if config.random_seed is None:
