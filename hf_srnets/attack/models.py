@@ -31,6 +31,7 @@ import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
 from ..compact import load_pretrained_model
+from ..compact.loading import check_model_path
 from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
@@ -116,6 +117,7 @@ def _load_masked(
     base = base_model or config.base_model_name_or_path
     if not base:
         raise InputError(f"{path} does not name the model its masks were searched on; pass --base_model")
+    check_model_path(base, "--base_model" if base_model else None, cache_dir)
     if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
         model = load_pretrained_model(base, cache_dir=cache_dir)
     else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
@@ -151,6 +153,7 @@ def load_victim(
     """Load the model to attack (see the module docstring); refuses a checkpoint without a trained classifier."""
     if is_mask_dir(model_name_or_path):
         return _load_masked(model_name_or_path, task, base_model, cache_dir, check_fingerprint)
+    check_model_path(model_name_or_path, "--model_name_or_path", cache_dir)
     config = AutoConfig.from_pretrained(model_name_or_path, cache_dir=cache_dir)
     if not is_fine_tuned_classifier(config):
         raise InputError(

@@ -24,7 +24,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from ..errors import InputError
+from ..errors import InputError, MissingInputError
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, PruningConfig
 from .codec import decode_mask, encode_mask
 
@@ -86,7 +86,10 @@ def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
 
 def _read_masks_file(path: str, model_id: str | os.PathLike) -> dict[str, torch.Tensor]:
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"{model_id} has {CONFIG_NAME} but no {MASKS_NAME}: the mask directory is incomplete.")
+        raise MissingInputError(
+            f"{model_id} has {CONFIG_NAME} but no {MASKS_NAME}: the mask directory is incomplete; save or download "
+            "the masks again, or point to the complete mask directory."
+        )
     try:
         return load_file(path)
     except Exception as err:  # truncated or overwritten file: safetensors cannot parse it

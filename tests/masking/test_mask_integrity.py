@@ -153,8 +153,9 @@ def test_missing_or_truncated_file_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=rf"{MASKS_NAME} is damaged and cannot be read"):
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
     path.unlink()
-    with pytest.raises(FileNotFoundError, match=rf"has {CONFIG_NAME} but no {MASKS_NAME}"):
+    with pytest.raises(FileNotFoundError, match=rf"has {CONFIG_NAME} but no {MASKS_NAME}") as missing:
         SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
+    assert isinstance(missing.value, InputError)  # scripts print it as one line
 
 
 def test_missing_trained_classifier_is_a_clear_error(tmp_path):

@@ -17,6 +17,7 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 from hf_srnets.attack import ATTACK_RECIPES, AttackRecipe, AttackResult, build_classifier, load_victim
 from hf_srnets.attack.base import register_attack_recipe
 from hf_srnets.data.tasks import get_task
+from hf_srnets.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ROWS = [("w5 w6 w7", 1), ("w8 w9", 0), ("w10 w11 w12 w13", 1), ("w14", 0), ("w20 w21 w22", 1)]
@@ -213,6 +214,21 @@ def test_mask_dir_is_attacked_as_its_merged_model(classifier_dir, sst2_file, tmp
 def test_a_checkpoint_without_trained_head_is_refused(pretrained):
     with pytest.raises(ValueError, match="not a fine-tuned sequence classifier"):
         load_victim(str(pretrained), get_task("sst2"))
+
+
+def test_a_missing_model_or_base_model_is_refused_by_name(classifier_dir, tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+
+    missing = tmp_path / "no" / "model"
+    with pytest.raises(InputError, match=rf"--model_name_or_path {missing} does not exist"):
+        load_victim(str(missing), get_task("sst2"))
+    masks = tmp_path / "masks"
+    base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
+    SRNetModel(base, SRNetMaskConfig(sparsity=0.5)).save_pretrained(masks)
+    with pytest.raises(InputError, match=rf"--base_model {missing} does not exist"):
+        load_victim(str(masks), get_task("sst2"), base_model=str(missing))
 
 
 def test_unknown_recipe_is_refused(classifier_dir, sst2_file, tmp_path):
