@@ -43,7 +43,30 @@ def similarity(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     raise ValueError(f"unknown similarity metric {metric!r}; use 'cosine' or 'angular'")
 
 
-class SentenceEncoder:
+class CachedEncoder:
+    """Unit sentence embeddings, each sentence encoded once: subclasses set `batch_size`, `_cache` and `path` (the
+    name results files record) and define `_encode_batch(list[str]) -> [n, dim]` unit rows."""
+
+    batch_size: int
+    path: str
+    _cache: dict[str, np.ndarray]
+
+    def _encode_batch(self, sentences: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        """Unit embeddings `[len(sentences), dim]`; repeated sentences (windows) are encoded once."""
+        todo = list(dict.fromkeys(s for s in sentences if s not in self._cache))
+        for start in range(0, len(todo), self.batch_size):
+            batch = todo[start : start + self.batch_size]
+            for sentence, vector in zip(batch, self._encode_batch(batch)):
+                self._cache[sentence] = vector
+        if not sentences:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._cache[s] for s in sentences])
+
+
+class SentenceEncoder(CachedEncoder):
     """Mean-pooled, normalised transformer sentence embeddings with a per-sentence cache."""
 
     def __init__(self, path: str | None = None, batch_size: int = 32, max_length: int = 128) -> None:
@@ -73,12 +96,3 @@ class SentenceEncoder:
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
         return torch.nn.functional.normalize(pooled, dim=-1).numpy()
-
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        """Unit embeddings `[len(sentences), dim]`; repeated sentences (windows) are encoded once."""
-        todo = list(dict.fromkeys(s for s in sentences if s not in self._cache))
-        for start in range(0, len(todo), self.batch_size):
-            batch = todo[start : start + self.batch_size]
-            for sentence, vector in zip(batch, self._encode_batch(batch)):
-                self._cache[sentence] = vector
-        return np.stack([self._cache[s] for s in sentences])

