@@ -24,10 +24,14 @@ hf_srnets' resources behind TextAttack's interfaces (see that file) and attacks 
 (5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome, and #Query
 compared; per-example differences go to `<output_dir>/side_by_side.json`.
 
-#Query: hf_srnets reports the queries of each attacked example; TextAttack's `AttackResult.num_queries` (what its
-`AttackQueries` metric averages) is the goal function's count when the returned result was scored, which for a
-failed attack is the query of its last improvement, not the total spent: both are shown ("TA #Query" and
-"TA spent").
+#Query: both sides' per-example count of the attacked examples, averaged over the attacked ones. TextAttack's
+`AttackResult.num_queries` is set to its goal function's count at the end of the search (`SearchMethod.__call__`);
+"TA spent" reads that count directly after each attack, a check that the two agree.
+
+To finish within a deadline, the recipes can also be run as separate processes and merged: `run_attack.py
+--recipes textbugger` into another dir and the worker with a one-recipe spec, then this script with `--skip_hf
+--skip_textattack` on a dir holding both JSONL files and the merged `worker_out.json`
+(results/textattack_side_by_side/README.md gives the commands used).
 """
 
 from __future__ import annotations
