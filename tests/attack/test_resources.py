@@ -89,7 +89,8 @@ def test_coarse_pos_and_compatibility():
         "X",
     ]
     assert compatible_pos("NOUN", "VERB") and not compatible_pos("NOUN", "VERB", allow_verb_noun_swap=False)
-    assert compatible_pos("X", "ADJ") and not compatible_pos("ADJ", "ADV")
+    assert compatible_pos("X", "X") and not compatible_pos("ADJ", "ADV")
+    assert not compatible_pos("X", "ADJ") and not compatible_pos("NOUN", "X")  # TextAttack: no wildcard tag
     assert load_pos_tagger("coarse") is coarse_pos
 
 
