@@ -101,8 +101,8 @@ def test_save_load_round_trip_search_model_ticket_and_checksums(tmp_path):
     from safetensors.torch import load_file
 
     tensors = load_file(tmp_path / "srnet_masks.safetensors")
-    assert set(config["tensor_checksums"]) == set(tensors)
-    assert all(tensor_checksum(tensors[k]) == v for k, v in config["tensor_checksums"].items())
+    assert set(config["tensor_checksums"]) == {*tensors, "srnet_config.json"}  # every tensor, and the config itself
+    assert all(tensor_checksum(tensors[k]) == config["tensor_checksums"][k] for k in tensors)
     log_alphas = {n: layer.log_alpha.detach() for n, layer in srnet.masked_layers().items()}
     assert all(torch.equal(tensors[f"search.{n}.log_alpha"], a) for n, a in log_alphas.items())
 
