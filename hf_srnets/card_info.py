@@ -23,7 +23,7 @@ from typing import Any
 from .arguments import DataArguments, ModelArguments
 from .data.tasks import TASKS, EvalSet, SplitSource, TaskSpec, id_set_name
 from .pruning import resolve_pruning
-from .training_args import SRNetTrainingArguments
+from .training_args import SRNetTrainingArguments, training_precision
 
 # Rows of the official splits the tasks name (`SplitSource.official_rows`, kept for older callers): a split counts
 # as "full" (model-index) only with all of these.
@@ -426,7 +426,7 @@ def card_training_args(
         "per_device_train_batch_size": args.per_device_train_batch_size,
         "seed": args.seed,
         "max_seq_length": data_args.max_seq_length,
-        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
+        "precision": training_precision(args),
     }
     if args.max_steps is not None and args.max_steps > 0:
         out["max_steps"] = args.max_steps

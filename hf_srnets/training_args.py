@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from transformers import TrainingArguments
@@ -168,3 +169,8 @@ class SRNetTrainingArguments(TrainingArguments):
                 f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
             )
         check_adversarial_options(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)
+
+
+def training_precision(args: Any) -> str:
+    """`bf16`, `fp16` or `fp32`: the compute precision of the Trainer's forward passes (`--bf16` / `--fp16`)."""
+    return "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"

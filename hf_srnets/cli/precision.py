@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..training_args import training_precision
+
 logger = logging.getLogger(__name__)
 
 NATIVE_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
@@ -36,11 +38,6 @@ def cpu_bf16(flags: set[str] | None) -> str:
         return "unknown"
     native = [flag for flag in NATIVE_BF16_FLAGS if flag in flags]
     return f"native ({native[0]})" if native else "emulated"
-
-
-def training_precision(args: Any) -> str:
-    """`bf16`, `fp16` or `fp32`: the compute precision of the Trainer's forward passes (`--bf16` / `--fp16`)."""
-    return "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
 
 
 def check_precision(args: Any, flags: set[str] | None = None) -> dict[str, str]:
