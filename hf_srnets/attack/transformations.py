@@ -45,11 +45,17 @@ HOMOGLYPHS: dict[str, str] = {
 
 
 def recover_case(candidate: str, original: str) -> str:
-    """Give `candidate` the capitalisation pattern of `original` (lower, UPPER or Title)."""
+    """Give `candidate` the case of `original`, as TextAttack's `recover_word_case` does.
+
+    lower -> lower; UPPER (two letters or more) -> UPPER; Title (a capital, then lower case) -> Title with the rest
+    lowered; anything else ("I", "McDonald", "1990") leaves `candidate` as it is.
+    """
+    if original.islower():
+        return candidate.lower()
     if original.isupper() and len(original) > 1:
         return candidate.upper()
-    if original[:1].isupper():
-        return candidate[:1].upper() + candidate[1:]
+    if original[:1].isupper() and original[1:].islower():
+        return candidate.capitalize()
     return candidate
 
 

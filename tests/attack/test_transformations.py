@@ -87,6 +87,22 @@ def test_embedding_swap_neighbours_min_cos_and_case():
     assert recover_case("bad", "GOOD") == "BAD" and recover_case("bad", "Good") == "Bad"
 
 
+@pytest.mark.parametrize(
+    ("candidate", "original", "expected"),
+    [
+        ("my", "I", "my"),  # MNLI #6 of the side-by-side run: TextAttack leaves a one-letter capital's swap alone
+        ("Paris", "city", "paris"),  # lower-case original: lowered
+        ("bad", "GOOD", "BAD"),
+        ("bAD", "Good", "Bad"),  # Title: capitalize() lowers the rest
+        ("bad", "McGood", "bad"),  # mixed case: unchanged
+        ("Bad", "1990", "Bad"),  # no letters: unchanged
+    ],
+)
+def test_recover_case_follows_textattack_recover_word_case(candidate, original, expected):
+    # expected: TextAttack 0.3.11 `textattack.shared.utils.strings.recover_word_case` applied by hand
+    assert recover_case(candidate, original) == expected
+
+
 def test_textbugger_composite_gives_the_five_kinds():
     composite = CompositeTransformation(
         [
