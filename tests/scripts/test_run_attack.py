@@ -286,7 +286,7 @@ def test_textfooler_on_the_tiny_model_records_its_resources(classifier_dir, sst2
     assert 0 <= metrics["attack_textfooler_accuracy_under_attack"] <= metrics["attack_textfooler_clean_accuracy"]
     used = json.loads((out / "attack_results.json").read_text())["settings"]["textfooler"]["resources"]
     assert used["pos_tagger"] == "coarse" and used["stopwords"] == "textfooler-266"
-    assert used["word_vectors"]["source"] == "glove-6B-50d" and used["sentence_encoder"].endswith("model")
+    assert used["word_vectors"]["source"] == "glove-6B-50d (words only)" and used["sentence_encoder"].endswith("model")
     header = json.loads((out / "attack_textfooler.jsonl").read_text().splitlines()[0])
     assert header["settings"]["resources"] == used
     card = (out / "README.md").read_text()
