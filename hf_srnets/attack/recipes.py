@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from typing import Any, ClassVar
 
 from ..errors import InputError
@@ -51,6 +52,7 @@ from .transformations import (
     WordSwapEmbedding,
     WordSwapMaskedLM,
 )
+from .use_encoder import USE_ENCODER_NAME, UseEncoder, load_use_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +66,8 @@ def _default_embedding(path: str | None) -> WordEmbedding:
 
 
 @functools.lru_cache(maxsize=2)
-def _default_encoder(path: str | None) -> SentenceEncoder:
-    return SentenceEncoder(path)
+def _default_encoder(path: str | None) -> SentenceEncoder | UseEncoder:
+    return load_use_encoder() if path == USE_ENCODER_NAME else SentenceEncoder(path)
 
 
 def word_embedding(resource: Any) -> WordEmbedding:
@@ -73,9 +75,12 @@ def word_embedding(resource: Any) -> WordEmbedding:
     return resource if isinstance(resource, WordEmbedding) else _default_embedding(resource)
 
 
-def sentence_encoder(resource: Any) -> SentenceEncoder:
-    """A sentence encoder as given (anything with `encode`), or loaded (once) from a path / the default."""
-    return resource if hasattr(resource, "encode") else _default_encoder(resource)
+def sentence_encoder(resource: Any) -> SentenceEncoder | UseEncoder:
+    """A sentence encoder as given (anything with `encode`), or loaded (once) from a transformers model folder or
+    Hub id, `USE_ENCODER_NAME` ("use-multilingual-v3", the USE stand-in), or the default (all-MiniLM-L6-v2)."""
+    if resource is None or isinstance(resource, (str, os.PathLike)):  # (a str has an `encode` method too)
+        return _default_encoder(None if resource is None else str(resource))
+    return resource
 
 
 def pos_tagger(resource: Any) -> Any:

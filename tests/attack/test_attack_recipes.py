@@ -122,3 +122,18 @@ def test_resources_a_recipe_does_not_use_are_ignored_with_a_warning(caplog):
     with caplog.at_level("WARNING", logger="hf_srnets.attack.recipes"):
         textfooler(mlm_model="/nowhere")
     assert "does not use mlm_model" in caplog.text
+
+
+def test_a_sentence_encoder_given_as_a_path_is_loaded_from_it(minilm):
+    from pathlib import Path
+
+    from hf_srnets.attack import recipes
+    from hf_srnets.attack.sentence_encoder import SentenceEncoder
+
+    recipes._default_encoder.cache_clear()
+    for given in (minilm, Path(minilm)):  # `--sentence_encoder PATH` arrives as a str (which has an `encode` too)
+        encoder = recipes.sentence_encoder(given)
+        assert isinstance(encoder, SentenceEncoder) and encoder.path == minilm
+        assert recipes.describe_resource("sentence_encoder", encoder) == minilm
+    given = SentenceEncoder(minilm)
+    assert recipes.sentence_encoder(given) is given

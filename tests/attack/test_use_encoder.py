@@ -64,3 +64,16 @@ def test_real_model_ranks_a_paraphrase_above_an_unrelated_sentence() -> None:
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     sims = similarity(rows[:1], rows[1:], "angular")
     assert sims[0] > sims[1]
+
+
+def test_the_name_selects_the_use_stand_in_and_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hf_srnets.attack import recipes
+
+    monkeypatch.setattr(recipes, "load_use_encoder", lambda: UseEncoder(FakeUSE()))
+    recipes._default_encoder.cache_clear()
+    try:
+        encoder = recipes.sentence_encoder(USE_ENCODER_NAME)
+        assert isinstance(encoder, UseEncoder)
+        assert recipes.describe_resource("sentence_encoder", encoder) == "use-multilingual-v3"
+    finally:
+        recipes._default_encoder.cache_clear()
