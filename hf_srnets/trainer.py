@@ -44,7 +44,8 @@ class SRNetTrainer(Trainer):
       mean also after `resume_from_checkpoint` (`hf_srnets.run_loss`: checkpoints record the loss sum so far).
     - `args.select_best_after` restricts best-checkpoint selection to the end of training (appendix B.3.3).
     - `last_eval_output` keeps the output (logits, label ids) of the last evaluation loop, so the ID set's
-      easy/hard metrics reuse the predictions `evaluate` made (`hf_srnets.evaluation.run`).
+      easy/hard metrics reuse the predictions `evaluate` made (`hf_srnets.evaluation.run`); `eval_outputs` keeps
+      the last one of each `metric_key_prefix` (the run's per-example prediction files are written from them).
     - With `args.eval_sort_by_length` (default), `evaluate` and `predict` batch the examples by length, longest
       first (`LengthSortedSampler`: dynamic padding then pads each batch to similar lengths), and put the
       predictions, label ids and inputs back in dataset order (`restore_order`) before `compute_metrics`, in
@@ -77,6 +78,7 @@ class SRNetTrainer(Trainer):
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False
         self.last_eval_output: EvalLoopOutput | None = None
+        self.eval_outputs: dict[str, EvalLoopOutput] = {}
         super().__init__(model=model, args=args, **kwargs)
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
@@ -170,8 +172,9 @@ class SRNetTrainer(Trainer):
         per-example losses of `include_for_metrics`) in dataset order, as do the returned outputs.
         """
         sampler = find_sorted_sampler(dataloader)
+        prefix = kwargs.get("metric_key_prefix", args[3] if len(args) > 3 else "eval")
         if sampler is None:
-            self.last_eval_output = super().evaluation_loop(dataloader, *args, **kwargs)
+            self.last_eval_output = self.eval_outputs[prefix] = super().evaluation_loop(dataloader, *args, **kwargs)
             return self.last_eval_output
         order = sampler.order
         compute_metrics = self.compute_metrics
@@ -194,6 +197,7 @@ class SRNetTrainer(Trainer):
             metrics=output.metrics,
             num_samples=output.num_samples,
         )
+        self.eval_outputs[prefix] = self.last_eval_output
         return self.last_eval_output
 
     # -- optimiser -------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from ..evaluation import (
     results_table,
     run_evaluation,
 )
+from ..evaluation.eval_predictions import write_eval_predictions
 from ..output_dir import prepare_output_dir
 from ..trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
@@ -172,6 +173,10 @@ def evaluate(
     task, id_name = data.task, id_set_name(data.task)
     id_source = task.validation if not run_args.data.validation_file else SplitSource()
     results, rows = run_evaluation(trainer, task, id_name, data.validation_tok, data.ood_tok, id_source)
+    if run_args.training.should_save:  # per example, from the logits just computed: tables pair runs by example
+        write_eval_predictions(
+            run_args.training.output_dir, trainer.eval_outputs, task, id_name, data.validation, data.ood
+        )
     if data.hard_source is not None and f"eval_{id_name}_easy_examples" in results:
         results[f"eval_{id_name}_hard_subset"] = data.hard_source
     if reference is not None:

@@ -1,0 +1,144 @@
+"""Per-example predictions of a run's evaluation sets, `<output_dir>/eval_predictions/<set>.jsonl`, so that tables can
+pair two runs example by example (paired bootstrap intervals, `hf_srnets.metrics.bootstrap`).
+
+One JSON object per example, in the set's dataset order: `{"index": i, "id": "<example id>", "label": "<gold>",
+"prediction": "<predicted>"}`; `id` is left out when the set has no id column. Labels are names in the set's own
+label space: a set scored as HANS (entailment / non-entailment) gets the model's 3-way prediction collapsed as its
+evaluator does (`hf_srnets.metrics.hans.collapse_nli_predictions`), every other set the model's label name. A
+prediction is correct when `prediction == label`. The files are written from the logits the evaluation already
+computed (`SRNetTrainer.eval_outputs`, in dataset order), not by a second pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..data.tasks import EvalSet, TaskSpec
+from ..errors import InputError
+from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
+
+PREDICTIONS_DIR = "eval_predictions"
+
+
+def predictions_path(output_dir: str | os.PathLike, set_name: str) -> str:
+    return os.path.join(output_dir, PREDICTIONS_DIR, f"{set_name}.jsonl")
+
+
+def set_label_predictions(predicted: np.ndarray, model_labels: Sequence[str], set_labels: Sequence[str]) -> list[str]:
+    """Predicted label ids of the model (in `model_labels`) as names of the set's labels: the same name when the
+    set has the model's labels, HANS's entailment / non-entailment for a HANS-labelled set."""
+    predicted = np.asarray(predicted)
+    if set(model_labels) <= set(set_labels):
+        return [model_labels[i] for i in predicted.tolist()]
+    if tuple(set_labels) == HANS_LABELS:
+        return [HANS_LABELS[i] for i in collapse_nli_predictions(predicted, model_labels).tolist()]
+    raise ValueError(f"no mapping from the model's labels {list(model_labels)} to the set's {list(set_labels)}")
+
+
+def prediction_rows(
+    dataset: Any, logits: np.ndarray, model_labels: Sequence[str], set_labels: Sequence[str]
+) -> list[dict[str, Any]]:
+    """One row per example of `dataset` (a `datasets.Dataset` with `label` and maybe `id` columns) from its
+    logits in dataset order (argmax = the prediction)."""
+    logits = np.asarray(logits)
+    if len(logits) != len(dataset):
+        raise ValueError(f"{len(logits)} rows of logits for {len(dataset)} examples")
+    predicted = set_label_predictions(logits.argmax(-1), model_labels, set_labels)
+    ids = [str(i) for i in dataset["id"]] if "id" in dataset.column_names else None
+    rows = []
+    for i, (gold, prediction) in enumerate(zip(dataset["label"], predicted)):
+        row: dict[str, Any] = {"index": i, **({"id": ids[i]} if ids is not None else {})}
+        rows.append({**row, "label": set_labels[int(gold)], "prediction": prediction})
+    return rows
+
+
+def write_eval_predictions(
+    output_dir: str,
+    outputs: Mapping[str, Any],
+    task: TaskSpec,
+    id_name: str,
+    id_dataset: Any,
+    ood: Sequence[tuple[EvalSet, Any]],
+) -> list[str]:
+    """Write `eval_predictions/<set>.jsonl` for the ID set and every OOD set whose evaluation output is in
+    `outputs` (keyed by the evaluation's `metric_key_prefix`, `eval_<set>`); return the paths written. The folder
+    holds this run's files only: `.jsonl` files an earlier run left there are removed first."""
+    sets = [(id_name, task.label_names, id_dataset), *((s.name, s.label_names, d) for s, d in ood)]
+    folder = os.path.join(output_dir, PREDICTIONS_DIR)
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        if name.endswith(".jsonl"):
+            os.remove(os.path.join(folder, name))
+    written = []
+    for name, set_labels, dataset in sets:
+        predictions = getattr(outputs.get(f"eval_{name}"), "predictions", None)
+        if isinstance(predictions, tuple):
+            predictions = predictions[0]
+        if predictions is None:
+            continue
+        path = predictions_path(output_dir, name)
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            for row in prediction_rows(dataset, predictions, task.label_names, set_labels):
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        written.append(path)
+    return written
+
+
+@dataclass(frozen=True)
+class SetPredictions:
+    """One run's predictions on one set: example keys (ids, else indices as strings), gold and predicted names."""
+
+    keys: tuple[str, ...]
+    labels: tuple[str, ...]
+    predictions: tuple[str, ...]
+
+    @property
+    def correct(self) -> np.ndarray:
+        return np.array([p == y for p, y in zip(self.predictions, self.labels)], dtype=float)
+
+
+def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
+    """Read a predictions file; examples are keyed by id when every row has a distinct one, else by index."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if not isinstance(row, dict) or not {"index", "label", "prediction"} <= set(row):
+                raise InputError(
+                    f"{path}:{line_no}: expected {{'index', 'id', 'label', 'prediction'}}, got {line[:80]}"
+                )
+            rows.append(row)
+    ids = [row.get("id") for row in rows]
+    by_id = None not in ids and len(set(ids)) == len(ids)
+    keys = tuple(str(row["id"] if by_id else row["index"]) for row in rows)
+    return SetPredictions(keys, tuple(str(r["label"]) for r in rows), tuple(str(r["prediction"]) for r in rows))
+
+
+def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Runs on the same examples as arrays: gold label ids [n] and predicted ids [runs, n] (indices into the
+    returned label names), in the first run's example order. Raises ValueError when the runs' examples or gold
+    labels differ (they were evaluated on different sets)."""
+    if not runs:
+        raise ValueError("no runs to align")
+    first = runs[0]
+    position = {key: i for i, key in enumerate(first.keys)}
+    names = sorted({*first.labels, *(p for run in runs for p in run.predictions)})
+    code = {name: i for i, name in enumerate(names)}
+    labels = np.array([code[y] for y in first.labels])
+    predicted = np.empty((len(runs), len(first.keys)), dtype=np.int64)
+    for r, run in enumerate(runs):
+        if set(run.keys) != set(position) or len(run.keys) != len(position):
+            raise ValueError(f"the runs evaluated different examples ({len(run.keys)} and {len(position)})")
+        order = np.array([position[key] for key in run.keys])
+        if any(first.labels[j] != y for j, y in zip(order.tolist(), run.labels)):
+            raise ValueError("the runs give the same examples different gold labels")
+        predicted[r, order] = [code[p] for p in run.predictions]
+    return labels, predicted, names

@@ -1,0 +1,138 @@
+"""Per-example prediction files of a run's evaluation sets: rows, HANS collapsing, reading back, pairing runs, and
+one short run whose files reproduce the accuracies it reports."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from datasets import Dataset
+
+from hf_srnets.data.tasks import get_task
+from hf_srnets.evaluation.eval_predictions import (
+    align,
+    prediction_rows,
+    predictions_path,
+    read_eval_predictions,
+    write_eval_predictions,
+)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
+
+NLI = ("entailment", "neutral", "contradiction")
+
+
+def test_rows_name_gold_and_predicted_labels_in_dataset_order() -> None:
+    dataset = Dataset.from_dict({"id": ["a", "b", "c"], "label": [2, 0, 1]})
+    logits = np.array([[0.1, 0.2, 0.9], [0.3, 0.9, 0.0], [0.0, 0.1, 0.2]])
+    assert prediction_rows(dataset, logits, NLI, NLI) == [
+        {"index": 0, "id": "a", "label": "contradiction", "prediction": "contradiction"},
+        {"index": 1, "id": "b", "label": "entailment", "prediction": "neutral"},
+        {"index": 2, "id": "c", "label": "neutral", "prediction": "contradiction"},
+    ]
+
+
+def test_a_hans_set_gets_collapsed_predictions_and_a_set_without_ids_its_indices() -> None:
+    dataset = Dataset.from_dict({"label": [0, 1, 1]})  # HANS ids: 0 entailment, 1 non-entailment
+    logits = np.array([[0.9, 0.0, 0.0], [0.0, 0.9, 0.0], [0.0, 0.0, 0.9]])
+    rows = prediction_rows(dataset, logits, NLI, ("entailment", "non-entailment"))
+    assert [(r["label"], r["prediction"]) for r in rows] == [
+        ("entailment", "entailment"),
+        ("non-entailment", "non-entailment"),
+        ("non-entailment", "non-entailment"),
+    ]
+    assert all("id" not in r for r in rows)
+
+
+def test_a_set_in_other_labels_is_refused() -> None:
+    with pytest.raises(ValueError, match="no mapping"):
+        prediction_rows(Dataset.from_dict({"label": [0]}), np.array([[1.0, 0.0]]), ("pos", "neg"), ("a", "b"))
+
+
+def test_written_files_read_back_and_stale_files_go(tmp_path) -> None:
+    task = get_task("mnli")
+    stale = tmp_path / "eval_predictions" / "old_set.jsonl"
+    stale.parent.mkdir()
+    stale.write_text("{}\n")
+    validation = Dataset.from_dict({"id": ["x", "y"], "label": [0, 2]})
+    hans_set = next(s for s in task.ood if s.kind == "hans")
+    hans = Dataset.from_dict({"id": ["h1"], "label": [1]})
+    outputs = {
+        "eval_mnli": SimpleNamespace(predictions=(np.array([[2.0, 0, 0], [0, 0, 2.0]]), np.zeros((2, 4)))),
+        f"eval_{hans_set.name}": SimpleNamespace(predictions=np.array([[0.0, 1.0, 0.0]])),
+    }
+    written = write_eval_predictions(str(tmp_path), outputs, task, "mnli", validation, [(hans_set, hans)])
+    assert written == [predictions_path(tmp_path, "mnli"), predictions_path(tmp_path, hans_set.name)]
+    assert not stale.exists()
+    mnli = read_eval_predictions(predictions_path(tmp_path, "mnli"))
+    assert (mnli.keys, mnli.labels, mnli.predictions) == (("x", "y"), NLI[::2], NLI[::2])
+    assert mnli.correct.tolist() == [1.0, 1.0]
+    assert read_eval_predictions(predictions_path(tmp_path, hans_set.name)).predictions == ("non-entailment",)
+    # no output for a set: no file
+    assert write_eval_predictions(str(tmp_path), {}, task, "mnli", validation, []) == []
+
+
+def _write(path, rows) -> str:
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    return str(path)
+
+
+def test_align_pairs_runs_by_example_id_whatever_their_order(tmp_path) -> None:
+    one = _write(tmp_path / "1.jsonl", [
+        {"index": 0, "id": "a", "label": "pos", "prediction": "pos"},
+        {"index": 1, "id": "b", "label": "neg", "prediction": "pos"},
+    ])  # fmt: skip
+    two = _write(tmp_path / "2.jsonl", [
+        {"index": 0, "id": "b", "label": "neg", "prediction": "neg"},
+        {"index": 1, "id": "a", "label": "pos", "prediction": "neg"},
+    ])  # fmt: skip
+    labels, predicted, names = align([read_eval_predictions(one), read_eval_predictions(two)])
+    assert names == ["neg", "pos"]
+    assert labels.tolist() == [1, 0]  # a: pos, b: neg
+    assert predicted.tolist() == [[1, 1], [0, 0]]  # run 2: a -> neg, b -> neg
+
+
+def test_align_refuses_runs_on_different_examples_or_gold_labels(tmp_path) -> None:
+    base = read_eval_predictions(
+        _write(tmp_path / "b.jsonl", [{"index": 0, "id": "a", "label": "pos", "prediction": "pos"}])
+    )
+    other = read_eval_predictions(
+        _write(tmp_path / "o.jsonl", [{"index": 0, "id": "z", "label": "pos", "prediction": "pos"}])
+    )
+    relabelled = read_eval_predictions(
+        _write(tmp_path / "r.jsonl", [{"index": 0, "id": "a", "label": "neg", "prediction": "pos"}])
+    )
+    with pytest.raises(ValueError, match="different examples"):
+        align([base, other])
+    with pytest.raises(ValueError, match="different gold labels"):
+        align([base, relabelled])
+
+
+def test_a_run_leaves_files_that_reproduce_its_accuracies(minilm, data_dir, tmp_path) -> None:
+    """A tiny classifier in its own label order (contradiction, neutral, entailment), evaluated length-sorted:
+    the files hold the dev set's ids and gold labels as the TSV gives them, in its order, and their share of
+    correct rows is the accuracy the run reports on MNLI and HANS."""
+    from test_checkpoint_labels_and_implied_training import OWN_ORDER, _args, _checkpoint
+
+    import run_glue_sparse
+
+    model = _checkpoint(minilm, tmp_path / "ckpt", OWN_ORDER)
+    out = tmp_path / "out"
+    results = run_glue_sparse.main(_args(model, data_dir, out, "--num_train_epochs", "0.5"))
+    mnli = read_eval_predictions(out / "eval_predictions" / "mnli.jsonl")
+    with open(data_dir / "mnli" / "dev_matched.tsv") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[:60]
+    assert list(mnli.labels) == [r["label"] for r in rows]
+    assert len(set(mnli.keys)) == 60
+    assert mnli.correct.mean() == pytest.approx(results["eval_mnli_accuracy"])
+    hans = read_eval_predictions(out / "eval_predictions" / "hans.jsonl")
+    assert len(hans.keys) == results["eval_hans_examples"]
+    assert set(hans.labels) <= {"entailment", "non-entailment"} and set(hans.predictions) <= set(hans.labels)
+    assert hans.correct.mean() == pytest.approx(results["eval_hans_accuracy"])
