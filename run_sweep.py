@@ -14,7 +14,13 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 `sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
 method's ID metric is also given as a percentage of it, and every metric as a difference from it; and each run's
 F_bias = Δ_run / Δ_reference (Du et al. 2023, §3.4) against the reference run of its seed, else their mean, goes
-to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). Methods with
+to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseline` (a method of the recipe;
+default: the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run of
+run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline over
+the seeds both ran, on the same examples, with a paired bootstrap 95% interval over the examples and `*` when it
+excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`, `_paired_high`, `_paired_seeds`,
+`_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the method's sparsity are paired,
+else those of the baseline's only sparsity. Methods with
 `pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
 skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared).
 Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv` (one row
@@ -46,6 +52,7 @@ from hf_srnets.errors import InputError, run_script
 from hf_srnets.sweep import (
     RUN_META,
     add_f_bias,
+    add_paired_intervals,
     aggregate,
     collect,
     compare_to_reference,
@@ -53,6 +60,7 @@ from hf_srnets.sweep import (
     f_bias_table,
     is_finished,
     markdown_table,
+    paired_table,
     plot,
     run_dir,
     write_csv,
@@ -210,6 +218,9 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
     rows = aggregate(records, [*recipe["metrics"], *f_bias])
     if reference:
         rows = compare_to_reference(rows, recipe["metrics"], reference)
+    baseline, notes = recipe.get("baseline") or reference, []
+    if baseline:  # paired by seed and example, from the runs' eval_predictions/
+        rows, notes = add_paired_intervals(rows, records, recipe["metrics"], baseline)
     if rows:
         per_run = ["method", "sparsity", "seed", *recipe["metrics"], *f_bias, *RUN_EXTRAS]
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
@@ -217,6 +228,7 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
         with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
             f.write(markdown_table(rows, recipe["metrics"], reference) + f_bias_table(rows, f_bias, reference or ""))
+            f.write(paired_table(rows, recipe["metrics"], baseline, notes) if baseline else "")
         panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
         plot(rows, panels, os.path.join(recipe["output_dir"], "summary.png"))
     return rows
@@ -233,6 +245,9 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
     parser.add_argument("--methods", help="comma-separated names of the recipe's methods to run (default: all)")
     parser.add_argument("--metrics", help="comma-separated all_results.json keys to aggregate and plot")
     parser.add_argument("--reference", help="a full-model method to compare every method with (e.g. full_ce)")
+    parser.add_argument(
+        "--baseline", help="a method to give every other method's paired differences and intervals against"
+    )
     parser.add_argument("--method_name", help="without a recipe: the method's name (default <pruning>_<loss>)")
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
@@ -247,6 +262,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
             parser.error("a sweep without a recipe needs --output_dir")
         recipe = recipe_from_run_args(run_argv, args.output_dir, sparsities, seeds or [42], args.method_name, metrics)
         recipe["reference"] = args.reference
+        recipe["baseline"] = args.baseline
     elif args.recipe:
         recipe = load_config_file(args.recipe)
         if not isinstance(recipe, dict):
@@ -258,6 +274,8 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
             recipe["output_dir"] = args.output_dir
         if args.reference:
             recipe["reference"] = args.reference
+        if args.baseline:
+            recipe["baseline"] = args.baseline
         for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
             if key not in recipe:
                 raise InputError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")

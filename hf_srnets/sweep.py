@@ -6,6 +6,12 @@ Layout of a sweep directory: `<root>/<method>/s<sparsity>/seed<seed>/all_results
 With a reference method, each other run's F_bias (Du et al. 2023, §3.4; `hf_srnets.evaluation.f_bias`) is computed
 against the reference run of the same seed, else the mean of the reference's runs (`add_f_bias`), and aggregated,
 tabled and plotted like the other metrics (as ratios, not percentages).
+
+With a baseline method (the recipe's `baseline`, else its `reference`) and runs that hold per-example predictions
+(`eval_predictions/<set>.jsonl`, `hf_srnets.evaluation.eval_predictions`), each other method's accuracy and F1
+metrics also get the mean difference from the baseline over the seeds both ran (paired by seed value), on the same
+examples, with a paired bootstrap 95% interval over the evaluation examples (`hf_srnets.metrics.bootstrap`) and
+whether 0 lies outside it (`add_paired_intervals`, `paired_table`).
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from .data.splits import ood_eval_sets
 from .data.tasks import TaskSpec, display_name, id_set_name, known_set_names
 from .errors import InputError
 from .evaluation import primary_metric
+from .evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_path, read_eval_predictions
 from .evaluation.f_bias import f_bias_results
+from .metrics import METRICS
+from .metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval, paired_bootstrap_predictions
 
 RUN_META = "sweep_run.json"
 
@@ -57,7 +66,7 @@ def collect(root: str) -> list[dict[str, Any]]:
                 results = json.load(f)
             if "sparsity" in results:  # the measured one; the meta's sparsity is the planned grid point
                 results["sparsity_measured"] = results.pop("sparsity")
-            records.append({**results, **meta})
+            records.append({**results, **meta, "run_dir": dirpath})
     return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))
 
 
@@ -175,6 +184,121 @@ def f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], referen
         + "\n".join(lines)
         + "\n"
     )
+
+
+def baseline_runs(records: Sequence[dict[str, Any]], baseline: str, sparsity: float) -> list[dict[str, Any]]:
+    """The baseline's runs to pair with a method's runs at `sparsity`: those at the same sparsity, else all of them
+    when the baseline ran at one sparsity only (a full model, or one pruned baseline beside full-size methods)."""
+    runs = [r for r in records if r["method"] == baseline]
+    same = [r for r in runs if float(r["sparsity"]) == sparsity]
+    return same or (runs if len({float(r["sparsity"]) for r in runs}) == 1 else [])
+
+
+def interval_metric(metric: str, set_names: Sequence[str]) -> tuple[str, str] | None:
+    """(set, "accuracy" or "f1") of a results key `eval_<set>_<accuracy|f1>` of one of `set_names`, else None
+    (cells such as `eval_hans_entailment_accuracy` and F_bias get no interval here)."""
+    for name in sorted(set_names, key=len, reverse=True):
+        for kind in ("accuracy", "f1"):
+            if metric == f"eval_{name}_{kind}":
+                return name, kind
+    return None
+
+
+def paired_interval(
+    method_runs: Sequence[dict[str, Any]], base_runs: Sequence[dict[str, Any]], metric: str, set_name: str, kind: str
+) -> PairedInterval:
+    """The paired bootstrap interval of `metric` between runs paired by seed, from their prediction files; raises
+    ValueError when a file is missing, the runs evaluated different examples, or a file does not give its run's
+    reported value (it is not that run's)."""
+    runs = [*method_runs, *base_runs]
+    paths = [predictions_path(r["run_dir"], set_name) for r in runs]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise ValueError(f"no per-example predictions {missing[0]}")
+    labels, predicted, _ = align([read_eval_predictions(p) for p in paths])
+    for run, row in zip(runs, predicted):
+        if metric in run and not math.isclose(METRICS[kind](row, labels), float(run[metric]), abs_tol=1e-6):
+            raise ValueError(f"{predictions_path(run['run_dir'], set_name)} does not give the run's {metric}")
+    k = len(method_runs)
+    return paired_bootstrap_predictions(predicted[:k], predicted[k:], labels, kind)
+
+
+def add_paired_intervals(
+    rows: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each row (method, sparsity) but the baseline's, with `<metric>_paired_diff`, `_paired_low`, `_paired_high`,
+    `_paired_seeds` and `_paired_outside_noise` for every accuracy/F1 metric whose runs hold prediction files
+    (module docstring); and notes saying what could not be paired and why."""
+    out, notes = [], []
+    for row in rows:
+        row = dict(row)
+        out.append(row)
+        if row["method"] == baseline:
+            continue
+        base = {r["seed"]: r for r in baseline_runs(records, baseline, row["sparsity"])}
+        runs = [r for r in records if r["method"] == row["method"] and float(r["sparsity"]) == row["sparsity"]]
+        runs = [r for r in runs if r["seed"] in base]
+        where = f"{row['method']} at {100 * row['sparsity']:g}%"
+        if not base:
+            notes.append(f"{where}: no finished run of {baseline} to pair with")
+            continue
+        if not runs:
+            notes.append(f"{where}: no seed in common with {baseline}")
+            continue
+        folder = os.path.join(runs[0]["run_dir"], PREDICTIONS_DIR)
+        sets = [n.removesuffix(".jsonl") for n in os.listdir(folder)] if os.path.isdir(folder) else []
+        if not sets:
+            notes.append(f"{where}: its runs hold no per-example predictions ({PREDICTIONS_DIR}/)")
+            continue
+        for metric in metrics:
+            parsed = interval_metric(metric, sets)
+            if parsed is None:
+                continue
+            try:
+                interval = paired_interval(runs, [base[r["seed"]] for r in runs], metric, *parsed)
+            except ValueError as err:
+                notes.append(f"{where}, {metric}: {err}")
+                continue
+            row["paired_baseline"] = baseline
+            row[f"{metric}_paired_diff"], row[f"{metric}_paired_seeds"] = interval.difference, interval.n_seeds
+            row[f"{metric}_paired_low"], row[f"{metric}_paired_high"] = interval.low, interval.high
+            row[f"{metric}_paired_outside_noise"] = interval.excludes_zero
+    return out, notes
+
+
+def paired_table(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str, notes: Sequence[str] = ()
+) -> str:
+    """The rows' paired differences from `baseline` as a Markdown table, `Δ [low, high]` in points with `*` when
+    the interval excludes 0; "" when no row has one (and no note says why)."""
+    shown = [m for m in metrics if any(f"{m}_paired_diff" in r for r in rows)]
+    lines = []
+    if shown:
+        lines = [
+            "| method | sparsity | paired seeds | " + " | ".join(f"Δ {m} [95% CI]" for m in shown) + " |",
+            "|---|---|---|" + "---|" * len(shown),
+        ]
+    for row in rows:
+        if not any(f"{m}_paired_diff" in row for m in shown):
+            continue
+        cells = [
+            format_interval(row[f"{m}_paired_diff"], row[f"{m}_paired_low"], row[f"{m}_paired_high"])
+            if f"{m}_paired_diff" in row
+            else ""
+            for m in shown
+        ]
+        seeds = max(row[f"{m}_paired_seeds"] for m in shown if f"{m}_paired_seeds" in row)
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {seeds} | " + " | ".join(cells) + " |")
+    if not lines and not notes:
+        return ""
+    text = (
+        f"\nPaired differences from {baseline}, in points: the mean over the seeds both ran (paired by seed value) "
+        f"of method − {baseline} on the same evaluation examples; [low, high] the 95% percentile interval of "
+        f"{DEFAULT_RESAMPLES} paired bootstrap resamples of the examples (Efron & Tibshirani 1993; Koehn 2004), "
+        "seeds held fixed; * the interval excludes 0 (outside the noise of the example sample).\n\n"
+    )
+    text += "\n".join(lines) + ("\n" if lines else "")
+    return text + "".join(f"\n- no interval: {note}" for note in notes) + ("\n" if notes else "")
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:

@@ -66,8 +66,15 @@ class PairedInterval:
 
     def format(self, scale: float = 100.0, digits: int = 2, marker: str = "*") -> str:
         """`+1.23 [-0.40, +2.85]`, with `marker` appended when the interval excludes 0; values × `scale`."""
-        d, lo, hi = (f"{scale * v:+.{digits}f}" for v in (self.difference, self.low, self.high))
-        return f"{d} [{lo}, {hi}]" + (marker if self.excludes_zero else "")
+        return format_interval(self.difference, self.low, self.high, scale, digits, marker)
+
+
+def format_interval(
+    difference: float, low: float, high: float, scale: float = 100.0, digits: int = 2, marker: str = "*"
+) -> str:
+    """`+1.23 [-0.40, +2.85]` (values × `scale`), with `marker` appended when 0 lies outside [low, high]."""
+    d, lo, hi = (f"{scale * v:+.{digits}f}" for v in (difference, low, high))
+    return f"{d} [{lo}, {hi}]" + (marker if low > 0 or high < 0 else "")
 
 
 def draw_counts(sizes: Sequence[int], n_resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
