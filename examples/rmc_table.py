@@ -3,6 +3,12 @@ the seeds found) beside the paper's MNLI numbers: Table 4 (IMP at 40% with each 
 runs) and Table 6 (easy / hard accuracy; the paper reports them for Vanilla and RMC only), plus the stage-1 report
 (the loss-variance split against the hypothesis-only one).
 
+When the runs hold per-example predictions (`eval_predictions/`), each method's MNLI-m and HANS accuracy and
+F_bias also get their difference from IMP 40% – Vanilla over the seeds both ran (paired by seed), on the same
+examples, with a paired bootstrap 95% interval over the examples (`hf_srnets.metrics.bootstrap`; F_bias resamples
+MNLI-m and HANS each on its own, with the teacher's predictions on the same resample); runs without them are
+tabled as before and the table says which lack them.
+
     python examples/rmc_table.py outputs/rmc_minilm_mnli --output results/rmc_minilm_mnli
 """
 
@@ -12,7 +18,15 @@ import argparse
 import csv
 import json
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
+
+from hf_srnets.evaluation.eval_predictions import align, predictions_path, read_eval_predictions
+from hf_srnets.metrics import accuracy_gap, relative_bias
+from hf_srnets.metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, bootstrap_interval, format_interval
+from hf_srnets.sweep import paired_interval
 
 # method dir -> (row name, Table 4 MNLI: DEV, HANS, F_bias; Table 6: hard, easy)
 PAPER = {
@@ -99,6 +113,101 @@ def markdown(groups: dict[str, list[dict[str, object]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+BASELINE = "imp_vanilla"
+SETS = ("mnli", "hans")  # the ID set and the OOD set F_bias uses (MNLI: HANS alone)
+PAIRED_COLUMNS = ["method", "metric", "difference", "low", "high", "outside_noise", "seeds"]
+
+
+def run_record(run_dir: Path) -> dict[str, object]:
+    """A run's results with its dir (what `hf_srnets.sweep.paired_interval` reads)."""
+    return {**json.loads((run_dir / "all_results.json").read_text()), "run_dir": str(run_dir)}
+
+
+def f_bias_replicates(dev: np.ndarray, ood: np.ndarray, teacher_dev: np.ndarray, teacher_ood: np.ndarray) -> np.ndarray:
+    """F_bias = Δ_run / Δ_teacher, Δ = (F_dev − F_OOD) / F_dev (`hf_srnets.metrics.relative_bias`), per replicate
+    and seed ([B, S] accuracies, [B] the teacher's); NaN where Δ_teacher ≤ 0 (F_bias undefined, as in a run)."""
+    out = np.full(dev.shape, np.nan)
+    for b, s in np.ndindex(*dev.shape):
+        if teacher_dev[b] > 0 and dev[b, s] > 0 and accuracy_gap(teacher_dev[b], teacher_ood[b]) > 0:
+            out[b, s] = relative_bias(dev[b, s], ood[b, s], teacher_dev[b], teacher_ood[b])
+    return out
+
+
+def f_bias_interval(method: Sequence[Path], vanilla: Sequence[Path], teacher: Path) -> PairedInterval:
+    """F_bias of the method minus Vanilla's over paired seeds, with both sets resampled on their own and the
+    teacher's accuracies recomputed on each resample."""
+    correct = []
+    for name in SETS:
+        runs = [read_eval_predictions(predictions_path(d, name)) for d in [*method, *vanilla, teacher]]
+        labels, predicted, _ = align(runs)
+        correct.append((predicted == labels).astype(float))
+    k = len(method)
+
+    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
+        dev, ood = ((w @ c.T) / w.sum(axis=1, keepdims=True) for w, c in zip(weights, correct))
+        runs = f_bias_replicates(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
+        return (runs[:, :k] - runs[:, k:]).mean(axis=1)
+
+    return bootstrap_interval(statistic, [c.shape[1] for c in correct], n_seeds=k)
+
+
+def has_predictions(run_dir: Path) -> bool:
+    return all(Path(predictions_path(run_dir, name)).is_file() for name in SETS)
+
+
+def paired_intervals(method: str, dirs: dict[str, list[Path]], root: Path) -> dict[str, PairedInterval] | str:
+    """MNLI-m, HANS and (when the teacher has predictions too) F_bias of `method` minus Vanilla's, paired by seed
+    dir name; or why there are none."""
+    base = {d.name: d for d in dirs.get(BASELINE, [])}
+    mine = [d for d in dirs[method] if d.name in base]
+    if not mine:
+        return f"{PAPER[method][0]}: no seed in common with {PAPER[BASELINE][0]}"
+    missing = [d for d in [*mine, *(base[d.name] for d in mine)] if not has_predictions(d)]
+    if missing:
+        return f"{PAPER[method][0]}: no per-example predictions in {missing[0]} (a run made before they were written)"
+    method_runs, base_runs = [run_record(d) for d in mine], [run_record(base[d.name]) for d in mine]
+    try:
+        found = {
+            "mnli": paired_interval(method_runs, base_runs, KEYS["mnli"], "mnli", "accuracy"),
+            "hans": paired_interval(method_runs, base_runs, KEYS["hans"], "hans", "accuracy"),
+        }
+        if has_predictions(root / "teacher"):
+            found["f_bias"] = f_bias_interval(mine, [base[d.name] for d in mine], root / "teacher")
+    except ValueError as err:
+        return f"{PAPER[method][0]}: {err}"
+    return found
+
+
+def paired_section(root: Path, dirs: dict[str, list[Path]]) -> tuple[str, list[dict[str, object]]]:
+    """The paired differences from Vanilla as Markdown (with notes on what could not be paired) and CSV rows."""
+    lines = ["| method | paired seeds | ΔMNLI-m | ΔHANS | ΔF_bias |", "|---|---|---|---|---|"]
+    rows, notes = [], []
+    for method in dirs:
+        if method in ("teacher", BASELINE):
+            continue
+        found = paired_intervals(method, dirs, root)
+        if isinstance(found, str):
+            notes.append(found)
+            continue
+        scale = {"mnli": (100.0, 1), "hans": (100.0, 1), "f_bias": (1.0, 3)}
+        cells = [format_interval(iv.difference, iv.low, iv.high, *scale[m]) for m, iv in found.items()]
+        cells += ["–"] * (3 - len(cells))
+        lines.append(f"| {PAPER[method][0]} | {found['mnli'].n_seeds} | " + " | ".join(cells) + " |")
+        for metric, iv in found.items():
+            values = (iv.difference, iv.low, iv.high, iv.excludes_zero, iv.n_seeds)
+            rows.append(dict(zip(PAIRED_COLUMNS, (PAPER[method][0], metric, *values))))
+    text = (
+        f"\n## Against {PAPER[BASELINE][0]}\n\nMethod − Vanilla on the same examples, the mean over the seeds both ran "
+        f"(MNLI-m and HANS in points, F_bias as a ratio); [low, high] the 95% percentile interval of "
+        f"{DEFAULT_RESAMPLES} paired bootstrap resamples of the examples (F_bias: MNLI-m and HANS resampled each on "
+        "its own, the teacher's Δ recomputed on each resample); * the interval excludes 0.\n\n"
+    )
+    if len(lines) > 2 and not has_predictions(root / "teacher"):
+        notes.append(f"F_bias: no per-example predictions of the teacher in {root / 'teacher'}")
+    body = "\n".join(lines) + "\n" if len(lines) > 2 else ""
+    return text + body + "".join(f"\n- no interval: {n}" for n in notes) + ("\n" if notes else ""), rows
+
+
 def stage1_summary(root: Path) -> str:
     report_path = root / "difficulty" / "difficulty_report.json"
     if not report_path.is_file():
@@ -111,13 +220,19 @@ def main() -> None:
     parser.add_argument("root", type=Path)
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
-    groups = {m: [read_row(m, d) for d in dirs] for m, dirs in run_dirs(args.root).items()}
+    dirs = run_dirs(args.root)
+    groups = {m: [read_row(m, d) for d in found] for m, found in dirs.items()}
     args.output.mkdir(parents=True, exist_ok=True)
     with open(args.output / "runs.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["method", *KEYS, "run"])
         writer.writeheader()
         writer.writerows(row for rows in groups.values() for row in rows)
-    text = "# Robustness Challenges at CPU scale (MiniLM, MNLI)\n\n" + markdown(groups)
+    paired, paired_rows = paired_section(args.root, dirs)
+    with open(args.output / "paired.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=PAIRED_COLUMNS)
+        writer.writeheader()
+        writer.writerows(paired_rows)
+    text = "# Robustness Challenges at CPU scale (MiniLM, MNLI)\n\n" + markdown(groups) + paired
     (args.output / "table.md").write_text(text + stage1_summary(args.root))
     print(text)
 

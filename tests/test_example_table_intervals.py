@@ -1,0 +1,122 @@
+"""The example tables' paired differences with bootstrap intervals, on hand-made run folders:
+`examples/robust_tickets_table.py` (attack outcomes per sentence against Fine-tune) and `examples/rmc_table.py`
+(MNLI-m, HANS and F_bias against IMP Vanilla from eval_predictions/)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from hf_srnets.attack.base import AttackResult
+from hf_srnets.attack.results import ResultRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_attack(run_dir: Path, recipe: str, outcomes: str) -> None:
+    """attack_<recipe>.jsonl with one sentence per letter: s(kipped), f(ailed), u (successful)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    names = {"s": "skipped", "f": "failed", "u": "successful"}
+    lines = [json.dumps({"type": "header", "format": 1, "settings": {}})]
+    for i, letter in enumerate(outcomes):
+        result = AttackResult(("a sentence",), None, 1, 0 if letter == "s" else 1, None, names[letter], 5, 0, 2)
+        lines.append(ResultRecord(i, f"sst2-{i}", recipe, result).to_json())
+    (run_dir / f"attack_{recipe}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_robust_tickets_table_gives_clean_aua_and_suc_differences_from_fine_tune(tmp_path, monkeypatch) -> None:
+    table = load_example("robust_tickets_table")
+    runs = tmp_path / "runs"
+    # Fine-tune: Clean 8/10, Aua 1/10, Suc 7/8. RobustT: Clean 7/10, Aua 4/10, Suc 3/7.
+    write_attack(runs / "finetune", "textfooler", "ssfuuuuuuu")
+    write_attack(runs / "robustt", "textfooler", "sssfffuuuf")
+    write_attack(runs / "finetune", "textbugger", "ffff")  # RobustT has no TextBugger results
+    (runs / "finetune" / "all_results.json").write_text("{}")
+    monkeypatch.setattr(sys, "argv", ["robust_tickets_table.py", str(runs), "--output", str(tmp_path / "out")])
+    table.main()
+    with open(tmp_path / "out" / "table1_sst2_paired.csv") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f) if r["recipe"] == "textfooler"}
+    assert float(rows["clean"]["difference"]) == pytest.approx(0.7 - 0.8)
+    assert float(rows["aua"]["difference"]) == pytest.approx(0.4 - 0.1)
+    assert float(rows["suc"]["difference"]) == pytest.approx(3 / 7 - 7 / 8)
+    assert rows["aua"]["sentences"] == "10" and rows["aua"]["seeds"] == "1"
+    for row in rows.values():
+        assert float(row["low"]) <= float(row["difference"]) <= float(row["high"])
+    text = (tmp_path / "out" / "table1_sst2.md").read_text()
+    line = next(s for s in text.splitlines() if s.startswith("| RobustT | 1 | 10 | -10.0 ["))
+    assert "| +30.0 [" in line and line.endswith("| – | – | – | – |")
+    assert "- no interval: no textbugger results of both robustt and finetune for a common seed" in text
+
+
+def test_robust_tickets_table_pairs_seed_dirs_by_name(tmp_path) -> None:
+    table = load_example("robust_tickets_table")
+    write_attack(tmp_path / "finetune" / "seed1", "textfooler", "uuuu")
+    write_attack(tmp_path / "finetune" / "seed2", "textfooler", "ffff")
+    write_attack(tmp_path / "lth" / "seed2", "textfooler", "ffuu")
+    intervals, n = table.paired_attack(tmp_path, "lth", "textfooler")
+    assert n == 4 and intervals["aua"].n_seeds == 1
+    assert intervals["aua"].difference == pytest.approx(0.5 - 1.0)  # against seed 2 only
+
+
+LABELS = ["entailment", "neutral", "contradiction", "entailment"] * 10  # 40 MNLI-m pairs
+HANS = ["entailment"] * 10 + ["non-entailment"] * 10
+
+
+def right_on(labels: list[str], k: int, wrong: str) -> list[str]:
+    return [y if i < k else (wrong if y != wrong else "entailment") for i, y in enumerate(labels)]
+
+
+def write_rmc_run(run_dir: Path, dev_right: int, hans_right: int, f_bias: float | None, files: bool = True) -> None:
+    run_dir.mkdir(parents=True)
+    results = {"eval_mnli_accuracy": dev_right / 40, "eval_hans_accuracy": hans_right / 20}
+    if f_bias is not None:
+        results["f_bias"] = f_bias
+    (run_dir / "all_results.json").write_text(json.dumps(results))
+    if not files:
+        return
+    (run_dir / "eval_predictions").mkdir()
+    for name, labels, k, wrong in (
+        ("mnli", LABELS, dev_right, "neutral"),
+        ("hans", HANS, hans_right, "non-entailment"),
+    ):
+        rows = [{"index": i, "id": f"{name}{i}", "label": y, "prediction": p}
+                for i, (y, p) in enumerate(zip(labels, right_on(labels, k, wrong)))]  # fmt: skip
+        (run_dir / "eval_predictions" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla(tmp_path, monkeypatch) -> None:
+    table = load_example("rmc_table")
+    root = tmp_path / "rmc"
+    # teacher: dev 0.75, HANS 0.5, Δ_t = 1/3. Vanilla: 0.6 / 0.45, Δ = 0.25, F_bias 0.75. RMC: 0.6 / 0.55,
+    # Δ = 1/12, F_bias 0.25: ΔF_bias = -0.5, ΔHANS = +10 points, ΔMNLI-m = 0.
+    write_rmc_run(root / "teacher", 30, 10, None)
+    write_rmc_run(root / "imp_vanilla" / "s0.4" / "seed42", 24, 9, 0.75)
+    write_rmc_run(root / "imp_rmc" / "s0.4" / "seed42", 24, 11, 0.25)
+    write_rmc_run(root / "mask_poe" / "s0.4" / "seed42", 24, 11, 0.25, files=False)  # an older run
+    write_rmc_run(root / "heads20_ce" / "s0" / "seed7", 24, 11, 0.25)  # no Vanilla run of seed 7
+    monkeypatch.setattr(sys, "argv", ["rmc_table.py", str(root), "--output", str(tmp_path / "out")])
+    table.main()
+    with open(tmp_path / "out" / "paired.csv") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    assert {r["method"] for r in rows.values()} == {"IMP 40% – RMC"}
+    assert float(rows["f_bias"]["difference"]) == pytest.approx(0.25 - 0.75)
+    assert float(rows["hans"]["difference"]) == pytest.approx(0.10)
+    assert (float(rows["mnli"]["low"]), float(rows["mnli"]["high"])) == (0.0, 0.0)  # the same MNLI-m predictions
+    assert float(rows["f_bias"]["low"]) <= -0.5 <= float(rows["f_bias"]["high"])
+    text = (tmp_path / "out" / "table.md").read_text()
+    assert "| IMP 40% – RMC | 1 | +0.0 [+0.0, +0.0] | +10.0 [" in text and "| -0.500 [" in text
+    assert "- no interval: SRNet 40% – mask, PoE: no per-example predictions in" in text
+    assert "- no interval: heads −20% – ce: no seed in common with IMP 40% – Vanilla" in text
+    assert "| IMP 40% – Vanilla | 1 | 60.0 | 45.0 |" in text  # the runs' table is still there
