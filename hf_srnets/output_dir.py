@@ -6,8 +6,9 @@ The rules follow the `Trainer` convention users know from `run_glue.py`:
 * A dir that is not empty is refused, unless `--overwrite_output_dir` (first delete what an hf_srnets run writes
   there) or `--resume_from_checkpoint` (continue the run that is there; nothing is deleted).
 * `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`RUN_OUTPUTS`: model and
-  masks, `merged/`, `early_start/`, results, card, the bias-model cache, `run_attack.py`'s `attack_*.jsonl` and
-  `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and `bias_report.json`, ...) and the Trainer's
+  masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache, `run_attack.py`'s
+  `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and `bias_report.json`, ...) and
+  the Trainer's
   checkpoints: a `checkpoint-<step>` folder (digits only) all of whose entries are files a checkpoint holds
   (`is_checkpoint`), complete or cut short while saving. Anything else (a user's notes, configs, other runs'
   sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a checkpoint does not) stays and is listed in
@@ -93,6 +94,7 @@ RUN_OUTPUTS = (
     "merged",
     "early_start",
     "bias_model",
+    "eval_predictions",
     # run_attack.py's per-recipe rows and summary; run_bias_model.py's p_b files and report
     "attack_*.jsonl",
     "attack_results.json",

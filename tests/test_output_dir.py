@@ -39,6 +39,8 @@ def _earlier_run(out: Path) -> None:
         (out / sub).mkdir(parents=True)
         (out / sub / "config.json").write_text("{}")
     (out / "checkpoint-6" / "trainer_state.json").write_text("{}")
+    (out / "eval_predictions").mkdir()
+    (out / "eval_predictions" / "mnli.jsonl").write_text('{"index": 0, "label": "entailment"}\n')
 
 
 def _user_files(out: Path) -> None:
