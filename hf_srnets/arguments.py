@@ -107,7 +107,7 @@ class TaskDataArguments:
     data_dir: str | None = field(
         default=None,
         metadata={
-            "help": "Directory with the task's files (layout in README, e.g. mnli/dev_matched.tsv, "
+            "help": "Directory with the task's files (layout in docs/evaluation.md, e.g. mnli/dev_matched.tsv, "
             "hans/heuristics_evaluation_set.tsv); a split not found there is read from the Hub."
         },
     )

@@ -38,7 +38,7 @@ LABEL_COLUMNS = ("label", "gold_label", "labels", "is_duplicate")
 # The longest field a .tsv/.csv may hold, in characters (the csv module's default is 131,072): room for long
 # documents, whose texts --max_seq_length truncates, while a longer field is most likely a broken file (with csv
 # quoting, an unbalanced quote runs one field over the rest of the file) and is refused. The longest text of the
-# data sets in the README is 2,104 characters (an IMDB review of imdb_cad).
+# data sets in docs/evaluation.md is 2,104 characters (an IMDB review of imdb_cad).
 MAX_FIELD_CHARS = 1 << 20
 
 

@@ -398,7 +398,7 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
 
 @pytest.mark.slow
 def test_search_from_an_intermediate_fine_tuning_checkpoint(minilm, data_dir, tmp_path):
-    """§5.1: the mask search starts from checkpoint-N of a CE fine-tuning run, as the README's command does."""
+    """§5.1: the mask search starts from checkpoint-N of a CE fine-tuning run, as docs/pruning.md shows."""
     full = tmp_path / "full_ce"
     run_glue_sparse.main(
         _common(minilm, data_dir, full, "--do_train", "--max_steps", "4", "--save_strategy", "steps")
