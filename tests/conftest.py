@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import os
 import re
 from pathlib import Path
@@ -136,15 +137,38 @@ def mnli_run_args(model, data_dir, out, *extra, train=192, eval=128, ood=180, ba
     ]  # fmt: skip
 
 
-def accuracy_by_hand(model, tokenizer, first: list[str], second: list[str] | None, labels: list[int]) -> float:
-    """The share of `labels` that `model` predicts (arg-max) on the texts (pairs when `second` is given), computed
-    here with torch: an oracle for the accuracy a run reports, independent of its Trainer and metrics code."""
+def predictions_by_hand(model, tokenizer, first: list[str], second: list[str] | None) -> tuple[list[int], list[float]]:
+    """`model`'s arg-max label ids on the texts (pairs when `second` is given), computed here with torch, and each
+    example's margin between its two largest logits: an oracle independent of the Trainer and the metrics code."""
     model.eval()
-    hits = 0
-    for start in range(0, len(labels), 32):
+    predicted, margins = [], []
+    for start in range(0, len(first), 32):
         texts = (first[start : start + 32],) + ((second[start : start + 32],) if second is not None else ())
         batch = tokenizer(*texts, truncation=True, max_length=128, padding=True, return_tensors="pt")
         with torch.no_grad():
-            predicted = model(**batch).logits.argmax(-1).tolist()
-        hits += sum(p == y for p, y in zip(predicted, labels[start : start + 32]))
-    return hits / len(labels)
+            logits = model(**batch).logits
+        top2 = logits.topk(2, dim=-1).values
+        predicted += logits.argmax(-1).tolist()
+        margins += (top2[:, 0] - top2[:, 1]).tolist()
+    return predicted, margins
+
+
+# Logit margins below this may flip when padding to another length moves logits by ~1e-6
+NEAR_TIE = 1e-4
+
+
+def assert_run_predictions_match_hand(
+    out, set_name: str, reported_accuracy: float, model, tokenizer, first, second, label_names=None
+):
+    """The run's reported accuracy is the share of correct lines of its `eval_predictions/<set>.jsonl` (counted here),
+    and those lines are `model`'s predictions by hand on every example that is not a near tie. `label_names`: the
+    names of the model's label ids (default: its config's `id2label`)."""
+    lines = (Path(out) / "eval_predictions" / f"{set_name}.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [row["index"] for row in rows] == list(range(len(first))), "one line per example, in dataset order"
+    assert reported_accuracy == sum(row["prediction"] == row["label"] for row in rows) / len(rows)
+    predicted, margins = predictions_by_hand(model, tokenizer, first, second)
+    label_names = label_names or [model.config.id2label[i] for i in range(model.config.num_labels)]
+    names = [label_names[i] for i in predicted]
+    differing = [i for i, row in enumerate(rows) if row["prediction"] != names[i] and margins[i] > NEAR_TIE]
+    assert not differing, f"examples whose saved prediction is not the model's (margin > {NEAR_TIE}): {differing}"

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import DATA_DIR, accuracy_by_hand
+from conftest import DATA_DIR, assert_run_predictions_match_hand
 
 from hf_srnets.arguments import DataArguments
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
@@ -150,8 +150,9 @@ def test_run_glue_sparse_sst2_end_to_end(pretrained, tmp_path):
 
     dev = load("sst2", "validation", data_dir).select(range(12))
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "out")
-    by_hand = accuracy_by_hand(model, AutoTokenizer.from_pretrained(pretrained), dev["sentence1"], None, dev["label"])
-    assert results["eval_sst2_accuracy"] == by_hand
+    tokenizer = AutoTokenizer.from_pretrained(pretrained)
+    reported = results["eval_sst2_accuracy"]
+    assert_run_predictions_match_hand(tmp_path / "out", "sst2", reported, model, tokenizer, dev["sentence1"], None)
     assert results["eval_sst2_examples"] == 12
     card = (tmp_path / "out" / "README.md").read_text()
     assert "sst2/sst2_dev_glue.tsv" in card and "nyu-mll/glue" in card

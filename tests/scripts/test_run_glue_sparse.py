@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from conftest import accuracy_by_hand, mnli_run_args
+from conftest import assert_run_predictions_match_hand, mnli_run_args
 from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -43,16 +43,14 @@ def _bias_file(data_dir, path):
     return str(path)
 
 
-# one of the 128 evaluation examples: padding to another length moves logits by ~1e-6, which may flip a near tie
-ONE = 1 / 128 + 1e-12
-
-
-def mnli_accuracy_by_hand(model, tokenizer, data_dir) -> float:
-    """The accuracy of `model` on the 128 dev-matched pairs a run of `mnli_run_args` evaluates (the first ones)."""
+def assert_mnli_accuracy_by_hand(out, reported: float, model, tokenizer, data_dir) -> None:
+    """The reported accuracy on the 128 dev-matched pairs a run of `mnli_run_args` evaluates (the first ones) is
+    counted from its saved predictions, which are `model`'s predictions by hand (assert_run_predictions_match_hand)."""
     task = get_task("mnli")
     dev = load_file(str(data_dir / "mnli" / "dev_matched.tsv"), task.label_names, aliases=task.label_aliases)
     dev = dev.select(range(128))
-    return accuracy_by_hand(model, tokenizer, dev["sentence1"], dev["sentence2"], dev["label"])
+    first, second, names = dev["sentence1"], dev["sentence2"], task.label_names  # the run's label order
+    assert_run_predictions_match_hand(out, "mnli", reported, model, tokenizer, first, second, names)
 
 
 def assert_logged_components(out, keys) -> None:
@@ -118,9 +116,7 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
         merged_model = srnet.merge_and_unload()
         merged = merged_model(**batch).logits
     assert torch.allclose(logits[1], merged, atol=1e-5)
-    assert saved["eval_mnli_accuracy"] == pytest.approx(
-        mnli_accuracy_by_hand(merged_model, tokenizer, data_dir), abs=ONE
-    )
+    assert_mnli_accuracy_by_hand(out, saved["eval_mnli_accuracy"], merged_model, tokenizer, data_dir)
 
 
 @pytest.mark.slow
@@ -154,8 +150,8 @@ def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm
     assert results["sparsity"] == 0.0
     assert_logged_components(out, ("loss_reweight", "loss_ce", "loss_beta"))
     model = AutoModelForSequenceClassification.from_pretrained(out)
-    by_hand = mnli_accuracy_by_hand(model, AutoTokenizer.from_pretrained(minilm), data_dir)
-    assert results["eval_mnli_accuracy"] == pytest.approx(by_hand, abs=ONE)
+    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    assert_mnli_accuracy_by_hand(out, results["eval_mnli_accuracy"], model, tokenizer, data_dir)
     rows = [json.loads(line) for line in teacher.read_text().splitlines()]
     assert len(rows) == 192 and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
 
