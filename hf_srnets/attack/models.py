@@ -171,9 +171,11 @@ class HFClassifier:
     """Class probabilities of a transformers classifier for a list of `Text`s, in the task's label order.
 
     Eval mode, no gradients, batches of `batch_size` padded to their longest input (inputs sorted by length), an
-    LRU cache of up to `cache_size` texts (0 disables it). `num_queries` counts every text submitted since the
-    last `reset()`, cached or not (see the module docstring); `model_queries` counts the texts the model ran on
-    (all examples) and `cache_hits` the others; `query_budget` is read by the recipes (None: unlimited).
+    LRU cache of up to `cache_size` texts (0 disables it), forward passes in `precision` ("fp32", or "bf16":
+    `torch.autocast` with bfloat16, probabilities from the logits in fp32). `num_queries` counts every text
+    submitted since the last `reset()`, cached or not (see the module docstring); `model_queries` counts the texts
+    the model ran on (all examples) and `cache_hits` the others; `query_budget` is read by the recipes (None:
+    unlimited).
     """
 
     def __init__(
@@ -187,7 +189,10 @@ class HFClassifier:
         max_length: int | None = 512,
         cache_size: int = 2**16,
         query_budget: int | None = None,
+        precision: str = "fp32",
     ) -> None:
+        if precision not in ("fp32", "bf16"):
+            raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}; pass --batch_size 32 for example")
         self.model = model.eval()
@@ -196,6 +201,7 @@ class HFClassifier:
         self.max_length = max_length
         self.cache_size = cache_size
         self.query_budget = query_budget
+        self.precision = precision
         self.num_queries = 0
         self.model_queries = 0
         self.cache_hits = 0
@@ -252,7 +258,9 @@ class HFClassifier:
                 max_length=self.max_length,
                 return_tensors="pt",
             ).to(self.device)
-            probs = torch.softmax(self.model(**enc).logits.float(), dim=-1).cpu().numpy()
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+                logits = self.model(**enc).logits
+            probs = torch.softmax(logits.float(), dim=-1).cpu().numpy()
             if self._perm is not None:
                 probs = to_task_order(probs, self._perm)
             for i, row in zip(idx, probs):

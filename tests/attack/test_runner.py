@@ -260,3 +260,22 @@ def test_probabilities_come_in_the_task_label_order(hf_victim):
     np.testing.assert_allclose(swapped(TEXTS), task_order[:, ::-1])
     with pytest.raises(ValueError, match="batch_size"):
         HFClassifier(model, tok, batch_size=0)
+
+
+def test_bf16_victim_gives_the_probabilities_of_a_bf16_autocast_forward(hf_victim):
+    """precision="bf16": softmax of the fp32 logits of a forward under torch.autocast(bfloat16), computed here."""
+    model, tok = hf_victim
+    with torch.no_grad():
+        model.classifier.weight.mul_(50.0)  # large logits, so bf16 rounding shows in the probabilities
+    texts = TEXTS[:2]
+    enc = tok([t[0] for t in texts], padding=True, return_tensors="pt")
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = torch.softmax(model(**enc).logits.float(), dim=-1).numpy()
+    with torch.no_grad():
+        fp32 = torch.softmax(model(**enc).logits, dim=-1).numpy()
+    got = HFClassifier(model, tok, precision="bf16")(texts)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert np.abs(got - fp32).max() > 1e-4  # not an fp32 forward
+    np.testing.assert_allclose(HFClassifier(model, tok)(texts), fp32, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="precision"):
+        HFClassifier(model, tok, precision="fp16")

@@ -381,3 +381,16 @@ def test_more_examples_asked_than_the_file_holds_is_warned_and_recorded(classifi
     assert metrics["attack_toy_drop_script_num_examples"] == 5
     settings = json.loads((out / "attack_results.json").read_text())["settings"]["toy-drop-script"]
     assert settings["num_examples_requested"] == 10
+
+
+def test_a_bf16_attack_is_recorded_and_not_resumed_in_fp32(classifier_dir, sst2_file, tmp_path):
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    module.main(_toy_argv(classifier_dir, sst2_file, out, "--bf16", "true"))
+    settings = json.loads((out / "attack_results.json").read_text())["settings"]["toy-drop-script"]
+    assert settings["precision"] == "bf16"
+    with pytest.raises(ValueError, match="precision"):  # the rows are bf16 numbers: an fp32 run starts its own file
+        module.main(_toy_argv(classifier_dir, sst2_file, out))
+    fp32 = tmp_path / "fp32"
+    module.main(_toy_argv(classifier_dir, sst2_file, fp32))  # fp32 files carry no precision key (resume older files)
+    assert "precision" not in json.loads((fp32 / "attack_results.json").read_text())["settings"]["toy-drop-script"]
