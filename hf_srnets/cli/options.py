@@ -24,6 +24,7 @@ from ..losses import LOSSES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
 from ..training_args import SRNetTrainingArguments
 from .parser import SRNetArgumentParser, cli_field_names
+from .precision import cpu_bf16_overrides
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
     given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
     model = parser.build(ModelArguments, given)
     data = parser.build(DataArguments, given)
-    training = parser.build(SRNetTrainingArguments, given)
+    training = parser.build(SRNetTrainingArguments, given, **cpu_bf16_overrides(given))
     pruning = None
     if model.pruning != "none":
         method, overrides = resolve_pruning(model.pruning)

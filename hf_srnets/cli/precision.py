@@ -40,6 +40,18 @@ def cpu_bf16(flags: set[str] | None) -> str:
     return f"native ({native[0]})" if native else "emulated"
 
 
+def cpu_bf16_overrides(given: dict[str, Any]) -> dict[str, Any]:
+    """`use_cpu=True` for `--bf16` (or `--bf16_full_eval`) on a machine with no GPU or TPU, where the run is on the CPU
+    anyway: the Trainer refuses bf16 without a bf16 GPU unless `use_cpu` is set. An explicit `--use_cpu` is kept, and
+    a GPU without bf16 still gets the Trainer's own error."""
+    import torch
+    from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
+
+    wants_bf16 = given.get("bf16") or given.get("bf16_full_eval")
+    accelerator = torch.cuda.is_available() or is_torch_xla_available() or is_torch_bf16_gpu_available()
+    return {"use_cpu": True} if wants_bf16 and given.get("use_cpu") is None and not accelerator else {}
+
+
 def warn_if_bf16_is_emulated(device_type: str, flags: set[str] | None = None) -> str:
     """For bf16 on the CPU: warn when the CPU emulates it; return its bf16 support (`cpu_bf16`)."""
     support = cpu_bf16(cpu_flags() if flags is None else flags)

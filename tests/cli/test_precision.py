@@ -64,3 +64,32 @@ def test_a_run_records_its_precision_in_results_and_card(pretrained, data_dir, t
     assert results["cpu_bf16"] == cpu_bf16(cpu_flags())  # this machine's, read independently of the run
     assert "| precision | fp32 |" in (out / "README.md").read_text()
     assert training_precision(SimpleNamespace(bf16=False, fp16=True)) == "fp16"
+
+
+def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(pretrained, data_dir, tmp_path):
+    """`--bf16 true` alone works on the CPU (the Trainer wants `use_cpu` then; the parser adds it), masks keep
+    exactly ⌊s·n⌋ zeros per matrix and the run records bf16."""
+    import torch
+
+    from hf_srnets.cli import parse_args
+
+    assert not torch.cuda.is_available(), "this test is about a machine without a GPU"
+    parsed = parse_args(
+        ["--model_name_or_path", str(pretrained), "--task", "mnli", "--output_dir", "o", "--bf16", "true"]
+    )
+    assert parsed.training.bf16 and parsed.training.use_cpu
+    with pytest.raises(ValueError, match="use_cpu"):  # an explicit --use_cpu false is the user's: the Trainer refuses
+        parse_args(
+            ["--model_name_or_path", "m", "--task", "mnli", "--output_dir", "o", "--bf16", "true", "--use_cpu", "false"]
+        )
+    out = tmp_path / "run"
+    argv = mnli_run_args(
+        pretrained, data_dir, out, "--pruning", "mask", "--sparsity", "0.5", train=32, eval=32, ood=30, batch=16
+    )
+    main([*argv, "--bf16", "true"])
+    results = json.loads((out / "all_results.json").read_text())
+    assert results["precision"] == "bf16"
+    from hf_srnets.masking.io import read_mask_dir
+
+    _, masks = read_mask_dir(out)  # True = kept
+    assert masks and all(int((~m).sum()) == m.numel() // 2 for m in masks.values())
