@@ -332,9 +332,9 @@ class SRNetModel(nn.Module):
                 f"The masks in {model_id} cover {len(saved_shapes)} layers, but this model resolves "
                 f"{len(srnet.srnet_config.module_shapes)} targets: was it saved with other target_modules?"
             )
-        if check_fingerprint and config.base_fingerprint:
-            srnet._check_fingerprint(config, model_id)
         tensors = load_checked_tensors(directory, config, model_id)
+        if check_fingerprint and config.base_fingerprint and not srnet._replaces_fingerprinted_weights(tensors):
+            srnet._check_fingerprint(config, model_id)
         if config.trainable_classifier:
             srnet._check_trainable_tensors(tensors, os.path.join(directory, MASKS_NAME))
         srnet._apply_saved(tensors, decode_masks(tensors, config, os.path.join(directory, MASKS_NAME)))
@@ -343,6 +343,12 @@ class SRNetModel(nn.Module):
             for param in srnet.parameters():
                 param.requires_grad_(False)
         return srnet
+
+    def _replaces_fingerprinted_weights(self, tensors: dict[str, torch.Tensor]) -> bool:
+        """Whether the saved tensors hold the weights of every fingerprinted layer (a subnetwork fine-tuned in
+        isolation, IMP): the base then gives only the architecture and the rest, so its weights are not checked."""
+        names = self.fingerprint_modules()
+        return bool(names) and all(f"{TRAINABLE_PREFIX}{name}.base_layer.weight" in tensors for name in names)
 
     def _check_fingerprint(self, config: PruningConfig, model_id: str | os.PathLike) -> None:
         found = weights_fingerprint(self.base_model, self.fingerprint_modules())
