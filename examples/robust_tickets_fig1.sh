@@ -42,3 +42,6 @@ else
 fi
 [ -d "$OUT/tickets/sparsity_0.70" ] || python run_extract_ticket.py "$SEARCH_DIR" --sparsity 0.1 0.3 0.5 0.7 \
     --output_dir "$OUT/tickets"
+# the Fig. 1 curve and the 30% ticket's pruned share per layer (Fig. 3)
+python examples/l0_gates_plot.py "$SEARCH_DIR" --output "${RESULTS:-results/robust_tickets_fig1}" \
+    --ticket "$OUT/tickets/sparsity_0.30"

@@ -1,0 +1,63 @@
+"""examples/l0_gates_plot.py: the Fig. 1 curve read from an l0 search's log history (a finished search or its latest
+checkpoint) and a ticket's pruned share per layer."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import tiny_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("l0_gates_plot", ROOT / "examples" / "l0_gates_plot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def log_entry(step: int, zero: float, one: float) -> dict:
+    return {"step": step, "l0_gates_zero": zero, "l0_gates_one": one, "l0_expected_density": 0.9, "l0_lambda": 0.5}
+
+
+def test_the_latest_checkpoint_gives_the_curve_of_a_running_search(tmp_path):
+    search = tmp_path / "search"
+    for step, history in [
+        (250, [log_entry(50, 0.0, 0.1)]),
+        (500, [log_entry(50, 0.0, 0.1), log_entry(100, 0.02, 0.3)]),
+    ]:
+        (search / f"checkpoint-{step}").mkdir(parents=True)
+        extra = [{"step": step, "loss": 0.5}]  # a log entry without gate fractions is left out
+        state = {"log_history": history + extra}
+        (search / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps(state))
+    summary = load_script().main([str(search), "--output", str(tmp_path / "out")])
+    assert summary["trainer_state"].endswith("checkpoint-500/trainer_state.json")  # 500 > 250, not by string order
+    with open(tmp_path / "out" / "gates.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["step"], r["l0_gates_zero"], r["l0_gates_one"]) for r in rows] == [
+        ("50", "0.0", "0.1"),
+        ("100", "0.02", "0.3"),
+    ]
+    assert (tmp_path / "out" / "fig1_gates.png").stat().st_size > 0
+
+
+def test_layer_sparsity_of_a_ticket_and_errors(tmp_path):
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+
+    SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5)).save_pretrained(tmp_path / "ticket")
+    layers = load_script().layer_sparsity(tmp_path / "ticket")
+    # ⌊0.5·n⌋ zeros in every matrix of even size: exactly half of each layer and of the classifier (2 layers)
+    assert layers == {"layer 0": 0.5, "layer 1": 0.5, "classifier": 0.5}
+    script = load_script()
+    with pytest.raises(ValueError, match=r"no trainer_state\.json"):
+        script.main([str(tmp_path), "--output", str(tmp_path / "o")])
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": 1, "loss": 1.0}]}))
+    with pytest.raises(ValueError, match="--pruning l0"):
+        script.main([str(tmp_path / "plain"), "--output", str(tmp_path / "o")])
