@@ -254,6 +254,7 @@ def options(calls) -> dict[str, set[str]]:
     return {script: option_strings(text) for script, text in texts.items()}
 
 
+@pytest.mark.slow
 def test_every_flag_in_the_docs_is_an_option_of_its_script(arrays, calls, options):
     unknown = [
         f"{call.where}: {call.script} has no option {flag}" + (f" (from {origin})" if origin else "")

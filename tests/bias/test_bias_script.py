@@ -109,6 +109,7 @@ def test_custom_task_needs_a_training_file(tmp_path):
         load_script().main(["--task", "custom", "--task_labels", "a,b", "--output_dir", str(tmp_path)])
 
 
+@pytest.mark.slow
 def test_help_works_and_names_the_new_flags():
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "run_bias_model.py"), "--help"], capture_output=True, text=True, timeout=300

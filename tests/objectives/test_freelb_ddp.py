@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 import torch
 
 HERE = Path(__file__).resolve()
@@ -65,6 +66,7 @@ def worker(out: str, per_device_batch: int) -> None:
     torch.save(state, os.path.join(out, f"rank{os.environ.get('RANK', 0)}.pt"))
 
 
+@pytest.mark.slow
 def test_two_processes_train_as_one(tmp_path):
     out = tmp_path / "ddp"
     out.mkdir()

@@ -23,6 +23,7 @@ def test_every_script_is_covered():
     assert set(SCRIPTS) == set(EXPECTED), "add the new script's options to EXPECTED"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_lists_the_options(script):
     done = subprocess.run(

@@ -23,6 +23,7 @@ def _args(model, data_dir, out, *extra):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_prune_heads_run_saves_a_smaller_model_that_reloads(minilm, data_dir, tmp_path):
     out = tmp_path / "heads"
     results = main(_args(minilm, data_dir, out, "--prune_heads", "0.25", "--head_importance_samples", "24"))

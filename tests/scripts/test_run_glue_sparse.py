@@ -323,6 +323,7 @@ def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
         assert torch.all(srnet.base_model.get_submodule(name).base_layer.weight[~mask] == 0), name
 
 
+@pytest.mark.slow
 def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(minilm, data_dir, tmp_path):
     hans_train = data_dir / "hans" / "heuristics_train_set.tsv"
     results = run_glue_sparse.main(

@@ -182,6 +182,7 @@ def test_refusals(setup):
     assert not (tmp / "a").exists()
 
 
+@pytest.mark.slow
 def test_real_imp_training_end_to_end(setup):
     """Two real `--pruning imp` runs of run_glue_sparse.py (a tiny encoder, 4 steps), scored from their mask dirs."""
     from conftest import TINY

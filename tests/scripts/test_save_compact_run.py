@@ -30,6 +30,7 @@ def _masked_logits(minilm, out, inputs):
         return srnet(**inputs).logits
 
 
+@pytest.mark.slow
 def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_dir, tmp_path):
     out = tmp_path / "neuron"
     main(_args(minilm, data_dir, out, "--mask_granularity", "neuron", "--sparsity", "0.5"))
@@ -52,6 +53,7 @@ def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_d
     assert "**compact** merged checkpoint" in card and f'load_pretrained_model("{merged}")' in card
 
 
+@pytest.mark.slow
 def test_element_masks_stay_a_stock_checkpoint(minilm, data_dir, tmp_path):
     out = tmp_path / "element"
     main(_args(minilm, data_dir, out, "--sparsity", "0.3"))

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
@@ -29,6 +30,7 @@ def _run(out: Path, nproc: int, per_device_batch: int) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_two_processes_agree_with_each_other_and_with_one(tmp_path):
     _run(tmp_path / "ddp", nproc=2, per_device_batch=4)
     _run(tmp_path / "single", nproc=1, per_device_batch=8)

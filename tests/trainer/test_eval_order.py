@@ -120,6 +120,7 @@ def _worker(out: str) -> None:
     end_process_group()
 
 
+@pytest.mark.slow
 def test_two_processes_restore_the_dataset_order(tmp_path):
     (tmp_path / "tok0").mkdir()
     (tmp_path / "tok1").mkdir()
