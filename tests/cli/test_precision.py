@@ -93,3 +93,36 @@ def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(pretrained, data_dir, tmp_pa
 
     _, masks = read_mask_dir(out)  # True = kept
     assert masks and all(int((~m).sum()) == m.numel() // 2 for m in masks.values())
+
+
+@pytest.mark.parametrize(
+    ("pruning", "extra"),
+    [("imp", []), ("l0", ["--adversarial", "freelb", "--adv_steps", "2"])],
+    ids=["imp", "l0_freelb"],
+)
+def test_bf16_runs_of_the_other_methods_and_freelb(pretrained, data_dir, tmp_path, pruning, extra):
+    import math
+
+    from hf_srnets.masking.io import read_mask_dir
+
+    out = tmp_path / pruning
+    argv = mnli_run_args(
+        pretrained,
+        data_dir,
+        out,
+        "--pruning",
+        pruning,
+        "--sparsity",
+        "0.5",
+        *extra,
+        train=32,
+        eval=32,
+        ood=30,
+        batch=16,
+    )
+    main([*argv, "--bf16", "true"])
+    results = json.loads((out / "all_results.json").read_text())
+    assert results["precision"] == "bf16" and math.isfinite(results["train_loss"])
+    if pruning == "l0":  # the saved ticket ranks log α over all of θ_pr (global scope): exactly ⌊s·N⌋ zeros in all
+        _, masks = read_mask_dir(out)
+        assert sum(int((~m).sum()) for m in masks.values()) == sum(m.numel() for m in masks.values()) // 2
