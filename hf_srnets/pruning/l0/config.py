@@ -22,9 +22,10 @@ class L0Config(PruningConfig):
         l0_temperature: β of Eq. 2 and 4 (2/3, as in the authors' released code and Louizos et al. 2018).
         l0_init_keep: p, the deterministic gate (Eq. 5) every weight starts at: log α = logit((p − γ)/(ζ − γ))
             (0.9, the authors' `mask_p`).
-        l0_lambda_start_fraction / l0_lambda_warmup_fraction: a, b of the warm-up of the authors' code,
+        l0_lambda_start_fraction / l0_lambda_warmup_fraction: a, b of the warm-up form of the authors' code,
             λ_t = λ · clip((t − a·T)/(b·T), 0, 1) with T the run's optimisation steps; both 0 give a constant λ
-            (Eq. 8 as printed).
+            (Eq. 8 as printed). Their code counts 3 per step (the input tensors of a batch, not examples), so its
+            timing as run is a = 0.0333, b = 0.1.
         ticket_source: for a ticket extracted by `run_extract_ticket.py`, the search directory it came from.
     """
 
