@@ -164,6 +164,21 @@ def paired_bootstrap(
     )
 
 
+def seedwise_difference(
+    method: Callable[[np.ndarray], np.ndarray],
+    baseline: Callable[[np.ndarray], np.ndarray],
+    shape: tuple[int, int],
+    **kwargs: float,
+) -> PairedInterval:
+    """The interval of mean over seeds of method − baseline, for per-seed statistics of one set's draw counts
+    (w [B, n] -> [B, seeds]); `shape` is [seeds, examples], `kwargs` those of `bootstrap_interval`."""
+
+    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
+        return (method(weights[0]) - baseline(weights[0])).mean(axis=1)
+
+    return bootstrap_interval(statistic, [shape[1]], n_seeds=shape[0], **kwargs)
+
+
 def ratio_statistic(numerator: np.ndarray, denominator: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """Draw counts w [B, n] -> [B, seeds]: Σ_i w_i·numerator[s, i] / Σ_i w_i·denominator[s, i] (inf or NaN when
     the denominator is 0)."""
@@ -188,14 +203,8 @@ def paired_bootstrap_ratio(
     """The difference of ratios Σ u / Σ v (Suc% = successful / attacked) of method and baseline, each per seed and
     then averaged over seeds, and its paired bootstrap interval; replicates with a zero denominator are dropped."""
     mn, md, bn, bd = paired_rows(method_numerator, method_denominator, baseline_numerator, baseline_denominator)
-    method, baseline = ratio_statistic(mn, md), ratio_statistic(bn, bd)
-
-    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
-        return (method(weights[0]) - baseline(weights[0])).mean(axis=1)
-
-    return bootstrap_interval(
-        statistic, [mn.shape[1]], n_seeds=mn.shape[0], n_resamples=n_resamples, seed=seed, confidence=confidence
-    )
+    kwargs = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    return seedwise_difference(ratio_statistic(mn, md), ratio_statistic(bn, bd), mn.shape, **kwargs)
 
 
 def weighted_f1_statistic(predictions: np.ndarray, labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -239,9 +248,4 @@ def paired_bootstrap_predictions(
         return paired_bootstrap(m == gold, b == gold, **kwargs)
     if metric != "f1":
         raise ValueError(f"paired intervals are computed for accuracy and f1, not {metric!r}")
-    method, baseline = weighted_f1_statistic(m, gold), weighted_f1_statistic(b, gold)
-
-    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
-        return (method(weights[0]) - baseline(weights[0])).mean(axis=1)
-
-    return bootstrap_interval(statistic, [m.shape[1]], n_seeds=m.shape[0], **kwargs)
+    return seedwise_difference(weighted_f1_statistic(m, gold), weighted_f1_statistic(b, gold), m.shape, **kwargs)
