@@ -52,8 +52,8 @@ from hf_srnets.data import TaskSpec, load_file, load_source
 from hf_srnets.data.splits import label_options
 from hf_srnets.data.tasks import resolve_task
 from hf_srnets.errors import InputError
-from hf_srnets.model_card import update_card_attack_section
-from hf_srnets.output_dir import acquire_lock
+from hf_srnets.experiments.output_dir import acquire_lock
+from hf_srnets.publish.card import update_card_attack_section
 
 logger = logging.getLogger("run_attack")
 

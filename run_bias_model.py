@@ -16,7 +16,7 @@ accuracy, calibration and per-gold-label breakdown per split), and logs the repo
 `run_glue_sparse.py --extra_train NAME=PATH`, predict the extra set with `--ood_file NAME=PATH`: its
 `bias_NAME.jsonl`, next to `bias_train.jsonl`, is joined to the extra rows by their id in PATH.
 
-The output dir follows run_glue_sparse.py's rules (`hf_srnets.output_dir`): a dir holding anything (but this
+The output dir follows run_glue_sparse.py's rules (`hf_srnets.experiments.output_dir`): a dir holding anything (but this
 script's own `cache/`) is refused unless `--overwrite_output_dir`, which first deletes what hf_srnets scripts write
 there; a second run on the same dir is locked out while the first writes.
 """
@@ -33,13 +33,13 @@ from typing import Any
 from datasets import ClassLabel, Dataset
 from transformers import HfArgumentParser
 
-from hf_srnets.arguments import TaskDataArguments
 from hf_srnets.bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
 from hf_srnets.bias.report import near_uniform_warning
+from hf_srnets.cli.arguments import TaskDataArguments
 from hf_srnets.data import EvalSet, TaskSpec, load_file, load_source, ood_file_set, resolve_task
 from hf_srnets.data.splits import check_same_inputs, label_options, ood_label_options, parse_ood_labels
 from hf_srnets.errors import InputError
-from hf_srnets.output_dir import prepare_output_dir
+from hf_srnets.experiments.output_dir import prepare_output_dir
 
 logger = logging.getLogger("run_bias_model")
 CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir

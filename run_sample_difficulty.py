@@ -33,8 +33,8 @@ from typing import Any
 
 from transformers import HfArgumentParser
 
-from hf_srnets.difficulty import SampleDifficultyArguments, compute_difficulty
 from hf_srnets.errors import InputError, run_script
+from hf_srnets.experiments.sample_difficulty import SampleDifficultyArguments, compute_difficulty
 
 SCRIPT = str(Path(__file__).resolve().parent / "run_glue_sparse.py")
 

@@ -49,7 +49,7 @@ from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.cli.parser import load_config_file
 from hf_srnets.data.splits import resolve_task
 from hf_srnets.errors import InputError, run_script
-from hf_srnets.sweep import (
+from hf_srnets.experiments.sweep import (
     RUN_META,
     add_f_bias,
     add_paired_intervals,

@@ -74,7 +74,7 @@ def build_model(workload: str, args):
 
 
 def training_args(workload: str, variant: str, options: argparse.Namespace, output_dir: str):
-    from hf_srnets.training_args import SRNetTrainingArguments
+    from hf_srnets.training.arguments import SRNetTrainingArguments
 
     adversarial = {"adversarial": "freelb", "adv_steps": 2} if workload == "l0_freelb" else {}
     return SRNetTrainingArguments(
@@ -102,8 +102,8 @@ def run_once(workload: str, variant: str, options: argparse.Namespace) -> dict[s
     import torch
     from transformers import AutoTokenizer, TrainerCallback
 
-    from hf_srnets.collator import SRNetDataCollator
-    from hf_srnets.trainer import SRNetTrainer
+    from hf_srnets.training.collator import SRNetDataCollator
+    from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(minilm_path())

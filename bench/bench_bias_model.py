@@ -36,10 +36,10 @@ sys.path.insert(0, str(REPO_ROOT))
 import sklearn.linear_model  # noqa: E402,F401  (import time is not part of the workload)
 from datasets import Dataset  # noqa: E402
 
-from hf_srnets.bias import TRAIN_VECTORS, compute_bias_predictions, overlap_features, train_vectors  # noqa: E402
+from hf_srnets.bias import compute_bias_predictions, overlap_features  # noqa: E402
 from hf_srnets.bias.model import BiasModel  # noqa: E402
-from hf_srnets.bias.vectors import glove_package_dir, load_fasttext_bin  # noqa: E402
 from hf_srnets.data import custom_task, get_task, load_file  # noqa: E402
+from hf_srnets.resources.word_vectors import TRAIN_VECTORS, glove_package_dir, load_fasttext_bin, train_vectors  # noqa: E402  # noqa: E402
 
 N_PAIRS = 10_000
 

@@ -68,10 +68,11 @@ def main() -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from hf_srnets.collator import SRNetDataCollator
-    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-    from hf_srnets.trainer import SRNetTrainer
-    from hf_srnets.training_args import SRNetTrainingArguments
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+    from hf_srnets.training.collator import SRNetDataCollator
+    from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
     path = minilm_path()
@@ -79,7 +80,7 @@ def main() -> None:
     data = load_set(options.set, options.data_dir, options.max_examples, tokenizer, options.max_length)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
     if options.masked:
-        model = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
+        model = SRNetModel(model, ThresholdConfig(sparsity=0.5))
     lengths = np.asarray([len(ids) for ids in data["input_ids"]])
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -37,11 +37,12 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainerCallback
 
-    from hf_srnets.collator import SRNetDataCollator
     from hf_srnets.data import get_task, load_file
-    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-    from hf_srnets.trainer import SRNetTrainer
-    from hf_srnets.training_args import SRNetTrainingArguments
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+    from hf_srnets.training.collator import SRNetDataCollator
+    from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
     task = get_task("mnli")
@@ -59,7 +60,7 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3)
     if mode == "mask":
         model = SRNetModel(
-            model, SRNetMaskConfig(sparsity=0.5, trainable_classifier=True, threshold_update_interval=10)
+            model, ThresholdConfig(sparsity=0.5, trainable_classifier=True, threshold_update_interval=10)
         )
 
     times: list[float] = []

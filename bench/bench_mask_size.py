@@ -37,8 +37,9 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from hf_srnets.masking import MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask  # noqa: E402
+from hf_srnets.masking import SRNetModel, pack_mask  # noqa: E402
 from hf_srnets.masking.codec import decode_mask, encode_mask, encoding_scheme  # noqa: E402
+from hf_srnets.pruning import MASKS_NAME, ThresholdConfig  # noqa: E402
 
 HEAD_DIM = 32
 TILE = 32
@@ -220,7 +221,7 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     model = AutoModelForSequenceClassification.from_pretrained(args.model or minilm_path(), num_labels=3)
-    srnet = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5))
     shapes = {name: tuple(shape) for name, shape in srnet.srnet_config.module_shapes.items()}
     weights = {name: layer.base_layer.weight.detach() for name, layer in srnet.masked_layers().items()}
     rows = []

@@ -2,15 +2,23 @@
 
 __version__ = "0.1.0"
 
-from .collator import SRNetDataCollator
+from hf_srnets.masking import SRNetModel
+
 from .compact import compact_model, load_pretrained_model
 from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
-from .masking import MaskedLinear, SRNetMaskConfig, SRNetModel
 from .objectives import LossObjective, Objective, StepObjective, build_objective, register_objective
-from .pruning import PruningConfig, PruningMethod, register_pruning_method, resolve_pruning
-from .trainer import SRNetTrainer
-from .training_args import SRNetTrainingArguments
+from .pruning import (
+    MaskedLinear,
+    PruningConfig,
+    PruningMethod,
+    ThresholdConfig,
+    register_pruning_method,
+    resolve_pruning,
+)
+from .training.arguments import SRNetTrainingArguments
+from .training.collator import SRNetDataCollator
+from .training.trainer import SRNetTrainer
 
 __all__ = [
     "DebiasingLoss",
@@ -21,11 +29,11 @@ __all__ = [
     "PruningConfig",
     "PruningMethod",
     "SRNetDataCollator",
-    "SRNetMaskConfig",
     "SRNetModel",
     "SRNetTrainer",
     "SRNetTrainingArguments",
     "StepObjective",
+    "ThresholdConfig",
     "__version__",
     "build_objective",
     "compact_model",

@@ -11,7 +11,8 @@ import argparse
 
 from transformers import AutoModelForSequenceClassification
 
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import ThresholdConfig
 
 
 def main() -> None:
@@ -22,7 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     start = SRNetModel(
         AutoModelForSequenceClassification.from_pretrained(args.base),
-        SRNetMaskConfig(sparsity=args.sparsity, mask_init="soft"),
+        ThresholdConfig(sparsity=args.sparsity, mask_init="soft"),
     ).binary_masks()
     total = sum(mask.numel() for mask in start.values())
     for run in args.runs:

@@ -99,7 +99,7 @@ def data_dir() -> Path:
 @pytest.fixture
 def pretrained(tmp_path) -> Path:
     """A tiny pre-trained encoder without a classification head (as bert-base-uncased or MiniLM), with a tokenizer."""
-    from trainer.helpers import tiny_tokenizer
+    from training.helpers import tiny_tokenizer
     from transformers import BertModel
 
     path = tmp_path / "pretrained"

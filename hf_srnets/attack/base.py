@@ -94,7 +94,7 @@ class AttackResult:
 class AttackRecipe:
     """Base class of the attack recipes; subclasses set `name`, `citation` and implement `attack`.
 
-    `citation` is a BibTeX key of `hf_srnets.objectives.citations`.
+    `citation` is a BibTeX key of `hf_srnets.resources.citations`.
     """
 
     name: ClassVar[str] = ""

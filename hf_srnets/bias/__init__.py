@@ -1,14 +1,14 @@
 """The bias-only model of Win-win appendix B.3.1 (Clark et al. 2019): p_b for the debiasing losses.
 
 `compute_bias_predictions` (`pipeline`) extracts the task's bias features (`features`: word overlap for sentence
-pairs, max-pooled claim word vectors for FEVER) with word vectors (`vectors`: the user's fastText/GloVe
-file, else the installed GloVe 6B package, else fastText trained on the training text), fits a multinomial
-logistic regression (`model`, C chosen on held-out training rows) on the ID training set and returns p_b for
-the training set and every other split, plus a report (`report`: accuracy, calibration, per-label breakdown).
-`save_bias_predictions` (`save`) writes them as `bias_<split>.jsonl` (`hf_srnets.data.read_predictions` format)
-and `bias_report.json`; `cache` keeps fitted predictions keyed by the data and settings they depend on, and
-`attach` joins them to the training set. This `__init__` only re-exports: the modules import each other, never
-the package.
+pairs, max-pooled claim word vectors for FEVER) with word vectors (`hf_srnets.resources.word_vectors`: the
+user's fastText/GloVe file, else the installed GloVe 6B package, else fastText trained on the training text), fits
+a multinomial logistic regression (`model`, C chosen on held-out training rows) on the ID training set and returns
+p_b for the training set and every other split, plus a report (`report`: accuracy, calibration, per-label
+breakdown). `save_bias_predictions` (`prediction_files`) writes them as `bias_<split>.jsonl`
+(`hf_srnets.data.read_predictions` format) and `bias_report.json`; `cache` keeps fitted predictions keyed by the
+data and settings they depend on (a run joins them to its training set in `hf_srnets.cli.columns`). This
+`__init__` only re-exports: the modules import each other, never the package.
 """
 
 from __future__ import annotations
@@ -16,42 +16,26 @@ from __future__ import annotations
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
 from .pipeline import BIAS_MODELS, check_split, choose_bias_model, compute_bias_predictions
+from .prediction_files import save_bias_predictions
 from .report import format_report, near_uniform_warning, split_label_names, split_report
-from .save import save_bias_predictions
 from .tokens import tokenize, vocabulary
-from .vectors import (
-    FASTTEXT_SETTINGS,
-    TRAIN_VECTORS,
-    VectorsError,
-    WordVectors,
-    load_vectors,
-    resolve_vectors,
-    train_vectors,
-)
 
 __all__ = [
     "BIAS_MODELS",
-    "FASTTEXT_SETTINGS",
     "OVERLAP_FEATURE_NAMES",
-    "TRAIN_VECTORS",
     "BiasModel",
-    "VectorsError",
-    "WordVectors",
     "check_split",
     "choose_bias_model",
     "claim_features",
     "compute_bias_predictions",
     "format_report",
-    "load_vectors",
     "missing_labels_message",
     "near_uniform_warning",
     "overlap_features",
-    "resolve_vectors",
     "save_bias_predictions",
     "select_C",
     "split_label_names",
     "split_report",
     "tokenize",
-    "train_vectors",
     "vocabulary",
 ]

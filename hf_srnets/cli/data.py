@@ -11,15 +11,15 @@ import transformers
 from datasets import Dataset
 from transformers import AutoTokenizer
 
-from ..arguments import DataArguments, ModelArguments
-from ..bias.attach import attach_probabilities
 from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
+from ..data.label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
 from ..data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
-from ..label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
-from ..training_args import SRNetTrainingArguments
+from ..training.arguments import SRNetTrainingArguments
+from .arguments import DataArguments, ModelArguments
+from .columns import attach_probabilities
 
 
 @dataclass

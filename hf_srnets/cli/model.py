@@ -10,12 +10,12 @@ from typing import Any
 from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
-from ..collator import SRNetDataCollator
 from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, load_pretrained_model, prune_heads
 from ..data import TaskSpec
 from ..masking import SRNetModel
-from ..trainer import SRNetTrainer
-from ..training_args import SRNetTrainingArguments
+from ..training.arguments import SRNetTrainingArguments
+from ..training.collator import SRNetDataCollator
+from ..training.trainer import SRNetTrainer
 from .data import RunData
 from .options import RunArguments
 

@@ -18,11 +18,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..arguments import DataArguments, ModelArguments
 from ..errors import InputError
 from ..losses import LOSSES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
-from ..training_args import SRNetTrainingArguments
+from ..training.arguments import SRNetTrainingArguments
+from .arguments import DataArguments, ModelArguments
 from .parser import SRNetArgumentParser, cli_field_names
 from .precision import cpu_bf16_overrides
 

@@ -7,14 +7,14 @@ import logging
 import os
 from typing import Any
 
-from ..card_info import describe_splits, merged_card_info, run_card_info
 from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
+from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
 from ..evaluation import softmax
-from ..hub import MERGED_DIR, push_run, save_merged
-from ..label_alignment import label_permutation, to_task_order
-from ..model_card import render_model_card
-from ..output_dir import is_inside, is_run_output
+from ..experiments.output_dir import is_inside, is_run_output
+from ..publish.card import render_model_card
+from ..publish.card_facts import describe_splits, merged_card_info, run_card_info
+from ..publish.hub import MERGED_DIR, push_run, save_merged
 from .data import RunData
 from .options import RunArguments
 

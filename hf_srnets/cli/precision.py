@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..training_args import training_precision
+from ..training.arguments import training_precision
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from datasets import Dataset, concatenate_datasets
 
-from ..arguments import DataArguments
+from ..cli.arguments import DataArguments
 from ..errors import InputError
 from . import tasks
 from .loading import load_file, load_source

@@ -2,7 +2,7 @@
 
 l_it = −log softmax(z_t(x_i))_{y_i}, the cross-entropy of model t on example i, in eval mode without gradients, in
 batches padded to their longest input. The model's outputs are put in the task's label order by name
-(`hf_srnets.label_alignment`) before the loss, so a checkpoint with another `id2label` order scores the same.
+(`hf_srnets.data.label_alignment`) before the loss, so a checkpoint with another `id2label` order scores the same.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tqdm.auto import tqdm
 from transformers import DataCollatorWithPadding
 
 from ..attack.models import load_victim
+from ..data.label_alignment import label_permutation
 from ..data.tasks import TaskSpec
-from ..label_alignment import label_permutation
 from ..masking.targets import LAYER_PATTERNS
 
 logger = logging.getLogger(__name__)

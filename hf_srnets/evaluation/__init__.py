@@ -19,9 +19,9 @@ from .easy_hard import HARD_COLUMN, EasyHardEvaluator, easy_hard_table, hard_fla
 from .f_bias import check_reference, f_bias_results, f_bias_table, read_reference_results
 from .fever_symmetric import FeverSymmetricEvaluator
 from .hans import HansEvaluator
-from .outputs import results_table, softmax
 from .paws import PawsEvaluator
-from .run import MetricRow, metrics_function, primary_metric, run_evaluation, score_predictions
+from .results_table import results_table, softmax
+from .run_evaluation import MetricRow, metrics_function, primary_metric, run_evaluation, score_predictions
 from .task_metric import LabelMetricEvaluator, TaskMetricEvaluator
 
 __all__ = [

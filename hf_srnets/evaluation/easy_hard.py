@@ -32,7 +32,7 @@ from ..data.tasks import TaskSpec
 from ..errors import InputError, MissingInputError
 from ..metrics import accuracy
 from .base import Evaluator, register_evaluator
-from .outputs import softmax
+from .results_table import softmax
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..errors import InputError
-from ..hub_upload import make_config_portable, upload_folder
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.magnitude import magnitude_prune
 from ..pruning.threshold import update_thresholds
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
+from .hub_upload import make_config_portable, upload_folder
 from .io import (
     decode_masks,
     load_checked_tensors,
@@ -54,7 +54,7 @@ class SRNetModel(nn.Module):
 
     Example:
         >>> model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
-        >>> srnet = SRNetModel(model, SRNetMaskConfig(sparsity=0.5))
+        >>> srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5))
         >>> srnet.save_pretrained("masks/")          # config + entropy-coded masks only
         >>> plain = srnet.merge_and_unload()          # pruned weights set to exactly 0
     """
@@ -400,7 +400,7 @@ class SRNetModel(nn.Module):
     def push_to_hub(self, repo_id: str, *, private: bool | None = None, token: str | None = None) -> str:
         """Upload the mask config and the bit-packed masks (not the base weights) to a Hub model repo.
 
-        Raises `hf_srnets.hub.HubUploadError` (with a retry hint) when the upload fails.
+        Raises `hf_srnets.publish.hub.HubUploadError` (with a retry hint) when the upload fails.
         """
         with tempfile.TemporaryDirectory() as tmp:
             self.save_pretrained(tmp)

@@ -7,22 +7,17 @@ by name; `OBJECTIVES` lists the registered step objectives.
 """
 
 from .base import Objective
-from .citations import BIBTEX, PACKAGE_CITATION, citations_for, format_bibtex
 from .freelb import FreeLB
 from .loss import LossObjective
 from .registry import OBJECTIVES, build_objective, register_objective
 from .step import StepObjective
 
 __all__ = [
-    "BIBTEX",
     "OBJECTIVES",
-    "PACKAGE_CITATION",
     "FreeLB",
     "LossObjective",
     "Objective",
     "StepObjective",
     "build_objective",
-    "citations_for",
-    "format_bibtex",
     "register_objective",
 ]

@@ -21,7 +21,7 @@ from .base import (
     resolve_pruning,
     unregister_pruning_method,
 )
-from .fixed import FixedMaskCallback
+from .fixed_mask import FixedMaskCallback
 from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
 from .random import RandomConfig, RandomPruning
@@ -29,7 +29,6 @@ from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
     MaskedLinear,
     MaskThresholdCallback,
-    SRNetMaskConfig,
     ThresholdConfig,
     ThresholdPruning,
     cubic_sparsity,
@@ -55,7 +54,6 @@ __all__ = [
     "PruningMethod",
     "RandomConfig",
     "RandomPruning",
-    "SRNetMaskConfig",
     "ThresholdConfig",
     "ThresholdPruning",
     "binarize",

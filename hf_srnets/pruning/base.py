@@ -21,7 +21,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
-from .fixed import FixedMaskCallback
+from .fixed_mask import FixedMaskCallback
 
 CONFIG_NAME = "srnet_config.json"
 MASKS_NAME = "srnet_masks.safetensors"

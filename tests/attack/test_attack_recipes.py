@@ -10,7 +10,7 @@ from attack.test_search_helpers import ConstantEncoder, LexiconClassifier, mlm_t
 
 from hf_srnets.attack import ATTACK_RECIPES, OUTCOMES, AttackResult, build_attack
 from hf_srnets.attack.pos import coarse_pos
-from hf_srnets.objectives.citations import BIBTEX
+from hf_srnets.resources.citations import BIBTEX
 
 
 def textfooler(**kw):

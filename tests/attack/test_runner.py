@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import tiny_model
 from datasets import Dataset
-from trainer.helpers import WORDS, tiny_tokenizer
+from training.helpers import WORDS, tiny_tokenizer
 
 from hf_srnets.attack import (
     AttackRecipe,

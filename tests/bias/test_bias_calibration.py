@@ -12,8 +12,8 @@ from datasets import Dataset
 from hf_srnets.bias import compute_bias_predictions, format_report
 from hf_srnets.bias.model import C_GRID, select_C, stratified_holdout
 from hf_srnets.bias.report import calibration
-from hf_srnets.bias.vectors import glove_package_dir
 from hf_srnets.data import custom_task, load_file
+from hf_srnets.resources.word_vectors import glove_package_dir
 
 BINARY = custom_task(["negative", "positive"])
 CLAIMS = custom_task(["SUPPORTS", "REFUTES"])

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from hf_srnets.bias import OVERLAP_FEATURE_NAMES, WordVectors, claim_features, overlap_features, tokenize
+from hf_srnets.bias import OVERLAP_FEATURE_NAMES, claim_features, overlap_features, tokenize
+from hf_srnets.resources.word_vectors import WordVectors
 
 # cos(dog, cat) = 0.6, cos(dog, sleeps) = 0.8, cos(cat, sleeps) = 0, cos(up, down) = -1.
 # "the", "a", "sat", "on", "mat", "chased" have no vector; "zero" has a zero vector (treated as none).

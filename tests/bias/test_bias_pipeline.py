@@ -11,15 +11,9 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from hf_srnets.bias import (
-    VectorsError,
-    compute_bias_predictions,
-    format_report,
-    save_bias_predictions,
-    split_report,
-    tokenize,
-)
+from hf_srnets.bias import compute_bias_predictions, format_report, save_bias_predictions, split_report, tokenize
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
+from hf_srnets.resources.word_vectors import VectorsError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MNLI = get_task("mnli")

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from conftest import DATA_DIR
 
-from hf_srnets.bias import WordVectors, compute_bias_predictions, overlap_features, save_bias_predictions, tokenize
-from hf_srnets.bias.vectors import glove_package_dir
+from hf_srnets.bias import compute_bias_predictions, overlap_features, save_bias_predictions, tokenize
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, load_file, load_source, read_predictions
+from hf_srnets.resources.word_vectors import WordVectors, glove_package_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MNLI = get_task("mnli")

@@ -5,8 +5,14 @@ import gzip
 import numpy as np
 import pytest
 
-from hf_srnets.bias import VectorsError, load_vectors, resolve_vectors, train_vectors
-from hf_srnets.bias.vectors import corpus_lines, glove_package_dir
+from hf_srnets.resources.word_vectors import (
+    VectorsError,
+    corpus_lines,
+    glove_package_dir,
+    load_vectors,
+    resolve_vectors,
+    train_vectors,
+)
 
 TINY_SETTINGS = {
     "model": "skipgram",
@@ -84,7 +90,7 @@ def test_train_vectors_on_tiny_corpus_is_cached_and_deterministic(tmp_path):
 
 
 def test_resolve_vectors_trains_when_no_file(tmp_path, monkeypatch):
-    import hf_srnets.bias.vectors as vectors_module
+    import hf_srnets.resources.word_vectors as vectors_module
 
     monkeypatch.setattr(vectors_module, "FASTTEXT_SETTINGS", TINY_SETTINGS)
     kwargs = {"train_texts": CORPUS, "cache_dir": str(tmp_path), "seed": 1, "use_glove_package": False}

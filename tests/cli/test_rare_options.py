@@ -9,8 +9,8 @@ import torch
 from datasets import Dataset
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from hf_srnets.bias.attach import _attach_fitted_bias
 from hf_srnets.cli import outputs, parse_args
+from hf_srnets.cli.columns import _attach_fitted_bias
 from hf_srnets.cli.data import check_model_inputs, position_limit
 from hf_srnets.data import BIAS_COLUMN, get_task
 from hf_srnets.errors import InputError

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR, assert_run_predictions_match_hand
 
-from hf_srnets.arguments import DataArguments
+from hf_srnets.cli.arguments import DataArguments
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
 from hf_srnets.data.tasks import display_name
-from hf_srnets.sweep import metric_title
+from hf_srnets.experiments.sweep import metric_title
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 

@@ -9,7 +9,6 @@ import pytest
 from datasets import Dataset
 from transformers import EvalPrediction
 
-from hf_srnets.card_info import card_dataset
 from hf_srnets.data import EvalSet, SplitSource, get_task, ood_file_set, resolve_task
 from hf_srnets.data.tasks import TASKS
 from hf_srnets.evaluation import (
@@ -28,6 +27,7 @@ from hf_srnets.evaluation import (
     score_predictions,
 )
 from hf_srnets.metrics import METRICS, collapse_nli_predictions, hans_metrics
+from hf_srnets.publish.card_facts import card_dataset
 
 HEURISTICS = ("lexical_overlap", "subsequence", "constituent")
 

@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from hf_srnets.evaluation import check_reference, f_bias_results, f_bias_table, read_reference_results
-from hf_srnets.model_card import render_model_card
+from hf_srnets.publish.card import render_model_card
 
 
 def _results(dev, sets, id_name="mnli"):

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from hf_srnets.masking import MaskedLinear, binarize, exact_thresholds
+from hf_srnets.pruning import MaskedLinear, binarize, exact_thresholds
 
 
 def _zeros(layer: MaskedLinear) -> int:

@@ -13,9 +13,10 @@ from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 from transformers import AutoModelForSequenceClassification, BertConfig
 
-from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask
+from hf_srnets.masking import SRNetModel, pack_mask
 from hf_srnets.masking.codec import decode_mask, encode_mask, encoding_scheme, mask_header
 from hf_srnets.masking.io import MASK_ENCODING, read_mask_dir, tensor_checksum
+from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "masks_v0"
 
@@ -143,7 +144,7 @@ def _damaged(encoded: torch.Tensor, how: str) -> torch.Tensor:
 
 @pytest.mark.parametrize("how", ["truncated", "trailing", "flipped", "length"])
 def test_damaged_tensor_with_recomputed_checksum_is_refused_on_decode(tmp_path, how):
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     name = "bert.encoder.layer.0.intermediate.dense"
     masks = {n: m.clone() for n, m in srnet.binary_masks().items()}
     masks[name] = _iid(masks[name].numel(), 0.95, seed=2).reshape(masks[name].shape)
@@ -161,7 +162,7 @@ def test_damaged_tensor_with_recomputed_checksum_is_refused_on_decode(tmp_path, 
 
 
 def test_save_and_load_round_trip_in_the_new_format(tmp_path):
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.9))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.9))
     gen = torch.Generator().manual_seed(3)
     masks = {n: torch.rand(m.shape, generator=gen) >= 0.9 for n, m in srnet.binary_masks().items()}
     srnet.set_masks(masks)
@@ -196,7 +197,7 @@ def test_bit_packed_v0_directories_still_load():
 
 
 def test_unknown_mask_encoding_is_a_clear_error(tmp_path):
-    SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5)).save_pretrained(tmp_path)
+    SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5)).save_pretrained(tmp_path)
     config = json.loads((tmp_path / CONFIG_NAME).read_text())
     config["mask_encoding"] = "zstd-v9"
     (tmp_path / CONFIG_NAME).write_text(json.dumps(config))
@@ -211,7 +212,7 @@ def test_saved_mask_file_at_90_percent_is_within_the_entropy_budget(tmp_path):
         hidden_size=256, num_hidden_layers=2, num_attention_heads=4, intermediate_size=1024, vocab_size=100
     )
     model = AutoModelForSequenceClassification.from_config(config)
-    srnet = SRNetModel(model, SRNetMaskConfig(sparsity=0.9))
+    srnet = SRNetModel(model, ThresholdConfig(sparsity=0.9))
     srnet.magnitude_prune(0.9)
     srnet.save_pretrained(tmp_path)
     n = srnet.sparsity_report()["num_prunable"]

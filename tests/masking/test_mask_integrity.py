@@ -12,16 +12,17 @@ from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_srnets.errors import InputError
-from hf_srnets.hub_upload import make_config_portable
-from hf_srnets.masking import CONFIG_NAME, MASKS_NAME, SRNetMaskConfig, SRNetModel, pack_mask, unpack_mask
+from hf_srnets.masking import SRNetModel, pack_mask, unpack_mask
 from hf_srnets.masking.codec import decode_mask
+from hf_srnets.masking.hub_upload import make_config_portable
 from hf_srnets.masking.io import read_mask_dir, tensor_checksum
+from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
 
 QUERY = "bert.encoder.layer.0.attention.self.query"
 
 
 def _saved(tmp_path, trainable_classifier=False):
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
     gen = torch.Generator().manual_seed(4)
     with torch.no_grad():
         for layer in srnet.masked_layers().values():
@@ -69,7 +70,7 @@ def test_checksums_are_recorded_and_the_config_round_trips(tmp_path):
     tensors = load_file(tmp_path / MASKS_NAME)
     assert set(data["tensor_checksums"]) == set(tensors) | {CONFIG_NAME}  # every tensor, and the config's fields
     assert "trainable.classifier.base_layer.weight" in data["tensor_checksums"]
-    assert SRNetMaskConfig.from_dict(data).tensor_checksums == data["tensor_checksums"]
+    assert ThresholdConfig.from_dict(data).tensor_checksums == data["tensor_checksums"]
 
 
 def test_flipped_mask_bytes_are_refused(tmp_path):
@@ -214,12 +215,12 @@ def test_a_config_made_portable_for_an_upload_still_loads(tmp_path):
 def test_masks_loaded_for_retraining_report_their_own_sparsity_as_the_target(tmp_path):
     """A mask dir whose config records the search's goal (50%) but whose masks are 30% sparse (e.g. saved mid-way
     through a cubic schedule): a --mask_from run logs the masks' 30% as its target, not the config's 50%."""
-    from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+    from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-    from hf_srnets.collator import SRNetDataCollator
-    from hf_srnets.trainer import SRNetTrainer
+    from hf_srnets.training.collator import SRNetDataCollator
+    from hf_srnets.training.trainer import SRNetTrainer
 
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     gen = torch.Generator().manual_seed(0)
     masks = {}
     for name, mask in srnet.binary_masks().items():

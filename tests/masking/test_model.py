@@ -8,7 +8,8 @@ import torch
 from conftest import tiny_model
 from safetensors.torch import load_file
 
-from hf_srnets.masking import MASKS_NAME, MaskedLinear, SRNetMaskConfig, SRNetModel
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import MASKS_NAME, MaskedLinear, ThresholdConfig
 
 ARCHS = ["bert", "roberta", "distilbert", "electra", "deberta-v2"]
 # θ_pr per layer is 6 matrices (Q, K, V, AO, in, out); 2 tiny layers; plus the classifier linear(s)
@@ -32,7 +33,7 @@ def _shuffle_scores(srnet: SRNetModel, seed=0):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_default_targets_are_theta_pr(arch):
-    srnet = SRNetModel(tiny_model(arch), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.5))
     layers = srnet.masked_layers()
     assert len(srnet.layer_targets) == 2 * 6
     assert len(layers) == 12 + CLASSIFIER_LAYERS[arch]
@@ -45,7 +46,7 @@ def test_default_targets_are_theta_pr(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("sparsity", [0.2, 0.5, 0.9])
 def test_exact_zeros_per_matrix_after_threshold_update(arch, sparsity):
-    srnet = SRNetModel(tiny_model(arch), SRNetMaskConfig(sparsity=0.3))
+    srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.3))
     _shuffle_scores(srnet)
     srnet.update_thresholds(sparsity)
     for name, mask in srnet.binary_masks().items():
@@ -53,29 +54,29 @@ def test_exact_zeros_per_matrix_after_threshold_update(arch, sparsity):
 
 
 def test_global_sparsity_counts_all_matrices_together():
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, sparsity_scope="global", mask_init="soft"))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5, sparsity_scope="global", mask_init="soft"))
     report = srnet.sparsity_report()
     assert report["num_pruned"] == math.floor(0.5 * report["num_prunable"])
     assert len(set(report["per_module"].values())) > 1  # matrices differ under a global budget
 
 
 def test_no_classifier_mask_and_explicit_targets():
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(mask_classifier=False, target_modules=["query", "value"]))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(mask_classifier=False, target_modules=["query", "value"]))
     assert set(n.rsplit(".", 1)[-1] for n in srnet.masked_layers()) == {"query", "value"}
     regex = SRNetModel(
-        tiny_model("bert"), SRNetMaskConfig(mask_classifier=False, target_modules=r"intermediate\.dense$")
+        tiny_model("bert"), ThresholdConfig(mask_classifier=False, target_modules=r"intermediate\.dense$")
     )
     assert len(regex.masked_layers()) == 2
 
 
 def test_unknown_targets_give_clear_error():
     with pytest.raises(ValueError, match=r"matched no nn\.Linear"):
-        SRNetModel(tiny_model("bert"), SRNetMaskConfig(target_modules=["no_such_layer"]))
+        SRNetModel(tiny_model("bert"), ThresholdConfig(target_modules=["no_such_layer"]))
 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_merge_and_unload_equals_masked_forward(arch):
-    srnet = SRNetModel(tiny_model(arch), SRNetMaskConfig(sparsity=0.6, mask_init="soft"))
+    srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.6, mask_init="soft"))
     _shuffle_scores(srnet, seed=3)
     srnet.update_thresholds(0.6)
     srnet.eval()
@@ -96,7 +97,7 @@ def test_merge_and_unload_equals_masked_forward(arch):
 
 @pytest.mark.parametrize("arch", ["bert", "roberta", "distilbert"])
 def test_save_and_load_round_trip(tmp_path, arch):
-    srnet = SRNetModel(tiny_model(arch), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.5))
     _shuffle_scores(srnet, seed=5)
     srnet.update_thresholds(0.5)
     srnet.save_pretrained(tmp_path)
@@ -118,7 +119,7 @@ def test_saved_masks_are_bit_packed_and_hold_no_base_weights(tmp_path):
     config = BertConfig(
         hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=200, num_labels=3
     )
-    srnet = SRNetModel(AutoModelForSequenceClassification.from_config(config), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(AutoModelForSequenceClassification.from_config(config), ThresholdConfig(sparsity=0.5))
     srnet.save_pretrained(tmp_path)
     tensors = load_file(os.path.join(tmp_path, MASKS_NAME))
     assert all(t.dtype == torch.uint8 for t in tensors.values())
@@ -128,7 +129,7 @@ def test_saved_masks_are_bit_packed_and_hold_no_base_weights(tmp_path):
 
 
 def test_trainable_classifier_is_saved_with_masks(tmp_path):
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5, trainable_classifier=True))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5, trainable_classifier=True))
     with torch.no_grad():
         srnet.base_model.classifier.base_layer.bias.add_(1.0)
     srnet.save_pretrained(tmp_path)
@@ -137,7 +138,7 @@ def test_trainable_classifier_is_saved_with_masks(tmp_path):
 
 
 def test_foreign_masks_are_refused(tmp_path):
-    SRNetModel(tiny_model("bert"), SRNetMaskConfig()).save_pretrained(tmp_path / "bert")
+    SRNetModel(tiny_model("bert"), ThresholdConfig()).save_pretrained(tmp_path / "bert")
     with pytest.raises(ValueError, match="saved for a 'bert' model"):
         SRNetModel.from_pretrained(tiny_model("roberta"), tmp_path / "bert")
     with pytest.raises(ValueError, match="Shape mismatch"):
@@ -151,11 +152,11 @@ def test_foreign_masks_are_refused(tmp_path):
 
 
 def test_training_state_round_trip(tmp_path):
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     _shuffle_scores(srnet, seed=9)
     srnet.update_thresholds(0.4)
     srnet.save_training_state(tmp_path)
-    other = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5))
+    other = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     other.load_training_state(tmp_path)
     for (name, a), b in zip(srnet.masked_layers().items(), other.masked_layers().values()):
         assert torch.equal(a.mask_scores, b.mask_scores)
@@ -166,6 +167,6 @@ def test_prunable_count_matches_the_papers_84m_for_bert_base():
     from transformers import AutoModelForSequenceClassification, BertConfig
 
     one_layer = BertConfig(num_hidden_layers=1, num_labels=3)  # bert-base widths: 768 hidden, 3072 FFN
-    srnet = SRNetModel(AutoModelForSequenceClassification.from_config(one_layer), SRNetMaskConfig())
+    srnet = SRNetModel(AutoModelForSequenceClassification.from_config(one_layer), ThresholdConfig())
     per_layer = srnet.sparsity_report()["num_prunable"] - 768 * 3  # minus W_cls
     assert 12 * per_layer == 84_934_656  # "84M parameters in the Transformer layers" (§4.1.4)

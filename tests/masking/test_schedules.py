@@ -2,7 +2,7 @@
 
 import pytest
 
-from hf_srnets.masking import SRNetMaskConfig, cubic_sparsity, schedule_end_step, sparsity_at
+from hf_srnets.pruning import ThresholdConfig, cubic_sparsity, schedule_end_step, sparsity_at
 
 
 def test_cubic_values():
@@ -15,12 +15,12 @@ def test_cubic_values():
 
 
 def test_schedule_from_config():
-    cfg = SRNetMaskConfig(sparsity=0.9, initial_sparsity=0.7, sparsity_schedule="cubic", schedule_end=0.5)
+    cfg = ThresholdConfig(sparsity=0.9, initial_sparsity=0.7, sparsity_schedule="cubic", schedule_end=0.5)
     assert sparsity_at(0, 1000, cfg) == pytest.approx(0.7)
     assert sparsity_at(250, 1000, cfg) == pytest.approx(0.9 - 0.2 * 0.125)
     assert sparsity_at(600, 1000, cfg) == pytest.approx(0.9)
     assert schedule_end_step(1000, cfg) == 500
-    constant = SRNetMaskConfig(sparsity=0.3)
+    constant = ThresholdConfig(sparsity=0.3)
     assert sparsity_at(7, 100, constant) == 0.3
     assert schedule_end_step(100, constant) == 0
 
@@ -44,4 +44,4 @@ def test_schedule_is_monotone():
 )
 def test_bad_config_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        SRNetMaskConfig(**kwargs)
+        ThresholdConfig(**kwargs)

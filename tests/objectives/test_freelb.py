@@ -11,16 +11,16 @@ import torch
 import torch.nn.functional as F
 from conftest import tiny_model
 from torch import nn
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 from transformers import Trainer
 
-from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import OBJECTIVES, FreeLB, LossObjective, build_objective
 from hf_srnets.objectives.freelb import ascent_step, initial_delta
 from hf_srnets.pruning import ThresholdConfig, ThresholdPruning, register_pruning_method, unregister_pruning_method
-from hf_srnets.trainer import SRNetTrainer
-from hf_srnets.training_args import SRNetTrainingArguments
+from hf_srnets.training.arguments import SRNetTrainingArguments
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 
 def _no_dropout(model: nn.Module) -> nn.Module:

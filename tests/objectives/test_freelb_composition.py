@@ -9,15 +9,15 @@ import pytest
 import torch
 from conftest import mnli_run_args, tiny_model
 from torch import nn
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets.cli import main
-from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import FreeLB
 from hf_srnets.pruning import PRUNING_METHODS, ThresholdConfig
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 METHODS = ["none", *sorted(PRUNING_METHODS)]  # at collection time: l0 and random too once registered
 FREELB = {"adversarial": "freelb", "adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}

@@ -23,13 +23,13 @@ def worker(out: str, per_device_batch: int) -> None:
         if path not in sys.path:
             sys.path.insert(0, path)
     from conftest import tiny_model
-    from trainer.helpers import synthetic_nli, tiny_tokenizer
+    from training.helpers import synthetic_nli, tiny_tokenizer
 
-    from hf_srnets.collator import SRNetDataCollator
     from hf_srnets.masking import SRNetModel
     from hf_srnets.pruning import ThresholdConfig
-    from hf_srnets.trainer import SRNetTrainer
-    from hf_srnets.training_args import SRNetTrainingArguments
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+    from hf_srnets.training.collator import SRNetDataCollator
+    from hf_srnets.training.trainer import SRNetTrainer
 
     model = tiny_model("bert")
     for module in model.modules():  # dropout draws differ between 1x8 and 2x4 examples; the test is about sync

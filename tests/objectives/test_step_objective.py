@@ -4,11 +4,11 @@ import pytest
 import torch
 from conftest import tiny_model
 from torch import nn
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.objectives import OBJECTIVES, LossObjective, StepObjective, build_objective, register_objective
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 
 class PerturbedEmbeddings(StepObjective):

@@ -14,22 +14,23 @@ import torch
 import torch.nn.functional as F
 from conftest import tiny_model
 from torch import nn
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.collator import SRNetDataCollator
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
 from hf_srnets.pruning.precision import KeepsFloat32, float32_tensor_names
 from hf_srnets.pruning.selection import binarize, exact_thresholds
 from hf_srnets.pruning.threshold.layer import MaskedLinear
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 SPARSITY = 0.5
 CASTS = {"half": lambda m: m.half(), "bf16": lambda m: m.to(torch.bfloat16), "fp16_to": lambda m: m.to(torch.float16)}
 
 
 def threshold_model() -> SRNetModel:
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=SPARSITY, mask_init="soft"))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=SPARSITY, mask_init="soft"))
     return srnet.eval()
 
 
@@ -173,7 +174,7 @@ def test_bf16_autocast_step_l0_method():
 def test_trainer_bf16_run_keeps_float32_scores_and_exact_counts(tmp_path):
     tokenizer = tiny_tokenizer(tmp_path)
     data = synthetic_nli(tokenizer, n=32)
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=SPARSITY, threshold_update_interval=2))
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=SPARSITY, threshold_update_interval=2))
     initial = srnet.binary_masks()
     args = cpu_args(tmp_path / "out", bf16=True, max_steps=6, mask_learning_rate=0.05)
     trainer = SRNetTrainer(model=srnet, args=args, train_dataset=data, data_collator=SRNetDataCollator(tokenizer))

@@ -88,9 +88,9 @@ def test_several_tickets_from_one_search_round_trip(tmp_path):
 
 
 def test_a_non_l0_directory_is_refused(tmp_path):
-    from hf_srnets.masking import SRNetMaskConfig
+    from hf_srnets.pruning import ThresholdConfig
 
-    SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5)).save_pretrained(tmp_path)
+    SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5)).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="not of an l0 search"):
         read_search_dir(tmp_path)
 

@@ -6,15 +6,15 @@ import math
 
 import pytest
 import torch
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets.cli import parse_args, validate_args
-from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig
 from hf_srnets.pruning.units import unit_layer_groups
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 from .test_granularity import GRANULARITIES, bert4, pruned_units
 

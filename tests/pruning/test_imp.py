@@ -5,17 +5,17 @@ import math
 import pytest
 import torch
 from conftest import tiny_model
-from trainer.helpers import synthetic_nli, tiny_tokenizer
+from training.helpers import synthetic_nli, tiny_tokenizer
 
-from hf_srnets.collator import SRNetDataCollator
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-from hf_srnets.pruning import FixedMaskCallback, IMPCallback
-from hf_srnets.trainer import SRNetTrainer
-from hf_srnets.training_args import SRNetTrainingArguments
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import FixedMaskCallback, IMPCallback, ThresholdConfig
+from hf_srnets.training.arguments import SRNetTrainingArguments
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 
 def _imp_model():
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5), initialize=False)
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5), initialize=False)
     srnet.train_weights_with_fixed_masks()
     return srnet
 
@@ -86,7 +86,7 @@ def test_imp_rw_rewinds_kept_weights_to_theta_0_bit_for_bit(tmp_path):
 
 
 def test_fine_tuning_with_a_fixed_mask_keeps_zeros(tmp_path):
-    found = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.6, mask_init="soft"))
+    found = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.6, mask_init="soft"))
     found.save_pretrained(tmp_path / "mask")
     srnet = SRNetModel.from_pretrained(tiny_model("bert", seed=1), tmp_path / "mask", check_fingerprint=False)
     srnet.train_weights_with_fixed_masks()

@@ -6,14 +6,14 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-from hf_srnets.pruning import IMPCallback, imp_rounds
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import IMPCallback, ThresholdConfig, imp_rounds
 
 from .test_imp import _train
 
 
 def _imp_model():
-    srnet = SRNetModel(tiny_model("bert"), SRNetMaskConfig(sparsity=0.5), initialize=False)
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5), initialize=False)
     srnet.train_weights_with_fixed_masks()
     return srnet
 

@@ -8,13 +8,13 @@ import math
 import pytest
 import torch
 from conftest import tiny_model
-from trainer.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.collator import SRNetDataCollator
 from hf_srnets.masking import SRNetModel
 from hf_srnets.masking.io import tensor_checksum
 from hf_srnets.pruning.l0 import HardConcreteLinear, L0Config, expected_nonzero, extract_ticket, l0_penalty, lambda_at
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
 
 
 def l0_model(**config) -> SRNetModel:

@@ -9,8 +9,8 @@ import torch
 from conftest import mnli_run_args, tiny_model
 
 from hf_srnets.cli import main
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
-from hf_srnets.pruning import RandomConfig, RandomPruning
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import RandomConfig, RandomPruning, ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
 
 
@@ -60,7 +60,7 @@ def test_a_ticket_of_other_modules_or_shapes_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"--random_like .*(has no mask for|which this model does not mask)"):
         random_model(out, seed=0)
     narrow = tmp_path / "narrow"
-    SRNetModel(tiny_model("bert"), SRNetMaskConfig(mask_classifier=False)).save_pretrained(narrow)
+    SRNetModel(tiny_model("bert"), ThresholdConfig(mask_classifier=False)).save_pretrained(narrow)
     with pytest.raises(ValueError, match="has no mask for 'classifier'"):
         random_model(narrow, seed=0)
     with pytest.raises(ValueError, match="needs --random_like"):

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import tiny_model
 
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import (
     FixedMaskCallback,
     IMPCallback,
@@ -28,7 +28,6 @@ def test_pruning_names_and_aliases_resolve():
     assert resolve_pruning("imp-rw") == (MagnitudePruning, {"rewind": True})
     with pytest.raises(ValueError, match="imp-rw"):
         resolve_pruning("none")
-    assert SRNetMaskConfig is ThresholdConfig
     assert ThresholdPruning.trains_scores and not MagnitudePruning.trains_scores
 
 

@@ -10,7 +10,7 @@ from conftest import mnli_run_args
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from hf_srnets.data import get_task, load_file
-from hf_srnets.trainer import SRNetTrainer
+from hf_srnets.training.trainer import SRNetTrainer
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse

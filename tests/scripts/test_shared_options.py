@@ -7,7 +7,7 @@ import sys
 
 from transformers import HfArgumentParser
 
-from hf_srnets.arguments import DataArguments, TaskDataArguments
+from hf_srnets.cli.arguments import DataArguments, TaskDataArguments
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_bias_model

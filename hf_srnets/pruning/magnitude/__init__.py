@@ -1,6 +1,6 @@
 """`magnitude`: iterative magnitude pruning (IMP), IMP with rewinding, and fixed-mask training (Algorithm 1)."""
 
-from ..fixed import FixedMaskCallback
+from ..fixed_mask import FixedMaskCallback
 from .config import MagnitudeConfig
 from .controller import IMPCallback
 from .method import MagnitudePruning

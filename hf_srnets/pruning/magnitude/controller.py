@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from ..fixed import FixedMaskCallback
+from ..fixed_mask import FixedMaskCallback
 from .rounds import imp_rounds, magnitude_prune
 
 logger = logging.getLogger(__name__)

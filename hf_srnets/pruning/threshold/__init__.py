@@ -1,6 +1,6 @@
 """`threshold`: mask training (Win-win §3.2.2): config, masked layer, schedules and the threshold controller."""
 
-from .config import SRNetMaskConfig, ThresholdConfig
+from .config import ThresholdConfig
 from .controller import MaskThresholdCallback
 from .layer import MaskedLinear
 from .method import ThresholdPruning
@@ -10,7 +10,6 @@ from .thresholds import initialize_scores, update_thresholds
 __all__ = [
     "MaskThresholdCallback",
     "MaskedLinear",
-    "SRNetMaskConfig",
     "ThresholdConfig",
     "ThresholdPruning",
     "cubic_sparsity",

@@ -13,7 +13,7 @@ DEFAULT_UPDATE_INTERVAL = 1000  # Table 4's Δt_φ when no evaluation interval g
 
 @dataclass
 class ThresholdConfig(PruningConfig):
-    """Mask training: learned scores m̂, binarised at a threshold φ (Algorithm 2). Also `SRNetMaskConfig`.
+    """Mask training: learned scores m̂, binarised at a threshold φ (Algorithm 2).
 
     The common fields (targets, `sparsity` s, `sparsity_scope`, `trainable_classifier`, what the masks belong
     to) are `PruningConfig`'s. The mask search (Algorithm 2, Table 4):
@@ -84,6 +84,3 @@ class ThresholdConfig(PruningConfig):
     def update_interval(self) -> int:
         """Δt_φ in steps (1000 when `threshold_update_interval` was never filled in)."""
         return self.threshold_update_interval or DEFAULT_UPDATE_INTERVAL
-
-
-SRNetMaskConfig = ThresholdConfig  # the name before pruning methods were pluggable

@@ -1,0 +1,184 @@
+"""`main`: one run of `run_glue_sparse.py` as phases: parse, validate, output dir, data, model, trainer, train,
+evaluate, save (results, card, merged checkpoint), train predictions, upload.
+
+The order of the phases is the order of the operations a run's numbers depend on (seeding, data loading,
+tokenising, model loading, training): keep it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import torch
+import transformers
+from transformers import set_seed
+
+from ..data import SplitSource, id_set_name
+from ..evaluation import (
+    MetricRow,
+    check_reference,
+    easy_hard_table,
+    f_bias_results,
+    f_bias_table,
+    metrics_function,
+    read_reference_results,
+    results_table,
+    run_evaluation,
+)
+from ..evaluation.eval_predictions import write_eval_predictions
+from ..experiments.output_dir import prepare_output_dir
+from ..training.collator import SRNetDataCollator
+from ..training.trainer import SRNetTrainer
+from .data import RunData, read_data, run_task, tokenize_data
+from .model import build_model
+from .options import RunArguments, parse_args, validate_args
+from .outputs import (
+    check_train_predictions_path,
+    hub_repo_id,
+    push_outputs,
+    save_outputs,
+    write_train_predictions,
+)
+from .precision import check_precision
+
+logger = logging.getLogger(__name__)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse and check the arguments, prepare the output dir, and run; return the results (all_results.json)."""
+    run_args = parse_args(argv)
+    logging.basicConfig(
+        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+        level=logging.INFO,
+        handlers=[logging.StreamHandler(sys.stdout)],
+    )
+    transformers.utils.logging.set_verbosity(run_args.training.get_process_log_level())
+    validate_args(run_args)
+    check_train_predictions_path(run_args, files_read(run_args))
+    with prepare_output_dir(
+        run_args.training.output_dir,
+        overwrite=run_args.model.overwrite_output_dir,
+        resume=run_args.training.resume_from_checkpoint,
+        is_main_process=run_args.training.should_save,
+        reads=files_read(run_args),
+    ):
+        return run(run_args)
+
+
+def files_read(run_args: RunArguments) -> list[str | None]:
+    """What a run reads, which `--overwrite_output_dir` must never delete."""
+    model_args, data_args = run_args.model, run_args.data
+    files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
+    files += [data_args.train_file, data_args.validation_file, data_args.bias_predictions]
+    files += [data_args.teacher_predictions, data_args.bias_vectors, data_args.sample_difficulty]
+    files += [data_args.reference_results, data_args.hard_subset, data_args.data_dir]
+    return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
+
+
+def run(run_args: RunArguments) -> dict[str, Any]:
+    """One run in a prepared output dir: data, model, training, evaluation, outputs."""
+    args = run_args.training
+    set_seed(args.seed)
+    task = run_task(run_args.data)
+    # The Trainer would create the repo at start-up and push the whole output dir with its own card;
+    # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
+    push_to_hub, args.push_to_hub = args.push_to_hub, False
+    data = read_data(task, run_args.model, run_args.data, args)
+    reference = reference_results(run_args, data)  # checked before training: a bad reference fails fast
+    tokenize_data(data, run_args.model, run_args.data, args)
+    compute_metrics = metrics_function(data.task)
+    model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)
+    trainer = SRNetTrainer(
+        model=model,
+        args=args,
+        train_dataset=data.train_tok if args.do_train else None,
+        eval_dataset=data.validation_tok,
+        processing_class=data.tokenizer,
+        data_collator=SRNetDataCollator(data.tokenizer),
+        compute_metrics=compute_metrics,
+    )
+    precision = check_precision(args)
+    results = train(trainer, args) if args.do_train else {}
+    evaluated, metric_rows = evaluate(trainer, data, run_args, reference)
+    results.update(evaluated)
+    srnet = trainer.srnet_model
+    sparsity = srnet.sparsity_report() if srnet is not None else None
+    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0  # of the evaluated model
+    if srnet is not None:
+        saved = srnet.sparsity_report(srnet.method.saved_masks(srnet))["sparsity"]
+        if saved != results["sparsity"]:  # an l0 search saves the ticket at --sparsity, not its Eq. 5 gates
+            results["saved_ticket_sparsity"] = saved
+    results["train_examples"] = len(data.train)
+    results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
+    results.update(precision)
+    results.update(early_start_info)
+    if args.should_save:
+        repo_id = hub_repo_id(args) if push_to_hub else None
+        save_outputs(
+            run_args, trainer, data, results, metric_rows, sparsity=sparsity, fresh_head=fresh_head, repo_id=repo_id
+        )
+    if run_args.data.write_train_predictions:
+        write_train_predictions(run_args, trainer, data)
+    if trainer.is_world_process_zero():
+        print_results(run_args, results, metric_rows, id_set_name(data.task))
+    if args.should_save:  # last, so a failed upload leaves every local output in place
+        push_outputs(run_args, srnet is not None, push_to_hub)
+    return results
+
+
+def print_results(run_args: RunArguments, results: dict[str, Any], metric_rows: list[MetricRow], id_name: str) -> None:
+    """The results table, then the easy/hard subsets and F_bias when the run has them."""
+    rows = [(name, key) for name, key, _ in metric_rows]
+    ticket = results.get("saved_ticket_sparsity")
+    saved = f", saved ticket {100 * ticket:.1f}%" if ticket is not None else ""
+    sparsity = f"sparsity={100 * results['sparsity']:.1f}%{saved}"
+    print(f"\nResults ({run_args.model.pruning}, loss={run_args.training.loss}, {sparsity}):")
+    print(results_table(results, rows))
+    easy_hard = easy_hard_table(results, id_name)
+    if easy_hard:
+        print(f"\nEasy and hard {id_name} examples ({results.get(f'eval_{id_name}_hard_subset', '')}):")
+        print(easy_hard)
+    f_bias = f_bias_table(results)
+    if f_bias:
+        print(f"\nRelative bias F_bias against {run_args.data.reference_results} (Du et al. 2023, §3.4):")
+        print(f_bias)
+
+
+def train(trainer: SRNetTrainer, args: Any) -> dict[str, Any]:
+    """Train, save the model and the trainer state; return the training metrics (`train_*`, `train_steps`)."""
+    train_result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    trainer.save_model()
+    results = {f"train_{k}" if not k.startswith("train") else k: v for k, v in train_result.metrics.items()}
+    results["train_steps"] = train_result.global_step
+    trainer.save_state()
+    return results
+
+
+def reference_results(run_args: RunArguments, data: RunData) -> tuple[dict[str, Any], str] | None:
+    """`--reference_results`: the reference's results and their file, checked for the keys F_bias reads."""
+    if not run_args.data.reference_results:
+        return None
+    reference, source = read_reference_results(run_args.data.reference_results)
+    check_reference(reference, id_set_name(data.task), [s.name for s, _ in data.ood], source)
+    return reference, source
+
+
+def evaluate(
+    trainer: SRNetTrainer, data: RunData, run_args: RunArguments, reference: tuple[dict[str, Any], str] | None = None
+) -> tuple[dict[str, Any], list[MetricRow]]:
+    """The ID dev set and every OOD set, by the task's evaluators (`run_evaluation`), and F_bias against the
+    `reference` results (`--reference_results`): results and metric rows."""
+    task, id_name = data.task, id_set_name(data.task)
+    id_source = task.validation if not run_args.data.validation_file else SplitSource()
+    results, rows = run_evaluation(trainer, task, id_name, data.validation_tok, data.ood_tok, id_source)
+    if run_args.training.should_save:  # per example, from the logits just computed: tables pair runs by example
+        write_eval_predictions(
+            run_args.training.output_dir, trainer.eval_outputs, task, id_name, data.validation, data.ood
+        )
+    if data.hard_source is not None and f"eval_{id_name}_easy_examples" in results:
+        results[f"eval_{id_name}_hard_subset"] = data.hard_source
+    if reference is not None:
+        results.update(f_bias_results(results, reference[0], id_name, [s.name for s, _ in data.ood_tok], reference[1]))
+    return results, rows

@@ -1,0 +1,417 @@
+"""Sweeps over methods × sparsities × seeds: collect each run's `all_results.json`, aggregate, plot (Win-win Fig. 2).
+
+Layout of a sweep directory: `<root>/<method>/s<sparsity>/seed<seed>/all_results.json` plus `sweep_run.json`
+(the method, sparsity and seed of the run). Full models (no pruning) have sparsity 0.
+
+With a reference method, each other run's F_bias (Du et al. 2023, §3.4; `hf_srnets.evaluation.f_bias`) is computed
+against the reference run of the same seed, else the mean of the reference's runs (`add_f_bias`), and aggregated,
+tabled and plotted like the other metrics (as ratios, not percentages).
+
+With a baseline method (the recipe's `baseline`, else its `reference`) and runs that hold per-example predictions
+(`eval_predictions/<set>.jsonl`, `hf_srnets.evaluation.eval_predictions`), each other method's accuracy and F1
+metrics also get the mean difference from the baseline over the seeds both ran (paired by seed value), on the same
+examples, with a paired bootstrap 95% interval over the evaluation examples (`hf_srnets.metrics.bootstrap`) and
+whether 0 lies outside it (`add_paired_intervals`, `paired_table`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ..data.splits import ood_eval_sets
+from ..data.tasks import TaskSpec, display_name, id_set_name, known_set_names
+from ..errors import InputError
+from ..evaluation import primary_metric
+from ..evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_path, read_eval_predictions
+from ..evaluation.f_bias import f_bias_results
+from ..metrics import METRICS
+from ..metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval, paired_bootstrap_predictions
+
+RUN_META = "sweep_run.json"
+
+
+def default_metrics(
+    task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False, ood_labels: Sequence[str] = ()
+) -> list[str]:
+    """The all_results.json keys a sweep of `task` reports by default: the ID metric, then each OOD set's primary
+    metric (accuracy on HANS-style sets), for the sets the run evaluates (`hf_srnets.data.splits.ood_eval_sets`:
+    the task's, then every `--ood_file NAME=PATH`, a NAME of a default set replacing it)."""
+    ood_sets = ood_eval_sets(task, ood_files, no_default_ood, ood_labels)
+    keys = [f"eval_{id_set_name(task)}_{task.metric}"]
+    return keys + [f"eval_{s.name}_{primary_metric(task, s)}" for s in ood_sets]
+
+
+def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
+    return os.path.join(root, method, f"s{sparsity:g}", f"seed{seed}")
+
+
+def is_finished(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "all_results.json"))
+
+
+def collect(root: str) -> list[dict[str, Any]]:
+    """One record per finished run: its meta (method, sparsity, seed) merged with its results."""
+    records = []
+    for dirpath, _, filenames in os.walk(root):
+        if RUN_META in filenames and "all_results.json" in filenames:
+            with open(os.path.join(dirpath, RUN_META)) as f:
+                meta = json.load(f)
+            with open(os.path.join(dirpath, "all_results.json")) as f:
+                results = json.load(f)
+            if "sparsity" in results:  # the measured one; the meta's sparsity is the planned grid point
+                results["sparsity_measured"] = results.pop("sparsity")
+            records.append({**results, **meta, "run_dir": dirpath})
+    return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))
+
+
+def aggregate(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Mean and sample standard deviation (ddof = 1; 0 for a single seed) per (method, sparsity) and metric."""
+    groups: dict[tuple[str, float], list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[(record["method"], float(record["sparsity"]))].append(record)
+    rows = []
+    for (method, sparsity), group in sorted(groups.items()):
+        row: dict[str, Any] = {"method": method, "sparsity": sparsity, "n_seeds": len(group)}
+        for metric in metrics:
+            values = [float(r[metric]) for r in group if metric in r]
+            if not values:
+                continue
+            mean = sum(values) / len(values)
+            var = sum((v - mean) ** 2 for v in values) / (len(values) - 1) if len(values) > 1 else 0.0
+            row[f"{metric}_mean"] = mean
+            row[f"{metric}_std"] = math.sqrt(var)
+        rows.append(row)
+    return rows
+
+
+def compare_to_reference(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str
+) -> list[dict[str, Any]]:
+    """Each row against the reference method (a full model): every metric's difference of means
+    (`<metric>_delta`) and the first metric, the ID one, as a fraction of the reference's (`<metric>_retained`).
+
+    These are the Win-win criteria (§4.2.1): a subnetwork "preserves 95% of the full model's ID performance"
+    and improves OOD over it. Rows come back unchanged while the reference has no finished run.
+    """
+    references = [r for r in rows if r["method"] == reference]
+    if len(references) > 1:
+        raise InputError(f"the reference {reference!r} must be one full model (sparsity 0), found {len(references)}")
+    if not references:
+        return [dict(r) for r in rows]
+    ref = references[0]
+    compared = []
+    for row in rows:
+        row = dict(row)
+        for i, metric in enumerate(metrics):
+            key = f"{metric}_mean"
+            if key in row and key in ref:
+                row[f"{metric}_delta"] = row[key] - ref[key]
+                if i == 0 and ref[key]:
+                    row[f"{metric}_retained"] = row[key] / ref[key]
+        compared.append(row)
+    return compared
+
+
+def is_ratio(metric: str) -> bool:
+    """F_bias keys are ratios (1 = as biased as the reference), not fractions shown as percentages."""
+    return metric.startswith("f_bias")
+
+
+def evaluated_sets(record: dict[str, Any], id_metric: str) -> tuple[str | None, list[str]]:
+    """The ID set (the one `id_metric`, the recipe's first metric, is of) and the OOD sets of a run's results:
+    the sets with an example count `eval_<set>_examples` and an accuracy; the ID set's easy/hard parts are not sets."""
+    names = [k[len("eval_") : -len("_examples")] for k in record if k.startswith("eval_") and k.endswith("_examples")]
+    names = [n for n in names if f"eval_{n}_accuracy" in record]
+    matching = [n for n in names if id_metric.startswith(f"eval_{n}_")]
+    if not matching:
+        return None, []
+    id_name = max(matching, key=len)
+    parts = {f"{id_name}_easy", f"{id_name}_hard"}
+    return id_name, [n for n in names if n != id_name and n not in parts]
+
+
+def _mean_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mean of every numeric key the records all have."""
+    keys = [k for k, v in records[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    keys = [k for k in keys if all(isinstance(r.get(k), (int, float)) for r in records)]
+    return {k: sum(float(r[k]) for r in records) / len(records) for k in keys}
+
+
+def add_f_bias(records: list[dict[str, Any]], reference: str, id_metric: str) -> list[str]:
+    """Add F_bias keys to every run that is not of the `reference` method: against the reference run of the same
+    seed, else the mean of the reference's runs. Returns the F_bias keys added (`f_bias` first)."""
+    refs = [r for r in records if r["method"] == reference]
+    if not refs:
+        return []
+    by_seed = {r["seed"]: r for r in refs}
+    found: list[str] = []
+    for record in records:
+        if record["method"] == reference:
+            continue
+        id_name, ood = evaluated_sets(record, id_metric)
+        if id_name is None or not ood:
+            continue
+        ref = by_seed.get(record["seed"])
+        source = f"the {reference} run of seed {record['seed']}" if ref else f"the mean of the {reference} runs"
+        values = f_bias_results(record, ref or _mean_record(refs), id_name, ood, source)
+        record.update(values)
+        found += [k for k, v in values.items() if is_ratio(k) and isinstance(v, float) and k not in found]
+    return sorted(found, key=lambda k: (k != "f_bias", k == "f_bias_mean", k))
+
+
+def f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str) -> str:
+    """The aggregated F_bias keys as a Markdown table, `mean ± std` with 3 decimals; "" without any."""
+    if not metrics:
+        return ""
+    lines = [
+        "| method | sparsity | seeds | " + " | ".join(metrics) + " |",
+        "|---|---|---|" + "---|" * len(metrics),
+    ]
+    for row in rows:
+        if row["method"] == reference:
+            continue
+        cells = [f"{row[f'{m}_mean']:.3f} ± {row[f'{m}_std']:.3f}" if f"{m}_mean" in row else "" for m in metrics]
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | " + " | ".join(cells) + " |")
+    return (
+        f"\nF_bias = Δ_run / Δ_{reference}, Δ = (F_dev − F_OOD) / F_dev on accuracy (Du et al. 2023, §3.4), each "
+        f"run against the {reference} run of its seed (else their mean); > 1: more biased than {reference}.\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def baseline_runs(records: Sequence[dict[str, Any]], baseline: str, sparsity: float) -> list[dict[str, Any]]:
+    """The baseline's runs to pair with a method's runs at `sparsity`: those at the same sparsity, else all of them
+    when the baseline ran at one sparsity only (a full model, or one pruned baseline beside full-size methods)."""
+    runs = [r for r in records if r["method"] == baseline]
+    same = [r for r in runs if float(r["sparsity"]) == sparsity]
+    return same or (runs if len({float(r["sparsity"]) for r in runs}) == 1 else [])
+
+
+def interval_metric(metric: str, set_names: Sequence[str]) -> tuple[str, str] | None:
+    """(set, "accuracy" or "f1") of a results key `eval_<set>_<accuracy|f1>` of one of `set_names`, else None
+    (cells such as `eval_hans_entailment_accuracy` and F_bias get no interval here)."""
+    for name in sorted(set_names, key=len, reverse=True):
+        for kind in ("accuracy", "f1"):
+            if metric == f"eval_{name}_{kind}":
+                return name, kind
+    return None
+
+
+def paired_interval(
+    method_runs: Sequence[dict[str, Any]], base_runs: Sequence[dict[str, Any]], metric: str, set_name: str, kind: str
+) -> PairedInterval:
+    """The paired bootstrap interval of `metric` between runs paired by seed, from their prediction files; raises
+    ValueError when a file is missing, the runs evaluated different examples, or a file does not give its run's
+    reported value (it is not that run's)."""
+    runs = [*method_runs, *base_runs]
+    paths = [predictions_path(r["run_dir"], set_name) for r in runs]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise ValueError(f"no per-example predictions {missing[0]}")
+    labels, predicted, _ = align([read_eval_predictions(p) for p in paths])
+    for run, row in zip(runs, predicted):
+        if metric in run and not math.isclose(METRICS[kind](row, labels), float(run[metric]), abs_tol=1e-6):
+            raise ValueError(f"{predictions_path(run['run_dir'], set_name)} does not give the run's {metric}")
+    k = len(method_runs)
+    return paired_bootstrap_predictions(predicted[:k], predicted[k:], labels, kind)
+
+
+def add_paired_intervals(
+    rows: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each row (method, sparsity) but the baseline's, with `<metric>_paired_diff`, `_paired_low`, `_paired_high`,
+    `_paired_seeds` and `_paired_outside_noise` for every accuracy/F1 metric whose runs hold prediction files
+    (module docstring); and notes saying what could not be paired and why."""
+    out, notes = [], []
+    for row in rows:
+        row = dict(row)
+        out.append(row)
+        if row["method"] == baseline:
+            continue
+        base = {r["seed"]: r for r in baseline_runs(records, baseline, row["sparsity"])}
+        runs = [r for r in records if r["method"] == row["method"] and float(r["sparsity"]) == row["sparsity"]]
+        runs = [r for r in runs if r["seed"] in base]
+        where = f"{row['method']} at {100 * row['sparsity']:g}%"
+        if not base:
+            notes.append(f"{where}: no finished run of {baseline} to pair with")
+            continue
+        if not runs:
+            notes.append(f"{where}: no seed in common with {baseline}")
+            continue
+        folder = os.path.join(runs[0]["run_dir"], PREDICTIONS_DIR)
+        sets = [n.removesuffix(".jsonl") for n in os.listdir(folder)] if os.path.isdir(folder) else []
+        if not sets:
+            notes.append(f"{where}: its runs hold no per-example predictions ({PREDICTIONS_DIR}/)")
+            continue
+        for metric in metrics:
+            parsed = interval_metric(metric, sets)
+            if parsed is None:
+                continue
+            try:
+                interval = paired_interval(runs, [base[r["seed"]] for r in runs], metric, *parsed)
+            except ValueError as err:
+                notes.append(f"{where}, {metric}: {err}")
+                continue
+            row["paired_baseline"] = baseline
+            row[f"{metric}_paired_diff"], row[f"{metric}_paired_seeds"] = interval.difference, interval.n_seeds
+            row[f"{metric}_paired_low"], row[f"{metric}_paired_high"] = interval.low, interval.high
+            row[f"{metric}_paired_outside_noise"] = interval.excludes_zero
+    return out, notes
+
+
+def paired_table(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str, notes: Sequence[str] = ()
+) -> str:
+    """The rows' paired differences from `baseline` as a Markdown table, `Δ [low, high]` in points with `*` when
+    the interval excludes 0; "" when no row has one (and no note says why)."""
+    shown = [m for m in metrics if any(f"{m}_paired_diff" in r for r in rows)]
+    lines = []
+    if shown:
+        lines = [
+            "| method | sparsity | paired seeds | " + " | ".join(f"Δ {m} [95% CI]" for m in shown) + " |",
+            "|---|---|---|" + "---|" * len(shown),
+        ]
+    for row in rows:
+        if not any(f"{m}_paired_diff" in row for m in shown):
+            continue
+        cells = [
+            format_interval(row[f"{m}_paired_diff"], row[f"{m}_paired_low"], row[f"{m}_paired_high"])
+            if f"{m}_paired_diff" in row
+            else ""
+            for m in shown
+        ]
+        seeds = max(row[f"{m}_paired_seeds"] for m in shown if f"{m}_paired_seeds" in row)
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {seeds} | " + " | ".join(cells) + " |")
+    if not lines and not notes:
+        return ""
+    text = (
+        f"\nPaired differences from {baseline}, in points: the mean over the seeds both ran (paired by seed value) "
+        f"of method − {baseline} on the same evaluation examples; [low, high] the 95% percentile interval of "
+        f"{DEFAULT_RESAMPLES} paired bootstrap resamples of the examples (Efron & Tibshirani 1993; Koehn 2004), "
+        "seeds held fixed; * the interval excludes 0 (outside the noise of the example sample).\n\n"
+    )
+    text += "\n".join(lines) + ("\n" if lines else "")
+    return text + "".join(f"\n- no interval: {note}" for note in notes) + ("\n" if notes else "")
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str | None = None) -> str:
+    """The aggregated rows as a Markdown table of percentages, `mean ± std` per metric; with a `reference`
+    (rows from `compare_to_reference`), a second table of each method against it."""
+    lines = [
+        "| method | sparsity | seeds | " + " | ".join(metrics) + " |",
+        "|---|---|---|" + "---|" * len(metrics),
+    ]
+    for row in rows:
+        cells = []
+        for metric in metrics:
+            if f"{metric}_mean" not in row:
+                cells.append("")
+                continue
+            cells.append(f"{100 * row[f'{metric}_mean']:.2f} ± {100 * row[f'{metric}_std']:.2f}")
+        head = f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | "
+        lines.append(head + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n\nIn %: mean ± sample standard deviation over seeds.\n"
+    if reference is None or not metrics:
+        return text
+    if not any(f"{metrics[0]}_retained" in row for row in rows):
+        return text + f"\nNo finished run of the reference {reference!r} to compare with.\n"
+    columns = [f"{metrics[0]}: % of {reference}"] + [f"Δ {m}" for m in metrics]
+    lines = [
+        f"\n| method | sparsity | seeds | {' | '.join(columns)} |",
+        "|---|---|---|" + "---|" * len(columns),
+    ]
+    for row in rows:
+        if row["method"] == reference:
+            continue
+        retained = row.get(f"{metrics[0]}_retained")
+        cells = [f"{100 * retained:.1f}%" if retained is not None else ""]
+        cells += [f"{100 * row[f'{m}_delta']:+.2f}" if f"{m}_delta" in row else "" for m in metrics]
+        lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | " + " | ".join(cells) + " |")
+    return (
+        text
+        + "\n".join(lines)
+        + f"\n\nAgainst {reference}: the first metric as a percentage of its mean, and every metric's difference"
+        " of means in points.\n"
+    )
+
+
+def metric_title(metric: str) -> str:
+    """Plot title of an all_results.json key, with the set's name as the papers write it (`tasks.display_name`):
+    `eval_hans_non-entailment_accuracy` -> `HANS non-entailment accuracy`, `eval_paws_qqp_f1` -> `PAWS-QQP f1`."""
+    if is_ratio(metric):  # f_bias, f_bias_<set>, f_bias_mean
+        rest = metric.removeprefix("f_bias").removeprefix("_")
+        return "F_bias" + {"": "", "mean": " (mean of sets)"}.get(rest, f" {display_name(rest)}")
+    name = metric.removeprefix("eval_")
+    known = next((n for n in known_set_names() if name.startswith(f"{n}_")), None)
+    dataset, _, rest = (known, "_", name[len(known) + 1 :]) if known else name.partition("_")
+    if not rest:
+        return name.replace("_", " ")
+    return f"{display_name(dataset)} {rest.replace('_', ' ')}"
+
+
+def plot(
+    rows: Sequence[dict[str, Any]], metrics: Sequence[str], path: str, titles: Sequence[str] | None = None
+) -> None:
+    """One panel per metric: a line per pruning method against sparsity, its ± std shaded; full models (sparsity 0)
+    as horizontal dashed references with their ± std band, as in the paper's Fig. 2. F_bias panels are ratios
+    with a dotted line at 1 (as biased as the reference)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ncols = 2 if len(metrics) == 4 else min(len(metrics), 3)
+    nrows = math.ceil(len(metrics) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 4 * nrows), squeeze=False)
+    panels = list(axes.flat)
+    for ax in panels[len(metrics) :]:
+        ax.set_visible(False)
+    methods = sorted({r["method"] for r in rows})
+    for ax, metric, title in zip(panels, metrics, titles or [metric_title(m) for m in metrics]):
+        scale = 1.0 if is_ratio(metric) else 100.0
+        if is_ratio(metric):
+            ax.axhline(1.0, linestyle=":", color="black", linewidth=1)
+        for i, method in enumerate(methods):
+            points = [r for r in rows if r["method"] == method and f"{metric}_mean" in r]
+            color = f"C{i}"
+            if points and all(r["sparsity"] == 0 for r in points):
+                mean, std = scale * points[0][f"{metric}_mean"], scale * points[0][f"{metric}_std"]
+                ax.axhline(mean, linestyle="--", color=color, label=method)
+                ax.axhspan(mean - std, mean + std, color=color, alpha=0.12, linewidth=0)
+                continue
+            points = sorted(points, key=lambda r: r["sparsity"])
+            xs = [100 * r["sparsity"] for r in points]
+            ys = [scale * r[f"{metric}_mean"] for r in points]
+            errs = [scale * r[f"{metric}_std"] for r in points]
+            if len(points) == 1:  # a band needs two sparsities: an error bar instead
+                ax.errorbar(xs, ys, yerr=errs, marker="o", capsize=4, color=color, label=method)
+                continue
+            ax.plot(xs, ys, marker="o", color=color, label=method)
+            ax.fill_between(
+                xs, [y - e for y, e in zip(ys, errs)], [y + e for y, e in zip(ys, errs)], color=color, alpha=0.2
+            )
+        ax.set_xlabel("sparsity (%)")
+        ax.set_ylabel(title if is_ratio(metric) else f"{title} (%)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,654 @@
+"""What a run's model card says about it: the data it read, its effective settings, and a load snippet that runs.
+
+The card states what was run, not what the flags or the task's defaults suggest:
+
+* Data (`describe_splits`): each split's actual origin (a local file by name, a file under `--data_dir`, or a Hub
+  split) and how many rows were used. Model-index results (the Hub's leaderboard metadata) are claimed only for a
+  full official split: loaded from the Hub, or from the task's local copy of it with the official row count.
+* Settings (`card_training_args`, `schedule_description`): read from the mask config the run used (the
+  effective Δt_φ, schedule, classifier training), not from the raw flags, whose `None` means "a default".
+* Loading (`usage_snippet`): the weights the masks were searched on (`srnet_config.base_model_name_or_path`, which
+  is `<output_dir>/early_start` after an early start), the run's labels (a pre-trained base gets a new head of the
+  right size and names), and no local absolute paths in a card meant for the Hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..data.tasks import TASKS, EvalSet, SplitSource, TaskSpec, id_set_name
+from ..pruning import resolve_pruning
+from ..training.arguments import SRNetTrainingArguments, training_precision
+
+if TYPE_CHECKING:  # interim: card facts will take plain values
+    from ..cli.arguments import DataArguments, ModelArguments
+
+# Rows of the official splits the tasks name (`SplitSource.official_rows`, kept for older callers): a split counts
+# as "full" (model-index) only with all of these.
+OFFICIAL_ROWS: dict[tuple[str, str | None, str], int] = {
+    (source.hub_path, source.hub_config, source.hub_split): source.official_rows
+    for task in TASKS.values()
+    for source in (task.train, task.validation, *(s.source for s in task.ood))
+    if source.hub_path and source.hub_split and source.official_rows is not None
+}
+
+# The Hub datasets of each task (`TaskSpec.hub_datasets`, kept for older callers; cards list what a run trained on,
+# `training_datasets`).
+TASK_DATASETS = {name: task.hub_datasets for name, task in TASKS.items() if task.hub_datasets}
+
+ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
+
+
+@dataclass(frozen=True)
+class SplitUse:
+    """One split a run read: its role, where it came from, and how much of it was used."""
+
+    role: str  # "train", "validation" or "ood"
+    name: str
+    origin: str  # markdown, without local absolute paths
+    rows: int
+    selection: str  # "all rows", "first 3,000 rows (--max_eval_samples 3000)", ...
+    hub: SplitSource | None = None  # the official Hub split, set only when all of it was used
+
+    def model_index_dataset(self) -> dict[str, Any] | None:
+        """The model-index `dataset` entry, or None when the results are not on a full official split."""
+        return self.hub.dataset_entry(self.name) if self.hub is not None else None
+
+
+def _hub_label(source: SplitSource) -> str:
+    return f"`{source.hub_path}`" + "".join(f" {p}" for p in (source.hub_config, source.hub_split) if p)
+
+
+def _official_rows(source: SplitSource) -> int | None:
+    return source.official_rows if source.hub_path is not None and source.hub_split is not None else None
+
+
+def describe_split(
+    role: str,
+    name: str,
+    source: SplitSource,
+    file: str | None,
+    data_dir: str | None,
+    rows: int,
+    cap: int | None,
+    cap_flag: str,
+    how: str = "first",
+) -> SplitUse:
+    """Where one split came from (as `load_splits` resolves it: a file, else `--data_dir`, else the Hub).
+
+    `cap` is the `--max_*_samples` value that limited it (`cap_flag` names the flag) and `how` how rows were
+    picked ("first" or "evenly spaced").
+    """
+    official = _official_rows(source)
+    hub: SplitSource | None = None
+    if file:
+        origin = f"local file `{os.path.basename(file)}`"
+    else:
+        local = next(
+            (rel for rel in source.local_paths if data_dir and os.path.isfile(os.path.join(data_dir, rel))), None
+        )
+        if local is not None:
+            origin = f"`{local}` under `--data_dir`" + (
+                f" (the task's local copy of {_hub_label(source)})" if source.hub_path else ""
+            )
+            hub = source if official is not None and rows == official else None
+        elif source.hub_path:
+            origin = f"Hub dataset {_hub_label(source)}"
+            hub = source
+        else:
+            origin = "unknown source"
+    capped = cap is not None and rows >= cap and rows != official
+    if capped:
+        of = f" of {official:,}" if official is not None and not file else ""
+        selection = (
+            f"first {rows:,}{of} rows ({cap_flag} {cap})"
+            if how == "first"
+            else f"{rows:,}{of} rows, evenly spaced ({cap_flag} {cap})"
+        )
+        hub = None
+    else:
+        selection = f"all {rows:,} rows"
+    return SplitUse(role, name, origin, rows, selection, hub)
+
+
+def _train_splits(task: TaskSpec, data_args: DataArguments, train_rows: int, train_total: int) -> list[SplitUse]:
+    """The training data: the task's own split (`train_total` rows read, capped by `--max_train_samples`) and the
+    `--extra_train` sets (the rest of the `train_rows` used)."""
+    own = min(train_total, data_args.max_train_samples) if data_args.max_train_samples is not None else train_total
+    train = describe_split(
+        "train",
+        task.name,
+        task.train,
+        data_args.train_file,
+        data_args.data_dir,
+        own,
+        data_args.max_train_samples,
+        "--max_train_samples",
+    )
+    if own < train_total:
+        of = f"first {own:,} of {train_total:,} rows (--max_train_samples {data_args.max_train_samples})"
+        train = SplitUse("train", train.name, train.origin, own, of, None)
+    splits = [train]
+    if train_rows > own:
+        names = ", ".join(f"`{re.split(r'[=]', s, maxsplit=1)[0]}`" for s in data_args.extra_train)
+        splits.append(
+            SplitUse("train", "extra", f"--extra_train sets {names}", train_rows - own, "all rows, as given", None)
+        )
+    return splits
+
+
+def describe_splits(
+    task: TaskSpec,
+    data_args: DataArguments,
+    *,
+    train_rows: int,
+    train_total: int,
+    validation_rows: int,
+    ood: list[tuple[EvalSet, int]],
+    id_name: str | None = None,
+) -> list[SplitUse]:
+    """The splits of a run for its card: training (`train_total` rows read, `train_rows` used including
+    `--extra_train` sets), ID evaluation and each OOD set with the rows evaluated."""
+    splits = _train_splits(task, data_args, train_rows, train_total)
+    splits.append(
+        describe_split(
+            "validation",
+            id_name or task.name,
+            task.validation,
+            data_args.validation_file,
+            data_args.data_dir,
+            validation_rows,
+            data_args.max_eval_samples,
+            "--max_eval_samples",
+        )
+    )
+    defaults = {s.source for s in task.ood}
+    for eval_set, rows in ood:
+        file = None if eval_set.source in defaults else (eval_set.source.local_paths or (None,))[0]
+        splits.append(
+            describe_split(
+                "ood",
+                eval_set.name,
+                eval_set.source,
+                file,
+                data_args.data_dir,
+                rows,
+                data_args.max_ood_samples,
+                "--max_ood_samples",
+                how="evenly spaced",
+            )
+        )
+    return splits
+
+
+def training_datasets(splits: list[SplitUse], task: TaskSpec) -> list[str]:
+    """Hub ids of the data the model was trained on (card metadata `datasets`): only a known Hub dataset
+    (read from the Hub or from the task's local copy of it), never a guess about a user's file."""
+    train = next((s for s in splits if s.role == "train"), None)
+    if train is None or train.origin.startswith("local file") or task.train.hub_path is None:
+        return []
+    return [task.train.hub_path]
+
+
+def data_section(splits: list[SplitUse]) -> str:
+    """A markdown table of the splits a run read."""
+    lines = ["| role | set | source | rows used |", "|---|---|---|---|"]
+    lines += [f"| {ROLE_TITLES.get(s.role, s.role)} | {s.name} | {s.origin} | {s.selection} |" for s in splits]
+    note = (
+        "Results on a subset or on a local file are not entered as Hub model-index results; only a full official "
+        "split is."
+    )
+    return "\n".join(lines) + "\n\n" + note
+
+
+def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
+    """The model-index `dataset` entry: the Hub id when the set is on the Hub, else its name."""
+    return source.dataset_entry(name)
+
+
+def search_method(model_args: ModelArguments) -> str | None:
+    """The registered pruning method a run's `--pruning` names (`mask` -> `threshold`, `imp`/`imp-rw` ->
+    `magnitude`), or None for `none` (also with `--mask_from`, which fine-tunes a found subnetwork)."""
+    return None if model_args.pruning == "none" else resolve_pruning(model_args.pruning)[0].name
+
+
+def schedule_description(model_args: ModelArguments, mask_config: Any = None) -> str | None:
+    """The search in words, from the effective pruning config (`srnet.srnet_config`) of the run."""
+    if model_args.mask_from:
+        masks = portable(model_args.mask_from)
+        return f"weights fine-tuned in isolation under the fixed masks of `{masks}` (paradigm b)"
+    method, cfg = search_method(model_args), mask_config
+    if cfg is None:
+        return None
+    described = _search_words(method, cfg)
+    units = UNIT_WORDS.get(getattr(cfg, "mask_granularity", "element"), "")
+    where = "per layer" if cfg.sparsity_scope == "local" else "over all layers"
+    return described + units.format(block=cfg.block_size, where=where) if described and units else described
+
+
+# how a structured search's unit reads on the card (`--mask_granularity`); element masks add nothing
+UNIT_WORDS = {
+    "block": "; the masks keep or prune {block}×{block} tiles (--mask_granularity block)",
+    "neuron": "; the masks keep or prune whole FFN units and attention heads, ⌊s·n⌋ of each {where} "
+    "(--mask_granularity neuron)",
+    "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
+    "(--mask_granularity head)",
+}
+
+
+def _search_words(method: str | None, cfg: Any) -> str | None:
+    if method == "magnitude":
+        return (
+            f"iterative magnitude pruning (Algorithm 1): {cfg.imp_prune_ratio:.0%} of each matrix every "
+            f"{cfg.imp_interval} of training up to {cfg.sparsity:.0%}"
+            + (", weights rewound to the starting checkpoint" if cfg.rewind else "")
+        )
+    if method == "l0":
+        return l0_description(cfg)
+    if method == "random":
+        return (
+            f"random masks with the per-matrix sparsity of `{portable(cfg.random_like)}` (seed {cfg.random_seed}), "
+            "weights trained under them (the Rand baseline of Robust Tickets §4.2)"
+        )
+    if method != "threshold":
+        return None
+    init = f"{cfg.mask_init} init (appendix Eq. {1 if cfg.mask_init == 'hard' else 2})"
+    interval = f", threshold updated every {cfg.threshold_update_interval} steps"
+    if cfg.sparsity_schedule != "cubic":
+        return f"mask training, sparsity fixed at {cfg.sparsity}, {init}{interval}"
+    return (
+        f"mask training, cubic sparsity schedule {cfg.initial_sparsity} -> {cfg.sparsity} (reached at "
+        f"{cfg.schedule_end} of training), {init}{interval}"
+    )
+
+
+def l0_description(cfg: Any) -> str:
+    """The l0 search in words: the gates, the penalty and its warm-up, and what the saved ticket is."""
+    start, warmup = cfg.l0_lambda_start_fraction, cfg.l0_lambda_warmup_fraction
+    ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
+    return (
+        f"hard-concrete L0 gates over frozen weights (Robust Tickets Eq. 1-5, β = {cfg.l0_temperature:.3g}), "
+        f"penalty λ·R(m) with λ = {cfg.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
+        f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - cfg.sparsity:.0%} largest log α "
+        f"({cfg.sparsity_scope}): retrain it with `--mask_from`, extract others with `run_extract_ticket.py`"
+    )
+
+
+_SNAPSHOT = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]")
+
+
+def portable(path: str | None) -> str:
+    """A name for a model that is fine in a public card: a Hub id as is; the Hub id of a Hub cache snapshot
+    (`.../models--org--name/snapshots/<sha>`); else the name the uploaded `srnet_config.json` gives a local dir
+    (`hub.portable_path`: its directory name, with the parent's when the name is generic)."""
+    if not path:
+        return ""
+    match = _SNAPSHOT.search(path)
+    if match:
+        return f"{match[1]}/{match[2]}"
+    from ..masking.hub_upload import portable_path
+
+    return portable_path(path)
+
+
+def _labels_code(id2label: dict[int, str] | None) -> tuple[str, str]:
+    if not id2label:
+        return "", ""
+    labels = {int(k): str(v) for k, v in id2label.items()}
+    setup = f"id2label = {labels!r}\n"
+    args = f", num_labels={len(labels)}, id2label=id2label, label2id={{v: k for k, v in id2label.items()}}"
+    return setup, args
+
+
+def merged_usage(path: str) -> str:
+    return (
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
+        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0\n'
+        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
+    )
+
+
+def usage_snippet(
+    model_args: ModelArguments | None = None,
+    output_dir: str | None = None,
+    *,
+    pruned: bool | None = None,
+    base: str | None = None,
+    id2label: dict[int, str] | None = None,
+    base_note: str | None = None,
+    head_pruned: bool = False,
+) -> str:
+    """Code that loads the run's model. `output_dir` is where the model or masks are (a dir or Hub repo id).
+    `head_pruned`: the model has `config.srnet_pruned_heads`, so it loads with `hf_srnets.load_pretrained_model`.
+
+    For masks: `base` is the model the masks were searched on (`srnet_config.base_model_name_or_path`) and
+    `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
+    trained head itself comes from the mask file when it trained).
+    """
+    if pruned is None:
+        pruned = model_args is not None and model_args.pruning != "none"
+    if not pruned and head_pruned:  # smaller attention than config.json says: hf_srnets.compact rebuilds it
+        return (
+            "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
+            f'model = load_pretrained_model("{output_dir}")  # attention heads removed (--prune_heads)\n'
+            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
+        )
+    if not pruned:
+        return (
+            "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
+            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")\n'
+            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
+        )
+    base = base or (model_args.model_name_or_path if model_args is not None else None)
+    setup, label_args = _labels_code(id2label)
+    comment = f"  # {base_note}" if base_note else ""
+    return (
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
+        "from hf_srnets.masking import SRNetModel\n\n"
+        f"{setup}"
+        f'base = AutoModelForSequenceClassification.from_pretrained(\n    "{base}"{label_args}\n){comment}\n'
+        f'srnet = SRNetModel.from_pretrained(base, "{output_dir}")\n'
+        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0\n"
+        f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
+    )
+
+
+def _granularity_settings(cfg: Any) -> dict[str, Any]:
+    """`mask_granularity` (and `block_size` for blocks) when the masks are structured; nothing for element masks,
+    so the cards of element runs read as before."""
+    granularity = getattr(cfg, "mask_granularity", "element")
+    if granularity == "element":
+        return {}
+    return {"mask_granularity": granularity, **({"block_size": cfg.block_size} if granularity == "block" else {})}
+
+
+def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments) -> dict[str, Any]:
+    """The card's settings of the pruning method, read from its effective config."""
+    if cfg is None:
+        return {}
+    if method == "magnitude":
+        return {
+            "sparsity": cfg.sparsity,
+            **_granularity_settings(cfg),
+            "imp_prune_ratio": cfg.imp_prune_ratio,
+            "imp_interval": cfg.imp_interval,
+            "rewind": cfg.rewind,
+        }
+    if method == "l0":
+        return {
+            "sparsity": cfg.sparsity,
+            "sparsity_scope": cfg.sparsity_scope,
+            "l0_lambda": cfg.l0_lambda,
+            "l0_temperature": cfg.l0_temperature,
+            "l0_init_keep": cfg.l0_init_keep,
+            "l0_lambda_start_fraction": cfg.l0_lambda_start_fraction,
+            "l0_lambda_warmup_fraction": cfg.l0_lambda_warmup_fraction,
+            "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
+            "mask_weight_decay": args.mask_weight_decay,
+        }
+    if method == "random":
+        return {"sparsity": cfg.sparsity, "random_like": portable(cfg.random_like), "random_seed": cfg.random_seed}
+    if method != "threshold":
+        return {}
+    out = {
+        "sparsity": cfg.sparsity,
+        **_granularity_settings(cfg),
+        "sparsity_schedule": cfg.sparsity_schedule,
+        "initial_sparsity": cfg.initial_sparsity,
+        "mask_init": cfg.mask_init,
+        "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
+        "threshold_update_interval": cfg.threshold_update_interval,
+        "sparsity_scope": cfg.sparsity_scope,
+        "trainable_classifier": cfg.trainable_classifier,
+        "select_best_after": args.select_best_after,
+    }
+    if out["sparsity_schedule"] != "cubic":
+        out.pop("initial_sparsity")
+    return out
+
+
+def card_training_args(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    num_train: int,
+    mask_config: Any = None,
+    train_steps: int | None = None,
+) -> dict[str, Any]:
+    """The settings of the run as used: the pruning config's effective values, the rate the scores trained with."""
+    out: dict[str, Any] = {
+        "pruning": model_args.pruning,
+        "loss": args.loss,
+        "training examples": num_train,
+        "learning_rate": args.learning_rate,
+        "per_device_train_batch_size": args.per_device_train_batch_size,
+        "seed": args.seed,
+        "max_seq_length": data_args.max_seq_length,
+        "precision": training_precision(args),
+    }
+    if args.max_steps is not None and args.max_steps > 0:
+        out["max_steps"] = args.max_steps
+    else:
+        out["num_train_epochs"] = args.num_train_epochs
+    if train_steps is not None:
+        out["training steps"] = train_steps
+    if model_args.early_start_patience is not None:
+        out["early_start_patience"] = model_args.early_start_patience
+    step, step_options = args.step_objective()
+    if step is not None:  # --adversarial: the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
+        out.update({"adversarial": step, **step_options})
+    method = search_method(model_args)
+    out.update(_pruning_settings(method, mask_config, args))
+    if method == "threshold":
+        out = {k: v for k, v in out.items() if v is not None}
+    return out
+
+
+def _inside(path: str, directory: str) -> bool:
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _is_hub_id(name: str | None) -> bool:
+    return bool(name) and not os.path.exists(str(name)) and not os.path.isabs(str(name))
+
+
+def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str | None = None) -> tuple[str, str | None]:
+    """How a card names the weights the masks apply to: (name for the snippet, note or None).
+
+    In a card for the Hub a local dir becomes a portable name and the note says which weights are meant; a base
+    inside the run's output dir (the early-start checkpoint) is not in the mask repo, so the note says so.
+    """
+    if _is_hub_id(base):
+        return base, None
+    origin = f" fine-tuned from `{portable(pretrained)}`" if pretrained and pretrained != base else ""
+    if _inside(base, output_dir):
+        where = os.path.relpath(os.path.realpath(base), os.path.realpath(output_dir))
+        note = (
+            f"the masks apply to the run's `{where}/` checkpoint{origin} (not part of the mask repo); "
+            "the merged checkpoint needs no base"
+        )
+        return (portable(base) if for_hub else base), note
+    if not for_hub:
+        return base, None
+    name = portable(base)
+    if _SNAPSHOT.search(base):
+        return name, None
+    return name, (
+        f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "
+        "which SRNetModel.from_pretrained checks)"
+    )
+
+
+def _card_id2label(srnet: Any, model: Any) -> dict[int, str] | None:
+    """The run's labels, from the model the masks wrap (or the plain model)."""
+    config = getattr(getattr(srnet, "base_model", model), "config", None) or getattr(model, "config", None)
+    return dict(getattr(config, "id2label", None) or {}) or None
+
+
+def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool) -> str:
+    """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them."""
+    trained = set(srnet._trainable_base_tensors())
+    classifier_only = cfg is not None and cfg.trainable_classifier and method in ("threshold", "l0")
+    masks = "the entropy-coded masks"
+    if srnet._search_state_tensors():
+        masks += " (the ticket), the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
+    if method in ("threshold", "l0") and not trained:
+        holds = f"the mask config and {masks} only; every weight comes from the base model"
+    elif classifier_only:
+        holds = (
+            f"the mask config, {masks} and the classifier trained with them; every other weight comes from the "
+            "base model"
+        )
+    else:
+        holds = (
+            f"the mask config, {masks} and the weights trained under them (all of the model's weights); the base "
+            "model gives the architecture"
+        )
+    if random_head:
+        holds += (
+            ". **Warning:** the classifier was newly initialised and not trained (--trainable_classifier false), "
+            "so it is not saved: every load draws another random classifier, and the results above cannot be "
+            "reproduced from these files"
+        )
+    return holds
+
+
+def _records_pruned_heads(path: str) -> bool:
+    """Whether the local checkpoint at `path` is head-pruned (`srnet_pruned_heads` in its config.json)."""
+    config = os.path.join(path, "config.json")
+    if not os.path.isfile(config):
+        return False
+    with open(config, encoding="utf-8") as f:
+        return bool(json.load(f).get("srnet_pruned_heads"))
+
+
+def _card_loading(
+    model_args: ModelArguments,
+    args: SRNetTrainingArguments,
+    srnet: Any,
+    id2label: dict[int, str] | None,
+    repo_id: str | None,
+    random_head: bool,
+) -> tuple[str, str | None, str | None, str]:
+    """How the card loads the run's model: (base model name, note on the base, what the repo holds, snippet)."""
+    location = repo_id or args.output_dir
+    pretrained = model_args.model_name_or_path
+    if srnet is None:
+        base = portable(pretrained) if repo_id else pretrained
+        # an evaluation-only run saves no model: the card loads the model it evaluated
+        loaded = args.output_dir if args.do_train else pretrained
+        head_pruned = _records_pruned_heads(loaded)
+        snippet = usage_snippet(pruned=False, output_dir=location if args.do_train else base, head_pruned=head_pruned)
+        return base, None, None, snippet
+    cfg = srnet.srnet_config
+    searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
+    base, base_note = base_weights(
+        searched_on, output_dir=args.output_dir, for_hub=repo_id is not None, pretrained=pretrained
+    )
+    usage = usage_snippet(pruned=True, base=base, id2label=id2label, output_dir=location, base_note=base_note)
+    return base, base_note, _mask_repo_holds(srnet, cfg, search_method(model_args), random_head), usage
+
+
+def run_card_info(
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    *,
+    task: TaskSpec,
+    results: dict[str, Any],
+    metric_rows: list[tuple[str, str, Any]],
+    splits: list[SplitUse],
+    bias_desc: str | None,
+    srnet: Any,
+    model: Any,
+    repo_id: str | None,
+    random_head: bool = False,
+) -> dict[str, Any]:
+    """Everything `render_model_card` needs about a finished run.
+
+    `random_head`: the classifier was newly initialised and neither trained nor saved (`--trainable_classifier
+    false` on a pre-trained model); the card then warns that loading draws another random head.
+
+    `srnet` is the run's `SRNetModel` (None when unpruned), `model` the trained model (for its labels). `repo_id`
+    is the Hub repo the card is for; None writes a card for the local output dir (its paths as given).
+    """
+    cfg = srnet.srnet_config if srnet is not None else None
+    pretrained = model_args.model_name_or_path
+    id2label = _card_id2label(srnet, model)
+    base, base_note, holds, usage = _card_loading(model_args, args, srnet, id2label, repo_id, random_head)
+    hub_base = pretrained if _is_hub_id(pretrained) else None
+    return {
+        "title": repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(args.output_dir)),
+        "task": task.name,
+        "task_display": task.display_name or task.name,
+        "base_model": hub_base,
+        "base_name": base if srnet is not None else (hub_base or portable(pretrained)),
+        "base_note": base_note,
+        "holds": holds,
+        "pruning": model_args.pruning,
+        "schedule": schedule_description(model_args, cfg),
+        "loss": args.loss,
+        "adversarial": args.adversarial,
+        "bias_model": bias_desc,
+        # the masks the run saves: for an l0 search the ticket at --sparsity, not the Eq. 5 gates it evaluates with
+        "sparsity_report": srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,
+        "citations": srnet.method.citations if srnet is not None else (),
+        "results": results,
+        "id_name": id_set_name(task),
+        "reference_results": reference_name(data_args.reference_results, for_hub=repo_id is not None),
+        "metric_rows": metric_rows,
+        "splits": splits,
+        "datasets": training_datasets(splits, task),
+        "usage": usage,
+        "training_args": card_training_args(
+            model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
+        ),
+    }
+
+
+def reference_name(path: str | None, *, for_hub: bool) -> str | None:
+    """How a card names `--reference_results`: as given, or in a card for the Hub the portable name of the
+    reference run's dir (no local absolute paths)."""
+    if not path:
+        return None
+    if not for_hub:
+        return path
+    run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    return portable(run_dir)
+
+
+def merged_card_info(
+    info: dict[str, Any], location: str, compact_report: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card info;
+    `compact_report` (from `--save_compact`) says what was removed physically and how the checkpoint loads."""
+    base_name = portable(info.get("base_name")) or info.get("base_name")
+    needs_loader = bool(compact_report) and _compact_needs_loader(compact_report)
+    return {
+        **info,
+        "merged": True,
+        "compact": compact_report,
+        "holds": None,
+        "base_note": None,
+        "base_name": base_name,
+        "usage": compact_usage(location) if needs_loader else merged_usage(location),
+    }
+
+
+def _compact_needs_loader(report: dict[str, Any]) -> bool:
+    """Whether the compact checkpoint records removed heads or per-layer FFN widths in its config (`save_merged`
+    fills `stock_checkpoint`), so that it loads with `hf_srnets.load_pretrained_model` only."""
+    return not report.get("stock_checkpoint", False)
+
+
+def compact_usage(path: str) -> str:
+    return (
+        "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
+        f'model = load_pretrained_model("{path}")  # pruned FFN units and heads removed (--save_compact)\n'
+        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
+    )
