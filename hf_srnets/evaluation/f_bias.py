@@ -26,10 +26,10 @@ from typing import Any
 from ..data.tasks import TASKS
 from ..errors import InputError, MissingInputError
 from ..metrics import accuracy_gap, relative_bias
+from ..run_files import RESULTS_NAME
 
 logger = logging.getLogger(__name__)
 
-RESULTS_NAME = "all_results.json"
 CITATION_KEY = "rmc"  # the key of this paper in hf_srnets.objectives.BIBTEX (the RMC loss cites it too)
 
 
