@@ -73,7 +73,7 @@ class SRNetModel(nn.Module):
         self.layer_targets, self.classifier_targets = resolve_target_modules(
             model, model_type, config.target_modules, config.mask_classifier, config.classifier_modules
         )
-        mask_classifier = config.mask_classifier and config.mask_granularity == "element"
+        mask_classifier = config.mask_classifier and not config.structured
         if config.mask_classifier and not mask_classifier:
             logger.info(
                 f"mask_granularity={config.mask_granularity}: the classifier has no {config.mask_granularity} units "
@@ -92,7 +92,7 @@ class SRNetModel(nn.Module):
         for param in self.base_model.parameters():
             param.requires_grad_(False)
         config = self.srnet_config
-        if config.mask_granularity != "element":
+        if config.structured:
             groups = unit_groups(self.base_model, targets, config.mask_granularity, config.block_size)
             wrapped = set(inject_unit_layers(self.base_model, groups))
             targets = [name for name in targets if name in wrapped]
@@ -121,7 +121,7 @@ class SRNetModel(nn.Module):
     def masked_layers(self) -> dict[str, nn.Module]:
         """Module name (relative to the base model) -> the method's masked layer, in model order (at a structured
         `mask_granularity`, the `UnitMaskedLinear` layers)."""
-        layer_class = self.method.layer_class if self.srnet_config.mask_granularity == "element" else UnitMaskedLinear
+        layer_class = UnitMaskedLinear if self.srnet_config.structured else self.method.layer_class
         return {n: m for n, m in self.base_model.named_modules() if isinstance(m, layer_class)}
 
     def masked_layers_scores(self) -> list[nn.Parameter]:
@@ -176,7 +176,7 @@ class SRNetModel(nn.Module):
         At a structured `mask_granularity` the element masks give the unit masks; a mask not constant over a unit,
         or two matrices disagreeing on a shared unit, raises `ValueError` naming the module.
         """
-        if self.srnet_config.mask_granularity != "element":
+        if self.srnet_config.structured:
             set_unit_masks(self.masked_layers(), masks)
             return
         for name, layer in self.masked_layers().items():

@@ -129,6 +129,11 @@ class PruningConfig:
         metadata={"cli": False, "help": "How srnet_masks.safetensors codes the masks; absent (None): bit-packed."},
     )
 
+    @property
+    def structured(self) -> bool:
+        """Whether a mask unit is more than one weight (`mask_granularity` block, neuron or head)."""
+        return self.mask_granularity != "element"
+
     def __post_init__(self) -> None:
         if self.pruning_method is None:
             self.pruning_method = method_name_of(type(self))

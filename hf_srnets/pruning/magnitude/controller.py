@@ -48,7 +48,7 @@ class IMPCallback(FixedMaskCallback):
         when a group has few units, e.g. 12 heads), so the rounds are counted from the step: rounds fall at steps
         0, Δt, 2Δt, …, so after step t (its round included) min(⌊t/Δt⌋ + 1, k) rounds are done.
         """
-        if self.model.srnet_config.mask_granularity != "element":
+        if self.model.srnet_config.structured:
             return self.unit_rounds
         return round(self.model.sparsity_report()["sparsity"] / self.prune_ratio)
 

@@ -54,7 +54,7 @@ def magnitude_prune(srnet: nn.Module, sparsity: float) -> None:
     Already pruned weights stay pruned (they rank first); ties are broken by position. At a structured
     `mask_granularity`, the same per unit group with the unit's mean |W| (`units.magnitude_prune_units`).
     """
-    if srnet.srnet_config.mask_granularity != "element":
+    if srnet.srnet_config.structured:
         magnitude_prune_units(srnet, sparsity)
         return
     masks = {}

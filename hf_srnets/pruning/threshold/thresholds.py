@@ -20,7 +20,7 @@ def initialize_scores(srnet: nn.Module) -> None:
     (`hf_srnets.pruning.units.init_unit_scores`).
     """
     cfg = srnet.srnet_config
-    if cfg.mask_granularity != "element":
+    if cfg.structured:
         init_unit_scores(srnet, cfg.mask_init, cfg.start_sparsity, cfg.alpha, cfg.init_threshold)
     else:
         for layer in srnet.masked_layers().values():
@@ -37,7 +37,7 @@ def update_thresholds(srnet: nn.Module, sparsity: float) -> None:
     """
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
-    if srnet.srnet_config.mask_granularity != "element":
+    if srnet.srnet_config.structured:
         update_unit_thresholds(srnet, sparsity)
         return
     layers = list(srnet.masked_layers().values())
