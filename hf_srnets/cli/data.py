@@ -14,7 +14,8 @@ from transformers import AutoTokenizer
 from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
 from ..data.label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
-from ..data.splits import add_extra_training_data, evenly_spaced, load_splits, resolve_task
+from ..data.splits import SplitFiles, add_extra_training_data, evenly_spaced_rows, load_splits
+from ..data.tasks import resolve_task
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..training.arguments import SRNetTrainingArguments
@@ -43,11 +44,25 @@ class RunData:
 
 
 def run_task(data_args: DataArguments) -> TaskSpec:
-    """The task of the run, with `--bias_model` when given."""
-    task = resolve_task(data_args)
+    """The task of the run: `--task` with its labels restricted/reordered by `--task_labels`, and `--bias_model`
+    when given."""
+    task = resolve_task(data_args.task, data_args.task_labels)
     if data_args.bias_model is not None:
         task = dataclasses.replace(task, bias_model=data_args.bias_model)
     return task
+
+
+def split_files(data_args: DataArguments) -> SplitFiles:
+    """Where the run's splits come from, as `hf_srnets.data.splits` takes it."""
+    return SplitFiles(
+        train_file=data_args.train_file,
+        validation_file=data_args.validation_file,
+        ood_files=tuple(data_args.ood_file),
+        ood_labels=tuple(data_args.ood_labels or ()),
+        no_default_ood=data_args.no_default_ood,
+        data_dir=data_args.data_dir,
+        skip_incomplete_rows=data_args.skip_incomplete_rows,
+    )
 
 
 def read_data(
@@ -58,19 +73,20 @@ def read_data(
     The model and tokenizer paths and `--max_seq_length` are checked first (`check_model_inputs`)."""
     check_model_inputs(model_args, data_args)
     with args.main_process_first(desc="loading data"):
-        full_train, validation, ood = load_splits(task, data_args, model_args.cache_dir)
+        files = split_files(data_args)
+        full_train, validation, ood = load_splits(task, files, model_args.cache_dir)
         train = full_train
         if data_args.max_train_samples is not None:
             train = full_train.select(range(min(data_args.max_train_samples, len(full_train))))
         eval_splits = {"validation": validation, **{s.name: d for s, d in ood}}
         if data_args.extra_train:
-            train = add_extra_training_data(train, task, data_args.extra_train, data_args, ood)
+            train = add_extra_training_data(train, task, data_args.extra_train, files, ood)
         train, bias_desc = attach_probabilities(train, full_train, task, data_args, args, eval_splits)
     task_order = task.label_names
     task, train, validation, ood = align_labels(model_args, task, train, validation, ood)
     if data_args.max_eval_samples is not None:
         validation = validation.select(range(min(data_args.max_eval_samples, len(validation))))
-    ood = [(s, evenly_spaced(d, data_args.max_ood_samples)) for s, d in ood]
+    ood = [(s, evenly_spaced_rows(d, data_args.max_ood_samples)) for s, d in ood]
     validation, hard_source = attach_hard_flags(validation, task, data_args)
     return RunData(task, task_order, full_train, train, validation, ood, bias_desc, hard_source=hard_source)
 

@@ -6,12 +6,12 @@ import logging
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from datasets import Dataset, concatenate_datasets
 
-from ..cli.arguments import DataArguments
 from ..errors import InputError
 from . import tasks
 from .loading import load_file, load_source
@@ -20,9 +20,19 @@ from .tasks import EvalSet, SplitSource, TaskSpec, ood_file_set
 logger = logging.getLogger(__name__)
 
 
-def resolve_task(data_args: DataArguments) -> TaskSpec:
-    """`--task` with its labels restricted/reordered by `--task_labels` (see `tasks.resolve_task`)."""
-    return tasks.resolve_task(data_args.task, data_args.task_labels)
+@dataclass(frozen=True)
+class SplitFiles:
+    """Where a run's splits come from: given files (`train_file`, `validation_file`, `ood_files` as NAME=PATH),
+    the labels of OOD sets (`ood_labels`, NAME=LABEL0,LABEL1,...), whether the task's default OOD sets are
+    evaluated, the directory holding the task's files (else the Hub) and whether incomplete rows are dropped."""
+
+    train_file: str | None = None
+    validation_file: str | None = None
+    ood_files: tuple[str, ...] = ()
+    ood_labels: tuple[str, ...] = ()
+    no_default_ood: bool = False
+    data_dir: str | None = None
+    skip_incomplete_rows: bool = False
 
 
 def label_options(task: TaskSpec, label_names: tuple[str, ...]) -> dict[str, Any]:
@@ -124,55 +134,69 @@ def ood_eval_sets(
     return [s for s, _, _ in plan_ood_sets(task, ood_files, no_default_ood, ood_labels)]
 
 
-def load_splits(
-    task: TaskSpec, data_args: DataArguments, cache_dir: str | None
-) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
-    """The training, ID dev and OOD sets of a run.
+def read_split(
+    task: TaskSpec,
+    label_names: tuple[str, ...],
+    *,
+    name: str | None,
+    file: str | None = None,
+    source: SplitSource | None = None,
+    data_dir: str | None = None,
+    cache_dir: str | None = None,
+    labels: dict[str, Any] | None = None,
+    skip_incomplete_rows: bool = False,
+) -> Dataset:
+    """One split of `task` in the canonical columns: `file` if given, else `source` from `data_dir` or the Hub.
 
-    Texts are read by meaning (`task.text_fields`); `--skip_incomplete_rows` drops incomplete rows instead of
-    failing. An `--ood_file` whose NAME is one of the task's default OOD sets replaces it. All sets must agree on
-    single texts vs pairs.
+    `name` is what messages call the split (for a file, None: its path). A file is read in the task's published
+    format (AG News: no header; IMDB-CAD: csv quoting) unless `source` is an OOD set's. Texts are read by meaning
+    (`task.text_fields`), labels as `labels` says (default: `label_options(task, label_names)`);
+    `skip_incomplete_rows` drops incomplete rows instead of failing.
     """
     options: dict[str, Any] = {
         "text_fields": task.text_fields,
-        "skip_incomplete_rows": getattr(data_args, "skip_incomplete_rows", False),
+        "skip_incomplete_rows": skip_incomplete_rows,
+        **(label_options(task, label_names) if labels is None else labels),
     }
-
-    def load(source: SplitSource, file: str | None, label_names: tuple[str, ...], name: str, **labels: Any) -> Dataset:
-        if file:
-            # The ID files of a task are read in its published format (AG News: no header; IMDB-CAD: csv quoting).
-            file_format = task.file_format if source in (task.train, task.validation) else None
-            return load_file(
-                file,
-                label_names,
-                name=f"{name} ({file})",
-                aliases=task.label_aliases,
-                file_format=file_format,
-                **options,
-                **labels,
-            )
-        return load_source(
-            source,
-            label_names,
-            name=name,
-            data_dir=data_args.data_dir,
-            aliases=task.label_aliases,
-            cache_dir=cache_dir,
-            **options,
-            **labels,
-        )
-
-    id_labels = label_options(task, task.label_names)
-    train = load(task.train, data_args.train_file, task.label_names, f"{task.name} train", **id_labels)
-    validation = load(
-        task.validation, data_args.validation_file, task.label_names, f"{task.name} validation", **id_labels
+    if file:
+        file_format = task.file_format if source is None or source in (task.train, task.validation) else None
+        return load_file(file, label_names, name=name, aliases=task.label_aliases, file_format=file_format, **options)
+    if source is None:
+        raise ValueError(f"read_split: {name} has neither a file nor a source")
+    return load_source(
+        source, label_names, name=name, data_dir=data_dir, aliases=task.label_aliases, cache_dir=cache_dir, **options
     )
 
+
+def load_splits(
+    task: TaskSpec, files: SplitFiles, cache_dir: str | None
+) -> tuple[Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
+    """The training, ID dev and OOD sets of a run (each read by `read_split`).
+
+    An `--ood_file` whose NAME is one of the task's default OOD sets replaces it. All sets must agree on single
+    texts vs pairs.
+    """
+
+    def load(
+        source: SplitSource, file: str | None, label_names: tuple[str, ...], name: str, labels: dict | None = None
+    ) -> Dataset:
+        return read_split(
+            task,
+            label_names,
+            name=f"{name} ({file})" if file else name,
+            file=file,
+            source=source,
+            data_dir=files.data_dir,
+            cache_dir=cache_dir,
+            labels=labels,
+            skip_incomplete_rows=files.skip_incomplete_rows,
+        )
+
+    train = load(task.train, files.train_file, task.label_names, f"{task.name} train")
+    validation = load(task.validation, files.validation_file, task.label_names, f"{task.name} validation")
     ood: list[tuple[EvalSet, Dataset]] = []
-    for eval_set, path, labels in plan_ood_sets(
-        task, data_args.ood_file, data_args.no_default_ood, getattr(data_args, "ood_labels", None) or []
-    ):
-        ood.append((eval_set, load(eval_set.source, path, eval_set.label_names, eval_set.name, **labels)))
+    for eval_set, path, labels in plan_ood_sets(task, files.ood_files, files.no_default_ood, files.ood_labels):
+        ood.append((eval_set, load(eval_set.source, path, eval_set.label_names, eval_set.name, labels)))
     check_same_inputs([("train", train), ("validation", validation), *((s.name, d) for s, d in ood)])
     return train, validation, ood
 
@@ -195,14 +219,14 @@ EXTRA_TRAIN_PATTERN = re.compile(r"^(?P<name>[\w.-]+)=(?P<path>.+?)(?:x(?P<copie
 NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contradiction"}
 
 
-def _evaluation_paths(task: TaskSpec, data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]) -> set[str]:
+def _evaluation_paths(task: TaskSpec, files: SplitFiles, ood: list[tuple[EvalSet, Dataset]]) -> set[str]:
     """The absolute paths of every evaluation file of the run (given files, and the sets' files under --data_dir)."""
     eval_paths = {
-        os.path.abspath(p) for p in [data_args.validation_file, *[o.split("=", 1)[1] for o in data_args.ood_file]] if p
+        os.path.abspath(p) for p in [files.validation_file, *[o.split("=", 1)[1] for o in files.ood_files]] if p
     }
-    if data_args.data_dir:
+    if files.data_dir:
         for source in [task.validation, *(s.source for s, _ in ood)]:
-            eval_paths |= {os.path.abspath(os.path.join(data_args.data_dir, rel)) for rel in source.local_paths}
+            eval_paths |= {os.path.abspath(os.path.join(files.data_dir, rel)) for rel in source.local_paths}
     return eval_paths
 
 
@@ -234,14 +258,14 @@ def _extra_copies(extra: Dataset, name: str, copies: int) -> list[Dataset]:
 
 
 def add_extra_training_data(
-    train: Dataset, task: TaskSpec, specs: list[str], data_args: DataArguments, ood: list[tuple[EvalSet, Dataset]]
+    train: Dataset, task: TaskSpec, specs: list[str], files: SplitFiles, ood: list[tuple[EvalSet, Dataset]]
 ) -> Dataset:
     """Append `NAME=PATH[xK]` sets to the training data (ids prefixed `NAME[#k]:`); refuse evaluation sets.
 
     Every returned row has `source_name` (`"train"` for the task's own rows, else the set's NAME) and `source_id`
     (its id in its own file), so per-example values such as p_b can be joined or predicted for extra rows too.
     """
-    eval_paths = _evaluation_paths(task, data_args, ood)
+    eval_paths = _evaluation_paths(task, files, ood)
     eval_pairs = [set(zip(d["sentence1"], d["sentence2"])) for _, d in ood if "sentence2" in d.column_names]
     columns = [c for c in ("id", "sentence1", "sentence2", "label") if c in train.column_names]
     own = train.select_columns(columns)
@@ -249,7 +273,7 @@ def add_extra_training_data(
     aliases = {**task.label_aliases, **(NLI_EXTRA_ALIASES if "entailment" in task.label_names else {})}
     options = {
         "text_fields": task.text_fields,
-        "skip_incomplete_rows": getattr(data_args, "skip_incomplete_rows", False),
+        "skip_incomplete_rows": files.skip_incomplete_rows,
         **label_options(task, task.label_names),
     }
     for spec in specs:
@@ -272,7 +296,9 @@ def add_extra_training_data(
     return concatenate_datasets(parts)
 
 
-def evenly_spaced(dataset: Dataset, n: int | None) -> Dataset:
+def evenly_spaced_rows(dataset: Dataset, n: int | None) -> Dataset:
+    """`n` rows spread evenly over `dataset` (first and last included), in order; all of it when `n` is None or
+    not below its length."""
     if n is None or n >= len(dataset):
         return dataset
     return dataset.select(np.linspace(0, len(dataset) - 1, n).round().astype(int).tolist())

@@ -14,6 +14,7 @@ import pytest
 from hf_srnets.bias import compute_bias_predictions
 from hf_srnets.cli.arguments import DataArguments
 from hf_srnets.cli.columns import attach_probabilities
+from hf_srnets.cli.data import split_files
 from hf_srnets.data import BIAS_COLUMN, custom_task, get_task, load_file, read_predictions
 from hf_srnets.data.splits import add_extra_training_data
 from hf_srnets.training.arguments import SRNetTrainingArguments
@@ -123,7 +124,7 @@ def with_hans(data_dir, tmp_path):
     full = mnli(mnli_tsv)
     data_args = DataArguments(task="mnli", train_file=mnli_tsv, extra_train=[f"hans_train={hans_tsv}x2"])
     train = full.select(range(500))  # --max_train_samples 500
-    train = add_extra_training_data(train, MNLI, data_args.extra_train, data_args, [])
+    train = add_extra_training_data(train, MNLI, data_args.extra_train, split_files(data_args), [])
     return full, train, data_args, hans_tsv
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import load_file
-from hf_srnets.data.splits import load_splits, resolve_task
+from hf_srnets.data.splits import load_splits
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 FEVER = FIXTURES / "fever"
@@ -30,7 +31,7 @@ def _claims_and_evidence(path: Path) -> list[tuple[str, str]]:
 def test_every_fever_format_reads_claim_then_evidence(file):
     path = str(FEVER / file)
     args = DataArguments(task="fever", train_file=path, validation_file=path, no_default_ood=True)
-    train, _, _ = load_splits(resolve_task(args), args, None)
+    train, _, _ = load_splits(run_task(args), split_files(args), None)
     assert list(zip(train["sentence1"], train["sentence2"])) == _claims_and_evidence(FEVER / file)
 
 
@@ -38,7 +39,7 @@ def test_symmetric_v2_with_its_extra_columns_loads_from_data_dir_and_as_ood_file
     """v0.2 has `evid` = [[sentence, score]] (mixed types: pyarrow refused it) and a reversed sentence1/sentence2."""
     args = DataArguments(task="fever", data_dir=str(FIXTURES))
     with caplog.at_level(logging.INFO, logger="hf_srnets.data"):
-        train, validation, ood = load_splits(resolve_task(args), args, None)
+        train, validation, ood = load_splits(run_task(args), split_files(args), None)
     sets = {s.name: d for s, d in ood}
     v2 = sets["fever_symmetric_v2"]
     assert len(v2) == 4 and v2["label"] == [1, 0, 0, 1]
@@ -54,7 +55,7 @@ def test_symmetric_v2_with_its_extra_columns_loads_from_data_dir_and_as_ood_file
         no_default_ood=True,
         ood_file=[f"sym2={FEVER / 'fever_symmetric_test.jsonl'}"],
     )
-    _, _, ood = load_splits(resolve_task(args), args, None)
+    _, _, ood = load_splits(run_task(args), split_files(args), None)
     assert ood[0][1]["sentence1"] == v2["sentence1"]
 
 
@@ -67,7 +68,7 @@ def test_a_fever_file_that_does_not_say_which_text_is_the_claim_is_refused(tmp_p
     train = str(FEVER / "fever.train.jsonl")
     args = DataArguments(task="fever", train_file=train, validation_file=str(path), no_default_ood=True)
     with pytest.raises(ValueError, match=r"no claim column .*sentence1/sentence2 columns do not say which text"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
 
 def test_extra_columns_of_any_type(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 from conftest import DATA_DIR, assert_run_predictions_match_hand
 
 from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.cli.data import split_files
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
@@ -100,7 +101,7 @@ def test_load_splits_reads_given_files_in_the_task_format(tmp_path):
         train_file=str(ag / "agnews_train_subset_alps_dev.tsv"),
         validation_file=str(ag / "agnews_test.tsv"),
     )
-    train, validation, ood = load_splits(get_task("ag_news"), args, cache_dir=None)
+    train, validation, ood = load_splits(get_task("ag_news"), split_files(args), cache_dir=None)
     assert (len(train), len(validation), ood) == (8, 11, [])
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import get_task, load_file
-from hf_srnets.data.splits import add_extra_training_data, load_splits, resolve_task
+from hf_srnets.data.splits import add_extra_training_data, load_splits
 from hf_srnets.data.tasks import HANS_LABELS
 
 FEVER = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "fever"
@@ -44,8 +45,8 @@ def test_two_way_fever_run_restricts_its_ood_sets():
         train_file=str(FEVER / "fever_nli_dev.tsv"),
         validation_file=str(FEVER / "fever_symmetric_test.jsonl"),
     )
-    task = resolve_task(args)
-    train, _, ood = load_splits(task, args, None)
+    task = run_task(args)
+    train, _, ood = load_splits(task, split_files(args), None)
     assert task.label_names == ("SUPPORTS", "REFUTES")
     assert [(s.name, s.label_names) for s, _ in ood] == [
         ("fever_symmetric_v1", ("SUPPORTS", "REFUTES")),
@@ -57,7 +58,7 @@ def test_two_way_fever_run_restricts_its_ood_sets():
 def test_two_way_fever_refuses_a_training_file_with_nei_rows():
     args = DataArguments(task="fever", task_labels="SUPPORTS,REFUTES", data_dir=str(FEVER.parent))
     with pytest.raises(ValueError, match=r"row 4 \(id '89891'\): label 'NOT ENOUGH INFO' is not among .* remove such"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
 
 # --- item 4: an OOD file with a label set of its own
@@ -74,15 +75,15 @@ def _paws_args(data_dir: Path, **kwargs) -> DataArguments:
 def test_paws_under_mnli_is_refused_unless_its_labels_are_named(data_dir):
     args = _paws_args(data_dir)
     with pytest.raises(ValueError, match=r"integer ids \[0, 1\].*0 = entailment, 1 = neutral.*--ood_labels paws="):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
     args = _paws_args(data_dir, ood_labels=["paws=non-entailment,entailment"])
-    _, _, [(paws_set, paws)] = load_splits(resolve_task(args), args, None)
+    _, _, [(paws_set, paws)] = load_splits(run_task(args), split_files(args), None)
     assert (paws_set.kind, paws_set.label_names) == ("hans", HANS_LABELS)  # 2-way, scored like HANS
     assert len(paws) == 8000 and paws["label"].count(HANS_LABELS.index("entailment")) == 3539  # the paraphrases
 
     args = _paws_args(data_dir, ood_labels=["paws=contradiction,entailment"])
-    _, _, [(paws_set, paws)] = load_splits(resolve_task(args), args, None)
+    _, _, [(paws_set, paws)] = load_splits(run_task(args), split_files(args), None)
     assert (paws_set.kind, paws_set.label_names) == ("same", NLI)
     assert paws["label"].count(0) == 3539 and paws["label"].count(2) == 4461
 
@@ -98,13 +99,13 @@ def test_paws_under_mnli_is_refused_unless_its_labels_are_named(data_dir):
 def test_bad_ood_labels(data_dir, ood_labels, message):
     args = _paws_args(data_dir, ood_labels=ood_labels)
     with pytest.raises(ValueError, match=message):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
 
 def test_paws_under_qqp_needs_no_names(data_dir, tmp_path):
     paws = data_dir / "paws" / "paws_wiki_dev.tsv"
     args = DataArguments(task="qqp", train_file=str(paws), validation_file=str(paws), data_dir=str(data_dir))
-    _, _, ood = load_splits(resolve_task(args), args, None)
+    _, _, ood = load_splits(run_task(args), split_files(args), None)
     assert {s.name: sum(d["label"]) for s, d in ood} == {"paws_qqp": 191, "paws_wiki": 3536}
 
 
@@ -113,7 +114,7 @@ def test_integer_labels_missing_a_class_are_refused(tmp_path):
     ood.write_text('{"premise": "a", "hypothesis": "b", "label": 0}\n{"premise": "c", "hypothesis": "d", "label": 1}\n')
     args = DataArguments(**_mnli_files(tmp_path), no_default_ood=True, ood_file=[f"two={ood}"])
     with pytest.raises(ValueError, match="--ood_labels two=LABEL0,LABEL1"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
 
 # --- item 5: single texts vs pairs
@@ -124,7 +125,7 @@ def test_mnli_training_file_without_hypothesis_is_refused(tmp_path):
     files["train_file"] = _tsv(tmp_path / "t1.tsv", "idx\tpremise\tlabel", "1\tA man sleeps .\tentailment")
     args = DataArguments(**files, no_default_ood=True)
     with pytest.raises(ValueError, match=r"no hypothesis column .*\(a pair task needs both texts\)"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
 
 
 def test_custom_task_refuses_single_training_texts_with_pair_evaluation(tmp_path):
@@ -132,9 +133,9 @@ def test_custom_task_refuses_single_training_texts_with_pair_evaluation(tmp_path
     dev = _tsv(tmp_path / "d.tsv", "sentence1\tsentence2\tlabel", "good\tfilm\tpositive", "bad\tfilm\tnegative")
     args = DataArguments(task="custom", task_labels="negative,positive", train_file=train, validation_file=dev)
     with pytest.raises(ValueError, match=r"\['train'\] have one text column but \['validation'\] have text pairs"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
     args.validation_file = train
-    train_set, _, _ = load_splits(resolve_task(args), args, None)
+    train_set, _, _ = load_splits(run_task(args), split_files(args), None)
     assert "sentence2" not in train_set.column_names and train_set["label"] == [1, 0]
 
 
@@ -148,10 +149,10 @@ def test_short_tsv_row_is_an_error_or_dropped_and_logged(tmp_path, caplog):
     )
     args = DataArguments(**files, no_default_ood=True)
     with pytest.raises(ValueError, match=r"row 1: missing or empty \['hypothesis', 'label'\].*--skip_incomplete_rows"):
-        load_splits(resolve_task(args), args, None)
+        load_splits(run_task(args), split_files(args), None)
     args.skip_incomplete_rows = True
     with caplog.at_level(logging.WARNING, logger="hf_srnets.data"):
-        train, _, _ = load_splits(resolve_task(args), args, None)
+        train, _, _ = load_splits(run_task(args), split_files(args), None)
     assert train["id"] == ["1"] and "dropped 1 of 2 incomplete rows" in caplog.text
 
 
@@ -194,7 +195,7 @@ def test_ood_file_named_hans_replaces_the_default_without_the_hub(tmp_path, monk
         "entailment\tThe judge slept .\tThe judge slept .\tex1\tlexical_overlap\tle_relative_clause",
     )
     args = DataArguments(**_mnli_files(tmp_path), ood_file=[f"hans={hans}"])
-    _, _, ood = load_splits(resolve_task(args), args, None)
+    _, _, ood = load_splits(run_task(args), split_files(args), None)
     assert [(s.name, s.kind, len(d)) for s, d in ood] == [("hans", "hans", 2)]
 
 
@@ -203,12 +204,12 @@ def test_ood_file_named_hans_replaces_the_default_without_the_hub(tmp_path, monk
 
 def test_extra_training_rows_carry_source_name_and_id(tmp_path):
     args = DataArguments(**_mnli_files(tmp_path), no_default_ood=True)
-    task = resolve_task(args)
-    train, _, ood = load_splits(task, args, None)
+    task = run_task(args)
+    train, _, ood = load_splits(task, split_files(args), None)
     extra = _tsv(
         tmp_path / "hans_train.tsv", "pairID\tsentence1\tsentence2\tgold_label", "ex7\tA b .\tB a .\tnon-entailment"
     )
-    out = add_extra_training_data(train, task, [f"h={extra}", f"k={extra}x2"], args, ood)
+    out = add_extra_training_data(train, task, [f"h={extra}", f"k={extra}x2"], split_files(args), ood)
     assert out["id"] == ["1", "2", "h:ex7", "k#0:ex7", "k#1:ex7"]
     assert out["source_name"] == ["train", "train", "h", "k", "k"]
     assert out["source_id"] == ["1", "2", "ex7", "ex7", "ex7"]
@@ -216,7 +217,7 @@ def test_extra_training_rows_carry_source_name_and_id(tmp_path):
 
     single = _tsv(tmp_path / "single.tsv", "idx\tpremise\tlabel", "9\tA b .\tentailment")
     with pytest.raises(ValueError, match=r"no hypothesis column"):
-        add_extra_training_data(train, task, [f"s={single}"], args, ood)
+        add_extra_training_data(train, task, [f"s={single}"], split_files(args), ood)
 
 
 def test_ood_eval_sets_match_what_load_splits_builds():

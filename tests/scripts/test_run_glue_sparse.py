@@ -12,8 +12,9 @@ from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import get_task, load_file
-from hf_srnets.data.splits import load_splits, resolve_task
+from hf_srnets.data.splits import load_splits
 from hf_srnets.masking import SRNetModel
 from hf_srnets.publish.hub import HubUploadError
 
@@ -423,8 +424,8 @@ def test_ood_files_named_hans_are_scored_like_hans(data_dir):
         + ["--validation_file", str(mnli_mm), "--train_file", str(mnli_mm)]
         + ["--ood_file", f"hans_again={hans}", f"mm={mnli_mm}"]
     ).data
-    task = resolve_task(data_args)
-    _, _, ood = load_splits(task, data_args, None)
+    task = run_task(data_args)
+    _, _, ood = load_splits(task, split_files(data_args), None)
     (hans_set, hans_data), (mm_set, mm_data) = ood
     assert (hans_set.name, hans_set.kind, hans_set.label_names) == (
         "hans_again",
