@@ -20,8 +20,6 @@ from transformers import TrainerCallback
 from ..errors import InputError
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
-from ..pruning.magnitude import magnitude_prune
-from ..pruning.threshold import update_thresholds
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
 from .hub_upload import make_config_portable, upload_folder
 from .io import (
@@ -35,7 +33,6 @@ from .io import (
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
-_SEARCH_STATE = ("mask_scores", "threshold", "tie_index", "has_tie")
 
 logger = logging.getLogger(__name__)
 
@@ -152,21 +149,11 @@ class SRNetModel(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.base_model(*args, **kwargs)
 
-    # -- mask search (the method's; thin delegates kept for the public API) -----------------------------------
+    # -- mask search (the method's) ---------------------------------------------------------------------------
     @torch.no_grad()
     def initialize_masks(self) -> None:
         """The method's starting masks, e.g. appendix Eq. 1 (hard) or Eq. 2 (soft) for mask training."""
         self.method.initialize(self)
-
-    @torch.no_grad()
-    def update_thresholds(self, sparsity: float) -> None:
-        """Mask training: recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all."""
-        update_thresholds(self, sparsity)
-
-    @torch.no_grad()
-    def magnitude_prune(self, sparsity: float) -> None:
-        """IMP: prune the smallest remaining |W| of each matrix to exactly ⌊s·n⌋ zeros (Algorithm 1, line 8)."""
-        magnitude_prune(self, sparsity)
 
     # -- fixed masks with trainable weights (IMP, and fine-tuning a subnetwork in isolation) -------------------
     @torch.no_grad()
@@ -247,7 +234,7 @@ class SRNetModel(nn.Module):
             self.compact_report = compact_model(self.base_model)
         return self.base_model
 
-    def _trainable_base_tensors(self) -> dict[str, torch.Tensor]:
+    def trained_base_tensors(self) -> dict[str, torch.Tensor]:
         """Weights outside the masks that train (all under IMP) or trained (the classifier when
         `trainable_classifier`, also once frozen, e.g. after `from_pretrained`)."""
         trained = {
@@ -272,10 +259,10 @@ class SRNetModel(nn.Module):
         (`search.<module>.log_alpha`) next to the packed ticket.
         """
         masks = self.method.saved_masks(self)  # l0: the ticket at `sparsity`, ranked by log α
-        extra = {**self._trainable_base_tensors(), **self._search_state_tensors()}
+        extra = {**self.trained_base_tensors(), **self.search_state_tensors()}
         save_mask_files(save_directory, self.srnet_config, masks, extra)
 
-    def _search_state_tensors(self) -> dict[str, torch.Tensor]:
+    def search_state_tensors(self) -> dict[str, torch.Tensor]:
         """The float state of layers that have one (`search_state()`: the l0 layers' log α while searching)."""
         out: dict[str, torch.Tensor] = {}
         for name, layer in self.masked_layers().items():
@@ -284,12 +271,16 @@ class SRNetModel(nn.Module):
         return out
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
-        """Scores, thresholds and trainable weights: what a checkpoint needs to resume."""
+        """Trainable tensors and the search state modules declare (`checkpoint_tensors`, e.g. the scores and
+        thresholds of mask training): what a checkpoint needs to resume."""
+        declared = {
+            f"{module_name}.{tensor}" if module_name else tensor
+            for module_name, module in self.base_model.named_modules()
+            for tensor in getattr(module, "checkpoint_tensors", ())
+        }
         state = {}
         for name, tensor in self.base_model.state_dict(keep_vars=True).items():
-            if any(name.endswith(s) for s in _SEARCH_STATE) or (
-                isinstance(tensor, nn.Parameter) and tensor.requires_grad
-            ):
+            if name in declared or (isinstance(tensor, nn.Parameter) and tensor.requires_grad):
                 state[name] = tensor.detach().cpu().contiguous()
         return state
 
@@ -361,7 +352,7 @@ class SRNetModel(nn.Module):
 
     def _check_trainable_tensors(self, tensors: dict[str, torch.Tensor], path: str) -> None:
         """The saved trained classifier has every tensor the model needs, with the model's shapes and dtypes."""
-        for key, current in self._trainable_base_tensors().items():
+        for key, current in self.trained_base_tensors().items():
             saved = tensors.get(key)
             if saved is None or saved.shape != current.shape or saved.dtype != current.dtype:
                 found = "missing" if saved is None else f"a {saved.dtype} tensor of shape {tuple(saved.shape)}"

@@ -8,7 +8,7 @@ What a weight-level `MaskedLinear` and a unit-level `UnitScores` share (Win-win 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -25,6 +25,8 @@ class ThresholdedScores(KeepsFloat32):
     """
 
     float32_tensors = ("mask_scores", "threshold")
+    # what a training checkpoint restores (`SRNetModel.trainable_state_dict`), trainable or not
+    checkpoint_tensors: ClassVar[tuple[str, ...]] = ("mask_scores", "threshold", "tie_index", "has_tie")
 
     def _init_scores(self, shape: tuple[int, ...] | torch.Size, device: torch.device | None) -> None:
         module: nn.Module = self  # type: ignore[assignment]

@@ -492,10 +492,10 @@ def _card_id2label(srnet: Any, model: Any) -> dict[int, str] | None:
 
 def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool) -> str:
     """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them."""
-    trained = set(srnet._trainable_base_tensors())
+    trained = set(srnet.trained_base_tensors())
     classifier_only = cfg is not None and cfg.trainable_classifier and method in ("threshold", "l0")
     masks = "the entropy-coded masks"
-    if srnet._search_state_tensors():
+    if srnet.search_state_tensors():
         masks += " (the ticket), the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
     if method in ("threshold", "l0") and not trained:
         holds = f"the mask config and {masks} only; every weight comes from the base model"

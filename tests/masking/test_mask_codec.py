@@ -17,6 +17,7 @@ from hf_srnets.masking import SRNetModel, pack_mask
 from hf_srnets.masking.codec import decode_mask, encode_mask, encoding_scheme, mask_header
 from hf_srnets.masking.io import MASK_ENCODING, read_mask_dir, tensor_checksum
 from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
+from hf_srnets.pruning.magnitude import magnitude_prune
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "masks_v0"
 
@@ -213,7 +214,7 @@ def test_saved_mask_file_at_90_percent_is_within_the_entropy_budget(tmp_path):
     )
     model = AutoModelForSequenceClassification.from_config(config)
     srnet = SRNetModel(model, ThresholdConfig(sparsity=0.9))
-    srnet.magnitude_prune(0.9)
+    magnitude_prune(srnet, 0.9)
     srnet.save_pretrained(tmp_path)
     n = srnet.sparsity_report()["num_prunable"]
     s = srnet.sparsity_report()["sparsity"]

@@ -17,6 +17,7 @@ from hf_srnets.masking.codec import decode_mask
 from hf_srnets.masking.hub_upload import make_config_portable
 from hf_srnets.masking.io import read_mask_dir, tensor_checksum
 from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
+from hf_srnets.pruning.threshold import update_thresholds
 
 QUERY = "bert.encoder.layer.0.attention.self.query"
 
@@ -29,7 +30,7 @@ def _saved(tmp_path, trainable_classifier=False):
             layer.mask_scores.copy_(torch.rand(layer.mask_scores.shape, generator=gen))
         if trainable_classifier:
             srnet.base_model.classifier.base_layer.weight.add_(0.5)
-    srnet.update_thresholds(0.5)
+    update_thresholds(srnet, 0.5)
     srnet.save_pretrained(tmp_path)
     return srnet
 

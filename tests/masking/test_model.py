@@ -10,6 +10,7 @@ from safetensors.torch import load_file
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import MASKS_NAME, MaskedLinear, ThresholdConfig
+from hf_srnets.pruning.threshold import update_thresholds
 
 ARCHS = ["bert", "roberta", "distilbert", "electra", "deberta-v2"]
 # θ_pr per layer is 6 matrices (Q, K, V, AO, in, out); 2 tiny layers; plus the classifier linear(s)
@@ -48,7 +49,7 @@ def test_default_targets_are_theta_pr(arch):
 def test_exact_zeros_per_matrix_after_threshold_update(arch, sparsity):
     srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.3))
     _shuffle_scores(srnet)
-    srnet.update_thresholds(sparsity)
+    update_thresholds(srnet, sparsity)
     for name, mask in srnet.binary_masks().items():
         assert int((~mask).sum()) == math.floor(sparsity * mask.numel()), name
 
@@ -78,7 +79,7 @@ def test_unknown_targets_give_clear_error():
 def test_merge_and_unload_equals_masked_forward(arch):
     srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.6, mask_init="soft"))
     _shuffle_scores(srnet, seed=3)
-    srnet.update_thresholds(0.6)
+    update_thresholds(srnet, 0.6)
     srnet.eval()
     inputs = _inputs()
     with torch.no_grad():
@@ -99,7 +100,7 @@ def test_merge_and_unload_equals_masked_forward(arch):
 def test_save_and_load_round_trip(tmp_path, arch):
     srnet = SRNetModel(tiny_model(arch), ThresholdConfig(sparsity=0.5))
     _shuffle_scores(srnet, seed=5)
-    srnet.update_thresholds(0.5)
+    update_thresholds(srnet, 0.5)
     srnet.save_pretrained(tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["srnet_config.json", MASKS_NAME]
     loaded = SRNetModel.from_pretrained(tiny_model(arch), tmp_path)
@@ -154,7 +155,7 @@ def test_foreign_masks_are_refused(tmp_path):
 def test_training_state_round_trip(tmp_path):
     srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     _shuffle_scores(srnet, seed=9)
-    srnet.update_thresholds(0.4)
+    update_thresholds(srnet, 0.4)
     srnet.save_training_state(tmp_path)
     other = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
     other.load_training_state(tmp_path)

@@ -21,6 +21,7 @@ from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
 from hf_srnets.pruning.precision import KeepsFloat32, float32_tensor_names
 from hf_srnets.pruning.selection import binarize, exact_thresholds
+from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.pruning.threshold.layer import MaskedLinear
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
@@ -134,7 +135,7 @@ def test_merged_equals_masked_after_a_cast(make, cast):
 # -- bf16 autocast (what --bf16 runs) ---------------------------------------------------------------------------
 def test_bf16_autocast_step_threshold_method():
     srnet = threshold_model().train()
-    srnet.update_thresholds(SPARSITY)
+    update_thresholds(srnet, SPARSITY)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = srnet(**batch())
     assert out.logits.dtype == torch.bfloat16
@@ -145,7 +146,7 @@ def test_bf16_autocast_step_threshold_method():
     with torch.no_grad():  # a step on the scores, then the threshold update of the schedule
         for layer in layers:
             layer.mask_scores.sub_(10.0 * layer.mask_scores.grad)
-    srnet.update_thresholds(SPARSITY)
+    update_thresholds(srnet, SPARSITY)
     assert_exact_counts(srnet)
     assert all(layer.mask_scores.dtype == torch.float32 and layer.threshold.dtype == torch.float32 for layer in layers)
     srnet.eval()

@@ -13,6 +13,8 @@ from transformers import AutoModelForSequenceClassification, BertConfig, DistilB
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import L0Config, MagnitudeConfig, RandomConfig, ThresholdConfig
+from hf_srnets.pruning.magnitude import magnitude_prune
+from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.pruning.units import UnitMaskedLinear, aggregated_magnitude, expand_units, unit_layer_groups
 
 HEADS, HEAD_SIZE, FFN, HIDDEN, LAYERS = 4, 8, 64, 32, 2
@@ -72,7 +74,7 @@ def test_exact_unit_counts_local(granularity, sparsity, init):
     model = srnet(granularity, sparsity=sparsity, mask_init=init)
     for _, pruned, n in pruned_units(model):
         assert pruned == math.floor(sparsity * n)
-    model.update_thresholds(sparsity)
+    update_thresholds(model, sparsity)
     for _, pruned, n in pruned_units(model):
         assert pruned == math.floor(sparsity * n)
 
@@ -84,7 +86,7 @@ def test_exact_unit_counts_global_per_kind_with_ties(granularity):
     with torch.no_grad():
         for units, _ in groups:
             units.mask_scores.fill_(0.7)  # all tied: the first ⌊s·N⌋ by position, in model order, are pruned
-    model.update_thresholds(0.3)
+    update_thresholds(model, 0.3)
     for kind in {units.kind for units, _ in groups}:
         flat = torch.cat([units.unit_mask().reshape(-1) for units, _ in groups if units.kind == kind])
         zeros = math.floor(0.3 * flat.numel())
@@ -182,7 +184,7 @@ def test_imp_rounds_hit_exact_unit_counts_and_keep_pruned_units(granularity):
         with torch.no_grad():  # training between rounds changes the magnitudes
             for layer in model.masked_layers().values():
                 layer.base_layer.weight.mul_(torch.rand_like(layer.base_layer.weight) + 0.5)
-        model.magnitude_prune(0.25 * round_)
+        magnitude_prune(model, 0.25 * round_)
         for _, pruned, n in pruned_units(model):
             assert pruned == math.floor(0.25 * round_ * n)
         masks = model.binary_masks()
@@ -201,7 +203,7 @@ def test_save_load_round_trip_and_merge(tmp_path, granularity, kind):
     with torch.no_grad():
         for score in model.masked_layers_scores():
             score.add_(torch.rand_like(score))
-    model.update_thresholds(0.5)
+    update_thresholds(model, 0.5)
     model.record_fingerprint()
     model.save_pretrained(tmp_path)
     assert len(model.masked_layers_scores()) < len(model.masked_layers()) or granularity == "block"

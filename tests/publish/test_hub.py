@@ -13,6 +13,7 @@ from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig
+from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.publish.card import render_model_card
 from hf_srnets.publish.hub import (
     HubUploadError,
@@ -32,7 +33,7 @@ def _srnet(seed=0):
     with torch.no_grad():
         for layer in srnet.masked_layers().values():
             layer.mask_scores.copy_(torch.rand(layer.mask_scores.shape, generator=gen))
-    srnet.update_thresholds(0.5)
+    update_thresholds(srnet, 0.5)
     return srnet.eval()
 
 
