@@ -1,13 +1,10 @@
 """The victim of an attack: a saved classifier loaded for attacking, and `HFClassifier`, the batched, cached query
 function the recipes call (`hf_srnets.attack.base.Classifier`).
 
-`load_victim` accepts (a) a full checkpoint dir or Hub id (a fine-tuned `...ForSequenceClassification`),
-(b) an hf_srnets mask dir (`srnet_config.json`: the masks are applied to the model they were searched on,
-`base_model_name_or_path`, or to `--base_model`, with `SRNetModel.from_pretrained`, then merged with
-`merge_and_unload()` so queries cost what a plain model costs) and (c) a merged checkpoint (as (a)). Checkpoints
-load with `hf_srnets.compact.load_pretrained_model`, so head-pruned ones (`--prune_heads`) load too. The model's
-labels are aligned with the task's by name (`hf_srnets.data.label_alignment`): `HFClassifier` returns probabilities in
-the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
+`load_victim` loads a checkpoint, a merged checkpoint or an hf_srnets mask dir (applied to its base and merged, so
+queries cost what a plain model costs) with `hf_srnets.evaluation.saved_classifier.load_saved_classifier`. The
+model's labels are aligned with the task's by name (`hf_srnets.data.label_alignment`): `HFClassifier` returns
+probabilities in the task's label order, so gold labels and predictions agree whatever the checkpoint's id order.
 
 Queries are counted as TextAttack's goal function counts them (Morris et al. 2020, `GoalFunction.get_results`):
 every text submitted is one query, whether the LRU cache answers it or the model does (the count is increased
@@ -19,7 +16,6 @@ no example or recipe is answered from another's predictions.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -28,29 +24,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-from ..compact import load_pretrained_model
-from ..compact.loading import check_model_path
-from ..data.label_alignment import checkpoint_label_order, is_fine_tuned_classifier, label_permutation, to_task_order
+from ..data.label_alignment import label_permutation, to_task_order
 from ..data.tasks import TaskSpec
 from ..errors import InputError
-from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
+from ..evaluation.saved_classifier import SavedClassifier, is_mask_dir, load_saved_classifier
 from .base import Text
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class Victim:
-    """A loaded victim: the model (eval mode), its tokenizer, its labels in its own id order, and what it was
-    loaded from (`kind`: "checkpoint" or "masks"; `base`: the weights masks were applied to)."""
-
-    model: Any
-    tokenizer: Any
-    label_order: tuple[str, ...]
-    kind: str
-    base: str | None = None
+class Victim(SavedClassifier):
+    """A loaded victim (`hf_srnets.evaluation.saved_classifier.SavedClassifier`) and its weights' fingerprint."""
 
     @property
     def fingerprint(self) -> str:
@@ -74,74 +60,6 @@ def weights_fingerprint(model: Any) -> str:
     return digest.hexdigest()
 
 
-def is_mask_dir(path: str) -> bool:
-    """Whether `path` is a local hf_srnets mask dir (it holds `srnet_config.json`)."""
-    return os.path.isfile(os.path.join(path, CONFIG_NAME))
-
-
-def _label_order(model: Any, task: TaskSpec, name: str) -> tuple[str, ...]:
-    return checkpoint_label_order(model.config, task, name) or tuple(task.label_names)
-
-
-def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> Any:
-    errors = []
-    for path in candidates:
-        if path is None:
-            continue
-        try:
-            return AutoTokenizer.from_pretrained(path, cache_dir=cache_dir)
-        except (OSError, ValueError) as err:
-            errors.append(f"{path}: {err}")
-    raise InputError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
-
-
-def _warn_without_head(path: str, base: str) -> None:
-    from safetensors import safe_open
-
-    with safe_open(os.path.join(path, MASKS_NAME), framework="pt") as f:
-        saved = list(f.keys())
-    if not any(k.startswith(TRAINABLE_PREFIX) and "classifier" in k for k in saved):
-        logger.warning(
-            f"{path} holds no classifier and its base {base} is not a fine-tuned classifier: the head is drawn at "
-            "random on every load, so this attack measures a random classifier (train with --trainable_classifier)"
-        )
-
-
-def _load_masked(
-    path: str, task: TaskSpec, base_model: str | None, cache_dir: str | None, check_fingerprint: bool
-) -> Victim:
-    from ..masking import SRNetModel
-    from ..pruning import PruningConfig
-
-    config = PruningConfig.from_pretrained(path)
-    base = base_model or config.base_model_name_or_path
-    if not base:
-        raise InputError(f"{path} does not name the model its masks were searched on; pass --base_model")
-    check_model_path(base, "--base_model" if base_model else None, cache_dir)
-    if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
-        model = load_pretrained_model(base, cache_dir=cache_dir)
-    else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
-        _warn_without_head(path, base)
-        id2label = dict(enumerate(task.label_names))
-        model = AutoModelForSequenceClassification.from_pretrained(
-            base,
-            num_labels=task.num_labels,
-            id2label=id2label,
-            label2id={v: k for k, v in id2label.items()},
-            cache_dir=cache_dir,
-        )
-    order = _label_order(model, task, base)
-    try:
-        srnet = SRNetModel.from_pretrained(model, path, check_fingerprint=check_fingerprint)
-    except ValueError as err:
-        if "fingerprint" not in str(err):
-            raise
-        raise InputError(f"{err} (run_attack.py: --no_check_fingerprint)") from err
-    merged = srnet.merge_and_unload()
-    tokenizer = _load_tokenizer(path, base, cache_dir=cache_dir)
-    return Victim(merged.eval(), tokenizer, order, "masks", base)
-
-
 def load_victim(
     model_name_or_path: str,
     task: TaskSpec,
@@ -150,21 +68,21 @@ def load_victim(
     cache_dir: str | None = None,
     check_fingerprint: bool = True,
 ) -> Victim:
-    """Load the model to attack (see the module docstring); refuses a checkpoint without a trained classifier."""
-    if is_mask_dir(model_name_or_path):
-        return _load_masked(model_name_or_path, task, base_model, cache_dir, check_fingerprint)
-    check_model_path(model_name_or_path, "--model_name_or_path", cache_dir)
-    config = AutoConfig.from_pretrained(model_name_or_path, cache_dir=cache_dir)
-    if not is_fine_tuned_classifier(config):
-        raise InputError(
-            f"{model_name_or_path} is not a fine-tuned sequence classifier (config.architectures="
-            f"{getattr(config, 'architectures', None)}): attacking it would attack a random head. Pass a fine-tuned "
-            "checkpoint, its merged/ dir, or an hf_srnets mask dir (with srnet_config.json)."
+    """Load the model to attack (`load_saved_classifier`); a mask dir whose base weights are not those the masks
+    were searched on is refused with the option that allows it."""
+    try:
+        loaded = load_saved_classifier(
+            model_name_or_path,
+            task,
+            base_model=base_model,
+            cache_dir=cache_dir,
+            check_fingerprint=check_fingerprint,
         )
-    model = load_pretrained_model(model_name_or_path, cache_dir=cache_dir)
-    tokenizer = _load_tokenizer(model_name_or_path, base_model, cache_dir=cache_dir)
-    order = _label_order(model, task, model_name_or_path)
-    return Victim(model.eval(), tokenizer, order, "checkpoint", None)
+    except ValueError as err:
+        if not is_mask_dir(model_name_or_path) or "fingerprint" not in str(err):
+            raise
+        raise InputError(f"{err} (run_attack.py: --no_check_fingerprint)") from err
+    return Victim(**vars(loaded))
 
 
 class HFClassifier:

@@ -10,7 +10,8 @@ from typing import Any
 from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
-from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, load_pretrained_model, prune_heads
+from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, prune_heads
+from ..compact.loading import load_classifier
 from ..data import TaskSpec
 from ..masking import SRNetModel
 from ..training.arguments import SRNetTrainingArguments
@@ -25,17 +26,9 @@ logger = logging.getLogger(__name__)
 def load_model(model_name_or_path: str, task: TaskSpec, cache_dir: str | None) -> tuple[Any, bool]:
     """Load the classifier (labels in `task`'s order, see `align_labels`); return it and whether its head is new.
 
-    Head-pruned checkpoints (written by a `--prune_heads` run) load too (`hf_srnets.compact.load_pretrained_model`).
+    Head-pruned checkpoints (written by a `--prune_heads` run) load too (`hf_srnets.compact.loading.load_classifier`).
     """
-    id2label = dict(enumerate(task.label_names))
-    model, info = load_pretrained_model(
-        model_name_or_path,
-        num_labels=task.num_labels,
-        id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
-        cache_dir=cache_dir,
-        output_loading_info=True,
-    )
+    model, info = load_classifier(model_name_or_path, task.label_names, cache_dir=cache_dir, output_loading_info=True)
     fresh_head = any(("classifier" in k or "pooler" in k) for k in info.get("missing_keys", []))
     return model, fresh_head
 

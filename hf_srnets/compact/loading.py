@@ -1,4 +1,5 @@
-"""`load_pretrained_model`: load a sequence classifier saved by hf_srnets, compact (head- or FFN-pruned) or not.
+"""`load_pretrained_model`: load a sequence classifier saved by hf_srnets, compact (head- or FFN-pruned) or not;
+`load_classifier`: the same with a head of a task's labels.
 
 A head-pruned checkpoint (`config.srnet_pruned_heads` in its config.json, written by
 `hf_srnets.compact.prune_heads`) has smaller Q/K/V and output projections than its config describes, and one with
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -159,3 +161,19 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     logger.info(f"Loaded compact {path}: {removed} heads removed ({recorded}), FFN widths {widths or 'uniform'}")
     info = {"missing_keys": missing, "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
     return (model, info) if output_loading_info else model
+
+
+def load_classifier(
+    path: str, label_names: Sequence[str], *, cache_dir: str | None = None, output_loading_info: bool = False
+) -> Any:
+    """`load_pretrained_model` with a head of `label_names` (id k is `label_names[k]`): the classifier of a task,
+    whether `path` is a fine-tuned checkpoint or a pre-trained encoder whose head is drawn new."""
+    id2label = dict(enumerate(label_names))
+    return load_pretrained_model(
+        path,
+        num_labels=len(label_names),
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+        cache_dir=cache_dir,
+        output_loading_info=output_loading_info,
+    )

@@ -21,7 +21,8 @@ from typing import Any
 from datasets import Dataset
 
 from ..errors import InputError, MissingInputError
-from .loading import canonicalize, load_file
+from .loading import canonicalize
+from .splits import read_split
 from .tasks import TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ def read_attack_sample(path: str | os.PathLike, task: str | TaskSpec) -> Dataset
             f"label words) nor a data file named {'/'.join(DATA_EXTENSIONS)}; fix the first line or the file name."
         )
     if fmt is None:
-        return load_file(path, spec.label_names, name=name, file_format=spec.file_format, **options)
+        return read_split(spec, spec.label_names, name=name, file=path)
     _check_task(fmt, spec, name)
     if fmt == "label_text":
         rows = _label_text_rows(path, name)

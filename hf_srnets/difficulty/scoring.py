@@ -22,9 +22,9 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import DataCollatorWithPadding
 
-from ..attack.models import load_victim
 from ..data.label_alignment import label_permutation
 from ..data.tasks import TaskSpec
+from ..evaluation.saved_classifier import load_saved_classifier
 from ..masking.targets import LAYER_PATTERNS
 
 logger = logging.getLogger(__name__)
@@ -83,11 +83,11 @@ def example_losses(
 
 
 def load_scoring_model(path: str, task: TaskSpec, *, cache_dir: str | None = None) -> tuple[nn.Module, Any, tuple]:
-    """A saved model (a run dir of masks, a merged dir or a checkpoint; `load_victim`), its tokenizer and its label
-    order as task label names; the order is a permutation of `task.label_names`."""
-    victim = load_victim(path, task, cache_dir=cache_dir)
-    label_permutation(task.label_names, victim.label_order)  # raises if the names differ
-    return victim.model, victim.tokenizer, tuple(victim.label_order)
+    """A saved model (a run dir of masks, a merged dir or a checkpoint; `load_saved_classifier`), its tokenizer and
+    its label order as task label names; the order is a permutation of `task.label_names`."""
+    loaded = load_saved_classifier(path, task, cache_dir=cache_dir)
+    label_permutation(task.label_names, loaded.label_order)  # raises if the names differ
+    return loaded.model, loaded.tokenizer, tuple(loaded.label_order)
 
 
 def measured_sparsity(model: nn.Module, path: str) -> tuple[float, str]:

@@ -27,7 +27,7 @@ from ..data.columns import write_difficulty
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
-from .sweep import is_finished
+from ..run_files import RESULTS_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -177,13 +177,18 @@ def train_imp_models(argvs: list[str], runner: Callable[[list[str]], None]) -> l
         out = argv[argv.index("--output_dir") + 1]
         dirs.append(out)
         if is_finished(out):
-            logger.info(f"{out} is finished (all_results.json): skipped")
+            logger.info(f"{out} is finished ({RESULTS_NAME}): skipped")
             continue
         logger.info(f"Training the IMP model {out}")
         runner([*argv, "--overwrite_output_dir", "true"])  # the script owns the run dir: clear an unfinished attempt
         if not is_finished(out):
-            raise RuntimeError(f"The IMP run {out} ended without all_results.json: see its log")
+            raise RuntimeError(f"The IMP run {out} ended without {RESULTS_NAME}: see its log")
     return dirs
+
+
+def is_finished(run_dir: str) -> bool:
+    """Whether the run in `run_dir` finished: it wrote its results file."""
+    return os.path.isfile(os.path.join(run_dir, RESULTS_NAME))
 
 
 def read_run_data(argv: list[str]) -> RunData:
