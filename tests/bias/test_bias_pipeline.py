@@ -1,10 +1,8 @@
 """compute_bias_predictions, the report and run_bias_model.py on small synthetic data; bad-input errors."""
 
 import csv
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +10,10 @@ import pytest
 from datasets import Dataset
 
 from hf_srnets.bias import compute_bias_predictions, format_report, save_bias_predictions, split_report, tokenize
+from hf_srnets.cli import bias_model as bias_model_cli
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
 from hf_srnets.resources.word_vectors import VectorsError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MNLI = get_task("mnli")
 SUBJECTS = ["cat", "dog", "bird", "fish", "horse", "cow"]
 VERBS = ["saw", "chased", "liked", "heard"]
@@ -219,13 +217,8 @@ def test_bad_inputs_name_the_problem_and_fix(nli, tmp_path):
 
 
 def load_script():
-    """Import run_bias_model.py from the repo root (it is a script, not part of the package)."""
-    if "run_bias_model" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("run_bias_model", REPO_ROOT / "run_bias_model.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_bias_model"] = module  # dataclasses look their module up while the script is executed
-        spec.loader.exec_module(module)
-    return sys.modules["run_bias_model"]
+    """The package module `run_bias_model.py` runs."""
+    return bias_model_cli
 
 
 def write_tsv(path: Path, rows: dict[str, list], rename: dict[str, str], labels: list[str]) -> str:
@@ -284,4 +277,4 @@ def test_script_rejects_bad_predict_file(tmp_path):
     with pytest.raises(ValueError, match="expected NAME=PATH"):
         script.main(["--task", "mnli", "--output_dir", str(tmp_path), "--predict_file", "nopath"])
     with pytest.raises(ValueError, match="'train' is the training set"):
-        script.parse_predict_file("train=x.tsv")
+        script.parse_ood_file("train=x.tsv")

@@ -3,9 +3,7 @@
 The data is located through SRNETS_DATA_DIR (default: ../shared/data next to the repo); tests skip without it.
 """
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +11,10 @@ import pytest
 from conftest import DATA_DIR
 
 from hf_srnets.bias import compute_bias_predictions, overlap_features, save_bias_predictions, tokenize
+from hf_srnets.cli import bias_model as bias_model_cli
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, load_file, load_source, read_predictions
 from hf_srnets.resources.word_vectors import WordVectors, glove_package_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MNLI = get_task("mnli")
 HANS = MNLI.ood[0]
 
@@ -113,12 +111,7 @@ def test_pretrained_glove_text_file_gives_the_same_picture(data, tmp_path):
 
 def test_script_defaults_use_the_tasks_validation_and_ood_sets(tmp_path):
     _require_data()
-    spec = importlib.util.spec_from_file_location("run_bias_model", REPO_ROOT / "run_bias_model.py")
-    if "run_bias_model" not in sys.modules:
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_bias_model"] = module
-        spec.loader.exec_module(module)
-    report = sys.modules["run_bias_model"].main(
+    report = bias_model_cli.main(
         [
             "--task",
             "mnli",

@@ -1,7 +1,6 @@
 """run_bias_model.py (issue 10, item 4): two-way FEVER via --task_labels, --task custom with --bias_model, --ood_file
 (with --predict_file kept as its alias), and the advice when a label has no training example."""
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR
 
+from hf_srnets.cli import bias_model as bias_model_cli
 from hf_srnets.data import read_predictions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -20,12 +20,8 @@ FACTS = ["is in Europe", "was created in Japan", "is a river", "was born in Wars
 
 
 def load_script():
-    if "run_bias_model" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("run_bias_model", REPO_ROOT / "run_bias_model.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_bias_model"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["run_bias_model"]
+    """The package module `run_bias_model.py` runs."""
+    return bias_model_cli
 
 
 def two_way_fever(path: Path, n: int, seed: int) -> str:

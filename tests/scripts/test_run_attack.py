@@ -4,9 +4,7 @@ resources are installed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 
 from hf_srnets.attack import ATTACK_RECIPES, AttackRecipe, AttackResult, build_classifier, load_victim
 from hf_srnets.attack.base import register_attack_recipe
+from hf_srnets.cli import attack as attack_cli
 from hf_srnets.data.tasks import get_task
 from hf_srnets.errors import InputError
 
@@ -24,11 +23,8 @@ ROWS = [("w5 w6 w7", 1), ("w8 w9", 0), ("w10 w11 w12 w13", 1), ("w14", 0), ("w20
 
 
 def run_attack_module():
-    spec = importlib.util.spec_from_file_location("run_attack", REPO_ROOT / "run_attack.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_attack"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """The package module `run_attack.py` runs."""
+    return attack_cli
 
 
 @register_attack_recipe

