@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from hf_srnets.evaluation.eval_predictions import align, predictions_path, read_eval_predictions
-from hf_srnets.experiments.sweep import paired_interval
+from hf_srnets.experiments.sweep_summary import paired_interval
 from hf_srnets.metrics import accuracy_gap, relative_bias
 from hf_srnets.metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, bootstrap_interval, format_interval
 
@@ -119,7 +119,7 @@ PAIRED_COLUMNS = ["method", "metric", "difference", "low", "high", "outside_nois
 
 
 def run_record(run_dir: Path) -> dict[str, object]:
-    """A run's results with its dir (what `hf_srnets.experiments.sweep.paired_interval` reads)."""
+    """A run's results with its dir (what `hf_srnets.experiments.sweep_summary.paired_interval` reads)."""
     return {**json.loads((run_dir / "all_results.json").read_text()), "run_dir": str(run_dir)}
 
 

@@ -13,13 +13,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-import run_sweep
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.experiments import sweep_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_CONFIGS = sorted(p.name for p in (ROOT / "examples").glob("*.yaml"))
 SCRIPTS = sorted(str(p.relative_to(ROOT)) for d in ("bench", "examples") for p in (ROOT / d).glob("*.py"))
 SHELL_SCRIPTS = sorted(p.name for p in (ROOT / "examples").glob("*.sh"))
+
+
+def fields(runs: list[sweep_runs.PlannedRun]) -> list[tuple[str, float, int, list[str]]]:
+    """(method, sparsity, seed, arguments) of each planned run."""
+    return [(r.method, r.sparsity, r.seed, list(r.argv)) for r in runs]
 
 
 def is_sweep_recipe(config: dict) -> bool:
@@ -31,7 +36,7 @@ def planned(name: str, monkeypatch) -> tuple[dict, list]:
     monkeypatch.setenv("MINILM", "/models/minilm")
     monkeypatch.setenv("DATA_DIR", "/data")
     recipe = yaml.safe_load((ROOT / "examples" / name).read_text())
-    return recipe, run_sweep.planned_runs(recipe)
+    return recipe, sweep_runs.planned_runs(recipe)
 
 
 def test_the_globs_find_the_examples():
@@ -50,11 +55,11 @@ def test_every_example_config_parses_and_validates(name, monkeypatch):
         assert run.model.model_name_or_path == config["model_name_or_path"] and run.data.task == config["task"]
         return
     recipe, runs = planned(name, monkeypatch)
-    full = [m for m, args in recipe["methods"].items() if run_sweep.is_full_model(args)]
+    full = [m for m, args in recipe["methods"].items() if sweep_runs.is_full_model(args)]
     assert len(runs) == len(recipe["seeds"]) * sum(
         1 if m in full else len(args.get("sparsities", recipe["sparsities"])) for m, args in recipe["methods"].items()
     )
-    for method, sparsity, seed, argv in runs:
+    for method, sparsity, seed, argv in fields(runs):
         run = parse_args(argv)
         validate_args(run)
         assert run.training.seed == seed and run.training.output_dir.startswith(recipe["output_dir"])
@@ -67,7 +72,7 @@ def test_every_example_config_parses_and_validates(name, monkeypatch):
 def test_structured_recipe_runs_each_granularity_at_each_sparsity(monkeypatch):
     _, runs = planned("structured_minilm_mnli.yaml", monkeypatch)
     searched = set()
-    for method, sparsity, _seed, argv in runs:
+    for method, sparsity, _seed, argv in fields(runs):
         run = parse_args(argv)
         if run.pruning is not None:
             searched.add((run.pruning.mask_granularity, sparsity))
@@ -79,7 +84,7 @@ def test_structured_recipe_runs_each_granularity_at_each_sparsity(monkeypatch):
 
 def test_rmc_recipe_compares_the_losses_on_the_same_teacher(monkeypatch):
     _, runs = planned("rmc_minilm_mnli.yaml", monkeypatch)
-    runs = {method: parse_args(argv) for method, _sparsity, _seed, argv in runs}
+    runs = {method: parse_args(argv) for method, _sparsity, _seed, argv in fields(runs)}
     imp = {m: r for m, r in runs.items() if m.startswith("imp_")}
     assert sorted(r.training.loss for r in imp.values()) == ["ce", "distil", "focal", "jtt", "rmc", "smooth"]
     assert all(r.pruning.imp_interval == 0.25 for r in imp.values())

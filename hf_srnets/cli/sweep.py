@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Run methods over sparsities and seeds with run_glue_sparse.py; aggregate mean ± std and plot (Win-win Fig. 2).
 
     python run_sweep.py examples/sweep_minilm_mnli.yaml                      # a recipe
@@ -20,15 +19,21 @@ run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean
 the seeds both ran, on the same examples, with a paired bootstrap 95% interval over the examples and `*` when it
 excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`, `_paired_high`, `_paired_seeds`,
 `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the method's sparsity are paired,
-else those of the baseline's only sparsity. Methods with
-`pruning: none` are full models, run once per seed at sparsity 0. Finished runs (with all_results.json) are
-skipped, so re-running a sweep continues it (an unfinished run starts again: its run outputs are cleared).
-Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv` (one row
-per run) and `summary.png`.
+else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
+sparsity 0. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv`
+(one row per run) and `summary.png`.
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
 `--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
 says otherwise; `--seeds` defaults to 42 and `--metrics` to the task's ID metric and its OOD sets' metrics.
+
+Interrupted at any point, the same command continues the sweep (`hf_srnets.experiments.sweep_runs`): it first
+says how many runs are done, to resume and to start; a finished run is skipped when its recorded settings (a
+fingerprint of its arguments, in its `sweep_run.json`) are the recipe's, and an unfinished one resumes from its last
+checkpoint when it has one, else starts again in its cleared dir. Runs save a checkpoint only with
+`--checkpoint_steps N` (or the recipe's `checkpoint_steps`): every N steps, the last one kept, removed when the run
+finishes unless `--keep_checkpoints`. A run dir made with other settings than the recipe's now is refused unless
+`--rerun_changed`.
 
 String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
 pruning method can start from the full model of its own seed, e.g.
@@ -38,19 +43,27 @@ pruning method can start from the full model of its own seed, e.g.
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from hf_srnets.cli import parse_args, validate_args
-from hf_srnets.cli.parser import load_config_file
-from hf_srnets.data.splits import resolve_task
-from hf_srnets.errors import InputError, run_script
-from hf_srnets.experiments.sweep import (
-    RUN_META,
+from ..errors import InputError
+from ..experiments.output_dir import is_checkpoint
+from ..experiments.sweep_runs import (
+    PlannedRun,
+    changed_runs_error,
+    checkpoint_argv,
+    is_full_model,
+    planned_runs,
+    run_status,
+    status_report,
+    write_meta,
+)
+from ..experiments.sweep_summary import (
     add_f_bias,
     add_paired_intervals,
     aggregate,
@@ -58,70 +71,23 @@ from hf_srnets.experiments.sweep import (
     compare_to_reference,
     default_metrics,
     f_bias_table,
-    is_finished,
     markdown_table,
     paired_table,
     plot,
-    run_dir,
     write_csv,
 )
+from .data import run_task
+from .options import parse_args, validate_args
+from .parser import load_config_file
+
+logger = logging.getLogger(__name__)
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_glue_sparse.py")
-
-
-def dict_to_argv(config: dict[str, Any]) -> list[str]:
-    """A run's options as run_glue_sparse.py flags (parsed by its one parser, `hf_srnets.cli`):
-    `{"sparsity": 0.5, "do_train": True}` -> `["--sparsity", "0.5", "--do_train", "true"]`; lists spread."""
-    argv: list[str] = []
-    for key, value in config.items():
-        if isinstance(value, list):
-            argv += [f"--{key}", *map(str, value)]
-        elif isinstance(value, bool):
-            argv += [f"--{key}", str(value).lower()]
-        elif value is not None:
-            argv += [f"--{key}", str(value)]
-    return argv
-
-
-def expand(value: Any, seed: int, output_dir: str) -> Any:
-    """Fill `{seed}`, `{output_dir}` and environment variables into a recipe value (other values pass through)."""
-    if isinstance(value, list):
-        return [expand(v, seed, output_dir) for v in value]
-    if not isinstance(value, str):
-        return value
-    value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
-    expanded = os.path.expandvars(value)
-    if "$" in expanded:
-        raise InputError(f"recipe value {value!r} names an environment variable that is not set")
-    return expanded
-
-
-def is_full_model(method_args: dict[str, Any]) -> bool:
-    """A method without pruning or a fixed mask: run once per seed, at sparsity 0."""
-    return method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
-
-
-def planned_runs(recipe: dict[str, Any]) -> list[tuple[str, float, int, list[str]]]:
-    """(method, sparsity, seed, run_glue_sparse arguments) for every run of the recipe."""
-    runs = []
-    for method, method_args in recipe["methods"].items():
-        method_args = dict(method_args)
-        sparsities = method_args.pop("sparsities", recipe["sparsities"])
-        raw_argv = method_args.pop("argv", [])  # run_glue_sparse arguments as given (a recipe-free sweep)
-        full = is_full_model(method_args)
-        for sparsity in [0.0] if full else sparsities:
-            for seed in recipe["seeds"]:
-                out = run_dir(recipe["output_dir"], method, sparsity, seed)
-                config = {**recipe.get("common", {}), **method_args}
-                config = {k: expand(v, seed, recipe["output_dir"]) for k, v in config.items()}
-                config.update(seed=seed, output_dir=out)
-                if not full:
-                    config["sparsity"] = sparsity
-                argv = [expand(a, seed, recipe["output_dir"]) for a in raw_argv] + dict_to_argv(config)
-                runs.append((method, sparsity, seed, argv))
-    return runs
+# the runs are run_glue_sparse.py processes: the script beside the package
+SCRIPT = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "run_glue_sparse.py"
+)
 
 
 SWEEP_SET_FLAGS = ("--sparsity", "--seed", "--output_dir")
@@ -154,7 +120,7 @@ def recipe_from_run_args(
         "sparsities": sparsities or [0.0],
         "seeds": seeds,
         "metrics": metrics
-        or default_metrics(resolve_task(data_args), data_args.ood_file, data_args.no_default_ood, data_args.ood_labels),
+        or default_metrics(run_task(data_args), data_args.ood_file, data_args.no_default_ood, data_args.ood_labels),
         "methods": {method_name or f"{model_args.pruning}_{args.loss}": method},
     }
 
@@ -200,17 +166,51 @@ def run_one(argv: list[str]) -> None:
         )
 
 
-def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one, aggregate_only: bool = False) -> list:
-    for method, sparsity, seed, argv in planned_runs(recipe):
-        out = run_dir(recipe["output_dir"], method, sparsity, seed)
-        if aggregate_only or is_finished(out):
+def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], rerun_changed: bool = False) -> None:
+    """Run what is not done yet (`hf_srnets.experiments.sweep_runs`): resume a run from its last checkpoint when it
+    has one of the same settings, else start it in its cleared dir; say what is done and what is left first."""
+    statuses = [run_status(run) for run in planned_runs(recipe)]
+    changed = [s for s in statuses if s.state == "changed"]
+    if changed and not rerun_changed:
+        raise changed_runs_error(changed)
+    print(status_report(statuses), flush=True)
+    saving = checkpoint_argv(recipe.get("checkpoint_steps"))
+    for status in statuses:
+        if status.state == "done":
             continue
-        os.makedirs(out, exist_ok=True)
-        with open(os.path.join(out, RUN_META), "w") as f:
-            json.dump({"method": method, "sparsity": sparsity, "seed": seed}, f)
-        print(f"== {method} sparsity={sparsity} seed={seed}", flush=True)
-        # the sweep owns the run dir: what an unfinished attempt left there is cleared (sweep_run.json stays)
-        runner([*argv, "--overwrite_output_dir", "true"])
+        run = status.run
+        write_meta(run)
+        if status.state == "resume":
+            print(f"== {run.label}: resuming from {status.checkpoint}", flush=True)
+            runner([*run.argv, *saving, "--resume_from_checkpoint", status.checkpoint])
+        else:  # the sweep owns the run dir: what an earlier attempt left is cleared (sweep_run.json stays)
+            print(f"== {run.label}", flush=True)
+            runner([*run.argv, *saving, "--overwrite_output_dir", "true"])
+        if saving and not recipe.get("keep_checkpoints"):
+            remove_checkpoints(run)
+
+
+def remove_checkpoints(run: PlannedRun) -> None:
+    """A finished run's checkpoints are only for resuming it: remove them (Trainer checkpoint folders only)."""
+    for name in os.listdir(run.output_dir):
+        path = os.path.join(run.output_dir, name)
+        if is_checkpoint(path):
+            shutil.rmtree(path)
+
+
+def sweep(
+    recipe: dict[str, Any],
+    runner: Callable[[list[str]], None] = run_one,
+    aggregate_only: bool = False,
+    rerun_changed: bool = False,
+) -> list:
+    if not aggregate_only:
+        run_sweep_runs(recipe, runner, rerun_changed)
+    return summarize(recipe)
+
+
+def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
+    """Aggregate the finished runs into summary.csv/md, runs.csv and summary.png (module doc); return the rows."""
     records = collect(recipe["output_dir"])
     reference = recipe.get("reference")
     # F_bias of each run against the reference run of its seed (Du et al. 2023, §3.4)
@@ -234,10 +234,7 @@ def sweep(recipe: dict[str, Any], runner: Callable[[list[str]], None] = run_one,
     return rows
 
 
-def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = run_one) -> list[dict[str, Any]]:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    run_argv = argv[argv.index("--") + 1 :] if "--" in argv else None
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("recipe", nargs="?", help="a YAML recipe; or give run_glue_sparse.py arguments after --")
     parser.add_argument("--sparsities", help="comma-separated, e.g. 0.2,0.3,0.5")
@@ -251,6 +248,35 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
     parser.add_argument("--method_name", help="without a recipe: the method's name (default <pruning>_<loss>)")
     parser.add_argument("--output_dir")
     parser.add_argument("--aggregate_only", action="store_true")
+    parser.add_argument(
+        "--checkpoint_steps", type=int, help="every run saves a checkpoint every N steps, to resume from if stopped"
+    )
+    parser.add_argument("--keep_checkpoints", action="store_true", help="keep a finished run's last checkpoint")
+    parser.add_argument(
+        "--rerun_changed", action="store_true", help="run again the run dirs made with other settings than now"
+    )
+    return parser
+
+
+def recipe_from_file(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The recipe file with the command line's grid, metrics, dirs and methods over its own."""
+    recipe = load_config_file(args.recipe)
+    if not isinstance(recipe, dict):
+        raise InputError(f"{args.recipe} must hold a recipe (a mapping); see the docstring of run_sweep.py")
+    recipe.update({key: value for key, value in overrides.items() if value})
+    for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
+        if key not in recipe:
+            raise InputError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
+    if args.methods:
+        recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
+    return recipe
+
+
+def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = run_one) -> list[dict[str, Any]]:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run_argv = argv[argv.index("--") + 1 :] if "--" in argv else None
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = build_parser()
     args = parser.parse_args(argv)
     sparsities = parse_list(args.sparsities, float, "--sparsities", "0.2,0.3,0.5")
     seeds = parse_list(args.seeds, int, "--seeds", "1,2,3")
@@ -261,33 +287,15 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
         if not args.output_dir:
             parser.error("a sweep without a recipe needs --output_dir")
         recipe = recipe_from_run_args(run_argv, args.output_dir, sparsities, seeds or [42], args.method_name, metrics)
-        recipe["reference"] = args.reference
-        recipe["baseline"] = args.baseline
+        recipe.update(reference=args.reference, baseline=args.baseline)
     elif args.recipe:
-        recipe = load_config_file(args.recipe)
-        if not isinstance(recipe, dict):
-            raise InputError(f"{args.recipe} must hold a recipe (a mapping); see the docstring of run_sweep.py")
-        for key, value in (("sparsities", sparsities), ("seeds", seeds), ("metrics", metrics)):
-            if value:
-                recipe[key] = value
-        if args.output_dir:
-            recipe["output_dir"] = args.output_dir
-        if args.reference:
-            recipe["reference"] = args.reference
-        if args.baseline:
-            recipe["baseline"] = args.baseline
-        for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
-            if key not in recipe:
-                raise InputError(f"{args.recipe} lacks {key!r}; see the docstring of run_sweep.py")
-        if args.methods:
-            recipe["methods"] = select_methods(recipe["methods"], args.methods.split(","), args.recipe)
+        overrides = {"sparsities": sparsities, "seeds": seeds, "metrics": metrics, "output_dir": args.output_dir}
+        recipe = recipe_from_file(args, {**overrides, "reference": args.reference, "baseline": args.baseline})
     else:
         parser.error("give a recipe, or run_glue_sparse.py arguments after --")
-    rows = sweep(recipe, runner=runner, aggregate_only=args.aggregate_only)
+    recipe.update({k: v for k, v in (("checkpoint_steps", args.checkpoint_steps),) if v})
+    recipe["keep_checkpoints"] = args.keep_checkpoints or recipe.get("keep_checkpoints", False)
+    rows = sweep(recipe, runner=runner, aggregate_only=args.aggregate_only, rerun_changed=args.rerun_changed)
     for row in rows:
         print(row)
     return rows
-
-
-if __name__ == "__main__":
-    raise SystemExit(run_script(main))

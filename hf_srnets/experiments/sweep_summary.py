@@ -1,7 +1,7 @@
-"""Sweeps over methods × sparsities × seeds: collect each run's `all_results.json`, aggregate, plot (Win-win Fig. 2).
+"""A sweep's summary: collect each run's `all_results.json`, aggregate over seeds, table and plot (Win-win Fig. 2).
 
 Layout of a sweep directory: `<root>/<method>/s<sparsity>/seed<seed>/all_results.json` plus `sweep_run.json`
-(the method, sparsity and seed of the run). Full models (no pruning) have sparsity 0.
+(the method, sparsity, seed and settings of the run, `sweep_runs`). Full models (no pruning) have sparsity 0.
 
 With a reference method, each other run's F_bias (Du et al. 2023, §3.4; `hf_srnets.evaluation.f_bias`) is computed
 against the reference run of the same seed, else the mean of the reference's runs (`add_f_bias`), and aggregated,
@@ -32,8 +32,8 @@ from ..evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_pa
 from ..evaluation.f_bias import f_bias_results
 from ..metrics import METRICS
 from ..metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval, paired_bootstrap_predictions
-
-RUN_META = "sweep_run.json"
+from ..run_files import RESULTS_NAME
+from .sweep_runs import RUN_META
 
 
 def default_metrics(
@@ -47,22 +47,14 @@ def default_metrics(
     return keys + [f"eval_{s.name}_{primary_metric(task, s)}" for s in ood_sets]
 
 
-def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
-    return os.path.join(root, method, f"s{sparsity:g}", f"seed{seed}")
-
-
-def is_finished(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, "all_results.json"))
-
-
 def collect(root: str) -> list[dict[str, Any]]:
     """One record per finished run: its meta (method, sparsity, seed) merged with its results."""
     records = []
     for dirpath, _, filenames in os.walk(root):
-        if RUN_META in filenames and "all_results.json" in filenames:
+        if RUN_META in filenames and RESULTS_NAME in filenames:
             with open(os.path.join(dirpath, RUN_META)) as f:
-                meta = json.load(f)
-            with open(os.path.join(dirpath, "all_results.json")) as f:
+                meta = {key: value for key, value in json.load(f).items() if key in ("method", "sparsity", "seed")}
+            with open(os.path.join(dirpath, RESULTS_NAME)) as f:
                 results = json.load(f)
             if "sparsity" in results:  # the measured one; the meta's sparsity is the planned grid point
                 results["sparsity_measured"] = results.pop("sparsity")

@@ -4,25 +4,27 @@ import csv
 import json
 import math
 import os
-import sys
 
 import pytest
 
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.cli import sweep as run_sweep
 from hf_srnets.data import custom_task, get_task
-from hf_srnets.experiments.sweep import (
-    RUN_META,
+from hf_srnets.experiments import sweep_runs
+from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
+from hf_srnets.experiments.sweep_summary import (
     aggregate,
     collect,
     compare_to_reference,
     default_metrics,
     markdown_table,
     metric_title,
-    run_dir,
 )
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import run_sweep
+
+def fields(runs: list[sweep_runs.PlannedRun]) -> list[tuple[str, float, int, list[str]]]:
+    """(method, sparsity, seed, arguments) of each planned run."""
+    return [(r.method, r.sparsity, r.seed, list(r.argv)) for r in runs]
 
 
 def _write_run(root, method, sparsity, seed, results):
@@ -140,11 +142,11 @@ def test_recipe_values_expand_seed_output_dir_and_environment(tmp_path, monkeypa
             "imp_poe": {"pruning": "imp", "sparsities": [0.7], "model_name_or_path": "x"},
         },
     }
-    runs = run_sweep.planned_runs(recipe)
-    assert [(m, s) for m, s, _, _ in runs[-2:]] == [("imp_poe", 0.7), ("imp_poe", 0.7)]  # its own grid
-    assert not any("--sparsities" in argv for *_, argv in runs)
+    runs = sweep_runs.planned_runs(recipe)
+    assert [(r.method, r.sparsity) for r in runs[-2:]] == [("imp_poe", 0.7), ("imp_poe", 0.7)]  # its own grid
+    assert not any("--sparsities" in r.argv for r in runs)
     runs = runs[:-2]
-    models = [(m, seed, argv[argv.index("--model_name_or_path") + 1]) for m, _, seed, argv in runs]
+    models = [(r.method, r.seed, r.argv[r.argv.index("--model_name_or_path") + 1]) for r in runs]
     assert models == [
         ("full_ce", 1, "/models/minilm"),
         ("full_ce", 2, "/models/minilm"),
@@ -154,7 +156,7 @@ def test_recipe_values_expand_seed_output_dir_and_environment(tmp_path, monkeypa
     assert models[2][2] == run_dir("out", "full_ce", 0.0, 1)
     recipe["common"]["model_name_or_path"] = "$UNSET_BACKBONE_VARIABLE"
     with pytest.raises(ValueError, match="UNSET_BACKBONE_VARIABLE"):
-        run_sweep.planned_runs(recipe)
+        sweep_runs.planned_runs(recipe)
 
 
 @pytest.mark.parametrize("name", ["sweep_minilm_mnli.yaml", "short_run_hparams.yaml"])
@@ -166,9 +168,9 @@ def test_example_sweep_recipes_plan_valid_runs(name, monkeypatch):
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
     with open(os.path.join(root, name)) as f:
         recipe = yaml.safe_load(f)
-    runs = run_sweep.planned_runs(recipe)
+    runs = sweep_runs.planned_runs(recipe)
     assert runs
-    for _method, sparsity, seed, argv in runs:
+    for _method, sparsity, seed, argv in fields(runs):
         run = parse_args(argv)
         validate_args(run)
         model_args, data_args, args = run.model, run.data, run.training
@@ -312,4 +314,4 @@ def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
             _fake_runner([])(argv)
 
     run_sweep.sweep(recipe, runner=runner)
-    assert run_sweep.is_finished(out)
+    assert sweep_runs.is_finished(out)

@@ -4,14 +4,12 @@ in runs.csv, summary.csv (mean ± std), summary.md and the plot."""
 import csv
 import json
 import os
-import sys
 
 import pytest
 
-from hf_srnets.experiments.sweep import RUN_META, add_f_bias, collect, evaluated_sets, metric_title, run_dir
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import run_sweep
+from hf_srnets.cli import sweep as run_sweep
+from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
+from hf_srnets.experiments.sweep_summary import add_f_bias, collect, evaluated_sets, metric_title
 
 
 def _write_run(root, method, sparsity, seed, dev, hans, n=1000):

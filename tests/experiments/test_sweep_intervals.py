@@ -7,23 +7,13 @@ import csv
 import json
 import math
 import os
-import sys
 
 import pytest
 from sklearn.metrics import f1_score
 
-from hf_srnets.experiments.sweep import (
-    RUN_META,
-    add_paired_intervals,
-    aggregate,
-    baseline_runs,
-    collect,
-    interval_metric,
-    run_dir,
-)
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import run_sweep
+from hf_srnets.cli import sweep as run_sweep
+from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
+from hf_srnets.experiments.sweep_summary import add_paired_intervals, aggregate, baseline_runs, collect, interval_metric
 
 N = 40
 LABELS = ["entailment" if i % 2 else "contradiction" for i in range(N)]
