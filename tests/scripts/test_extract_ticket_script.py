@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from conftest import tiny_model
 
+from hf_srnets.cli import extract_ticket as extract_ticket_cli
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 def load_script():
-    """Import run_extract_ticket.py from the repo root (it is a script, not part of the package)."""
-    if "run_extract_ticket" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("run_extract_ticket", REPO_ROOT / "run_extract_ticket.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_extract_ticket"] = module  # dataclasses look their module up while the script is executed
-        spec.loader.exec_module(module)
-    return sys.modules["run_extract_ticket"]
+    """The package module the script runs."""
+    return extract_ticket_cli
 
 
 @pytest.fixture

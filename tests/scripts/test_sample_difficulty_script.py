@@ -4,10 +4,8 @@ starts (and skips when finished), and its refusals."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,21 +15,17 @@ import torch.nn.functional as F
 from difficulty.test_difficulty_scoring import WORDS, save_classifier, word_tokenizer
 
 from hf_srnets.cli import parse_args
+from hf_srnets.cli import sample_difficulty as sample_difficulty_cli
 from hf_srnets.cli.data import read_data, run_task
 from hf_srnets.data.columns import DIFFICULTY_COLUMN, add_probability_column, read_difficulty, write_predictions
 from hf_srnets.losses import LOSSES
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 LABELS = ("entailment", "neutral", "contradiction")
 
 
 def load_script():
-    if "run_sample_difficulty" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("run_sample_difficulty", REPO_ROOT / "run_sample_difficulty.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["run_sample_difficulty"] = module  # dataclasses look their module up while it executes
-        spec.loader.exec_module(module)
-    return sys.modules["run_sample_difficulty"]
+    """The package module the script runs."""
+    return sample_difficulty_cli
 
 
 def write_mnli_tsv(path: Path, n: int, seed: int, start: int) -> list[dict]:
