@@ -13,12 +13,12 @@ data and settings they depend on (a run joins them to its training set in `hf_sr
 
 from __future__ import annotations
 
+from ..resources.tokens import tokenize, vocabulary
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
 from .pipeline import BIAS_MODELS, check_split, choose_bias_model, compute_bias_predictions
 from .prediction_files import save_bias_predictions
 from .report import format_report, near_uniform_warning, split_label_names, split_report
-from .tokens import tokenize, vocabulary
 
 __all__ = [
     "BIAS_MODELS",

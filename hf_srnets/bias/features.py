@@ -28,8 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..resources.tokens import TOKEN_PATTERN, tokenize, vocabulary
 from ..resources.word_vectors import WordVectors
-from .tokens import TOKEN_PATTERN, tokenize, vocabulary
 
 __all__ = [
     "OVERLAP_FEATURE_NAMES",

@@ -15,11 +15,11 @@ from datasets import Dataset
 
 from ..data.tasks import TaskSpec
 from ..errors import InputError
+from ..resources.tokens import tokenize, vocabulary
 from ..resources.word_vectors import TRAIN_VECTORS, WordVectors, resolve_vectors
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
 from .model import BiasModel, missing_labels_message, select_C
 from .report import format_report, near_uniform_warning, split_label_names, split_report
-from .tokens import tokenize, vocabulary
 
 logger = logging.getLogger(__name__)
 

