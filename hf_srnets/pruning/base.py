@@ -13,6 +13,7 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -134,6 +135,13 @@ class PruningConfig:
         """Whether a mask unit is more than one weight (`mask_granularity` block, neuron or head)."""
         return self.mask_granularity != "element"
 
+    def unit_settings(self) -> dict[str, Any]:
+        """`mask_granularity` (and `block_size` for blocks) of structured masks; nothing for element masks."""
+        if not self.structured:
+            return {}
+        block = {"block_size": self.block_size} if self.mask_granularity == "block" else {}
+        return {"mask_granularity": self.mask_granularity, **block}
+
     def __post_init__(self) -> None:
         if self.pruning_method is None:
             self.pruning_method = method_name_of(type(self))
@@ -204,12 +212,36 @@ class PruningConfig:
             return cls.from_dict(json.load(f))
 
 
+def _same_path(path: str | None) -> str:
+    return path or ""
+
+
+@dataclass(frozen=True)
+class CardContext:
+    """What a method's model-card text may use besides its config.
+
+    Attributes:
+        mask_learning_rate: The rate the mask parameters trained with (`--mask_learning_rate`, else
+            `--learning_rate`).
+        mask_weight_decay: The weight decay of the mask parameters (`--mask_weight_decay`).
+        select_best_after: The fraction of training after which a checkpoint could be chosen as best.
+        portable: How a public card names a local path (a Hub id, or a name without local directories).
+    """
+
+    mask_learning_rate: float | None = None
+    mask_weight_decay: float = 0.0
+    select_best_after: float = 0.0
+    portable: Callable[[str | None], str] = _same_path
+
+
 class PruningMethod:
     """A pruning method: how the masks of an `SRNetModel` start, which tensors train, and what runs per step.
 
     Subclasses set the class attributes and override the hooks they need; `srnet` is the `SRNetModel` the
     method belongs to. The defaults describe fixed masks: nothing to initialise, no scores, a constant target
-    sparsity, and `FixedMaskCallback` when the weights train under the masks.
+    sparsity, and `FixedMaskCallback` when the weights train under the masks. The model card asks the method for
+    its settings (`card_settings`), the search in words (`search_description`) and what its saved search state
+    is (`search_state_words`).
     """
 
     name: ClassVar[str]
@@ -218,6 +250,8 @@ class PruningMethod:
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
     citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
     granularities: ClassVar[tuple[str, ...]] = ("element",)  # the `mask_granularity` values the method supports
+    # how a card names the float state a search saves beside its masks (`SRNetModel.search_state_tensors`)
+    search_state_words: ClassVar[str] = "the float search state of every masked layer"
 
     def __init__(self, config: PruningConfig) -> None:
         self.config = config
@@ -269,6 +303,22 @@ class PruningMethod:
     def selection_start_step(self, max_steps: int) -> int:
         """First step at which a checkpoint may be selected as best (e.g. once a schedule reaches s)."""
         return 0
+
+    @classmethod
+    def card_settings(cls, config: PruningConfig, context: CardContext) -> dict[str, Any]:
+        """The method's rows of the card's settings table, from the effective config: by default the sparsity,
+        the unit of structured masks and every option of the method's own config class."""
+        own = [f.name for f in dataclasses.fields(config) if f.name not in COMMON_FIELDS]
+        return {"sparsity": config.sparsity, **config.unit_settings(), **{name: getattr(config, name) for name in own}}
+
+    @classmethod
+    def search_description(cls, config: PruningConfig, context: CardContext) -> str | None:
+        """The search in words for the card's summary, or None (the card then names the method only)."""
+        return None
+
+
+# the fields every method's config has (`PruningConfig`); a method's own options are the others
+COMMON_FIELDS = frozenset(f.name for f in dataclasses.fields(PruningConfig))
 
 
 def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
-from ..base import PruningMethod, register_pruning_method
+from ..base import CardContext, PruningMethod, register_pruning_method
 from .config import L0Config
 from .extract import extract_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
@@ -44,6 +46,7 @@ class L0Pruning(PruningMethod):
     layer_class = HardConcreteLinear
     trains_scores = True
     citations = ("zheng2022robust", "louizos2018learning")
+    search_state_words = "the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
 
     def __init__(self, config: L0Config) -> None:
         super().__init__(config)
@@ -101,3 +104,29 @@ class L0Pruning(PruningMethod):
             log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
             self._ticket = (key, extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope))
         return self._ticket[1]
+
+    @classmethod
+    def card_settings(cls, config: L0Config, context: CardContext) -> dict[str, Any]:
+        return {
+            "sparsity": config.sparsity,
+            "sparsity_scope": config.sparsity_scope,
+            "l0_lambda": config.l0_lambda,
+            "l0_temperature": config.l0_temperature,
+            "l0_init_keep": config.l0_init_keep,
+            "l0_lambda_start_fraction": config.l0_lambda_start_fraction,
+            "l0_lambda_warmup_fraction": config.l0_lambda_warmup_fraction,
+            "mask_learning_rate": context.mask_learning_rate,
+            "mask_weight_decay": context.mask_weight_decay,
+        }
+
+    @classmethod
+    def search_description(cls, config: L0Config, context: CardContext) -> str:
+        """The gates, the penalty and its warm-up, and what the saved ticket is."""
+        start, warmup = config.l0_lambda_start_fraction, config.l0_lambda_warmup_fraction
+        ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
+        return (
+            f"hard-concrete L0 gates over frozen weights (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
+            f"penalty λ·R(m) with λ = {config.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
+            f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - config.sparsity:.0%} largest log α "
+            f"({config.sparsity_scope}): retrain it with `--mask_from`, extract others with `run_extract_ticket.py`"
+        )

@@ -7,7 +7,7 @@ from typing import Any
 from torch import nn
 from transformers import TrainerCallback
 
-from ..base import PruningMethod, register_pruning_method
+from ..base import CardContext, PruningMethod, register_pruning_method
 from ..threshold.layer import MaskedLinear
 from .config import MagnitudeConfig
 from .controller import IMPCallback
@@ -44,3 +44,22 @@ class MagnitudePruning(PruningMethod):
             return super().callbacks(srnet)
         cfg = self.config
         return [IMPCallback(srnet, cfg.sparsity, cfg.imp_prune_ratio, cfg.imp_interval, rewind=cfg.rewind)]
+
+    @classmethod
+    def card_settings(cls, config: MagnitudeConfig, context: CardContext) -> dict[str, Any]:
+        return {
+            "sparsity": config.sparsity,
+            **config.unit_settings(),
+            "imp_prune_ratio": config.imp_prune_ratio,
+            "imp_interval": config.imp_interval,
+            "rewind": config.rewind,
+        }
+
+    @classmethod
+    def search_description(cls, config: MagnitudeConfig, context: CardContext) -> str:
+        """Algorithm 1: Δs of each matrix every Δt up to s, with or without rewinding."""
+        return (
+            f"iterative magnitude pruning (Algorithm 1): {config.imp_prune_ratio:.0%} of each matrix every "
+            f"{config.imp_interval} of training up to {config.sparsity:.0%}"
+            + (", weights rewound to the starting checkpoint" if config.rewind else "")
+        )

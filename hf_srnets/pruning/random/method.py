@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from ...errors import InputError
-from ..base import PruningConfig, PruningMethod, register_pruning_method
+from ..base import CardContext, PruningConfig, PruningMethod, register_pruning_method
 from ..threshold.layer import MaskedLinear
 from .config import RandomConfig
 
@@ -80,3 +80,18 @@ class RandomPruning(PruningMethod):
         srnet.set_masks(random_like_masks(zeros, cfg.module_shapes, cfg.random_seed))
         cfg.sparsity = sum(zeros.values()) / sum(mask.numel() for mask in like.values())
         srnet.train_weights_with_fixed_masks()
+
+    @classmethod
+    def card_settings(cls, config: RandomConfig, context: CardContext) -> dict[str, Any]:
+        return {
+            "sparsity": config.sparsity,
+            "random_like": context.portable(config.random_like),
+            "random_seed": config.random_seed,
+        }
+
+    @classmethod
+    def search_description(cls, config: RandomConfig, context: CardContext) -> str:
+        return (
+            f"random masks with the per-matrix sparsity of `{context.portable(config.random_like)}` (seed "
+            f"{config.random_seed}), weights trained under them (the Rand baseline of Robust Tickets §4.2)"
+        )

@@ -7,7 +7,7 @@ from typing import Any
 from torch import nn
 from transformers import TrainerCallback
 
-from ..base import PruningMethod, register_pruning_method
+from ..base import CardContext, PruningMethod, register_pruning_method
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
 from .layer import MaskedLinear
@@ -56,3 +56,34 @@ class ThresholdPruning(PruningMethod):
 
     def selection_start_step(self, max_steps: int) -> int:
         return schedule_end_step(max_steps, self.config)
+
+    @classmethod
+    def card_settings(cls, config: ThresholdConfig, context: CardContext) -> dict[str, Any]:
+        """The schedule (s_i only for the cubic one), the init, the scores' rate, Δt_φ and classifier training."""
+        out = {
+            "sparsity": config.sparsity,
+            **config.unit_settings(),
+            "sparsity_schedule": config.sparsity_schedule,
+            "initial_sparsity": config.initial_sparsity,
+            "mask_init": config.mask_init,
+            "mask_learning_rate": context.mask_learning_rate,
+            "threshold_update_interval": config.threshold_update_interval,
+            "sparsity_scope": config.sparsity_scope,
+            "trainable_classifier": config.trainable_classifier,
+            "select_best_after": context.select_best_after,
+        }
+        if config.sparsity_schedule != "cubic":
+            out.pop("initial_sparsity")
+        return {key: value for key, value in out.items() if value is not None}
+
+    @classmethod
+    def search_description(cls, config: ThresholdConfig, context: CardContext) -> str:
+        """Mask training with its schedule, init (appendix Eq. 1 or 2) and Δt_φ."""
+        init = f"{config.mask_init} init (appendix Eq. {1 if config.mask_init == 'hard' else 2})"
+        interval = f", threshold updated every {config.threshold_update_interval} steps"
+        if config.sparsity_schedule != "cubic":
+            return f"mask training, sparsity fixed at {config.sparsity}, {init}{interval}"
+        return (
+            f"mask training, cubic sparsity schedule {config.initial_sparsity} -> {config.sparsity} (reached at "
+            f"{config.schedule_end} of training), {init}{interval}"
+        )
