@@ -13,8 +13,16 @@ from ..errors import InputError
 from ..evaluation import softmax
 from ..experiments.output_dir import is_inside, is_run_output
 from ..publish.card import render_model_card
-from ..publish.card_facts import describe_splits, merged_card_info, run_card_info
+from ..publish.card_facts import (
+    CardFacts,
+    DataSources,
+    RunDescription,
+    describe_splits,
+    merged_card_facts,
+    run_card_facts,
+)
 from ..publish.hub import MERGED_DIR, push_run, save_merged
+from ..training.arguments import training_precision
 from .data import RunData
 from .options import RunArguments
 
@@ -45,17 +53,15 @@ def save_outputs(
     # the card states the data as read (files, subsets) and the effective settings of the saved model
     splits = describe_splits(
         data.task,
-        run.data,
+        data_sources(run),
         train_rows=len(data.train),
         train_total=len(data.full_train),
         validation_rows=len(data.validation),
         ood=[(s, len(d)) for s, d in data.ood],
         id_name=id_set_name(data.task),
     )
-    info = run_card_info(
-        run.model,
-        run.data,
-        args,
+    facts = run_card_facts(
+        describe_run(run),
         task=data.task,
         results=results,
         metric_rows=metric_rows,
@@ -67,19 +73,61 @@ def save_outputs(
         random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
     )
     with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
-        f.write(render_model_card(info))
+        f.write(render_model_card(facts))
     if srnet is not None and (run.model.save_merged or run.model.push_merged or run.model.save_compact):
-        save_merged_model(run, srnet, data.tokenizer, info)
+        save_merged_model(run, srnet, data.tokenizer, facts)
 
 
-def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, info: dict[str, Any]) -> None:
+def data_sources(run: RunArguments) -> DataSources:
+    """Where the run was told to read its data, as the card describes it."""
+    data = run.data
+    return DataSources(
+        train_file=data.train_file,
+        validation_file=data.validation_file,
+        data_dir=data.data_dir,
+        extra_train=tuple(data.extra_train or ()),
+        max_train_samples=data.max_train_samples,
+        max_eval_samples=data.max_eval_samples,
+        max_ood_samples=data.max_ood_samples,
+    )
+
+
+def describe_run(run: RunArguments) -> RunDescription:
+    """The run's arguments as the plain values its card states."""
+    model, args = run.model, run.training
+    step, step_options = args.step_objective()
+    return RunDescription(
+        model_name_or_path=model.model_name_or_path,
+        output_dir=args.output_dir,
+        do_train=args.do_train,
+        pruning=model.pruning,
+        mask_from=model.mask_from,
+        early_start_patience=model.early_start_patience,
+        loss=args.loss,
+        adversarial=step or "none",
+        adversarial_options=dict(step_options),
+        learning_rate=args.learning_rate,
+        per_device_train_batch_size=args.per_device_train_batch_size,
+        seed=args.seed,
+        num_train_epochs=args.num_train_epochs,
+        max_steps=args.max_steps,
+        mask_learning_rate=args.mask_learning_rate,
+        mask_weight_decay=args.mask_weight_decay,
+        select_best_after=args.select_best_after,
+        precision=training_precision(args),
+        max_seq_length=run.data.max_seq_length,
+        reference_results=run.data.reference_results,
+    )
+
+
+def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, facts: CardFacts) -> None:
     """`--save_merged`/`--push_merged`/`--save_compact`: OUTPUT_DIR/merged, a plain (with `--save_compact`:
     physically smaller) checkpoint with its own card."""
     args = run.training
     merged_at = merged_repo_id(run) if run.model.push_merged else os.path.join(args.output_dir, MERGED_DIR)
 
     def card(compact_report: dict[str, Any] | None) -> str:
-        return render_model_card(merged_card_info(info, merged_at, compact_report))
+        return render_model_card(merged_card_facts(facts, merged_at, compact_report))
 
     save_merged(srnet, args.output_dir, tokenizer, card, compact=run.model.save_compact)
 

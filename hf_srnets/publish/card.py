@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..evaluation import easy_hard_table, f_bias_table, results_table
 from ..evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from ..metrics import HANS_HEURISTICS, HANS_LABELS
 from ..resources.citations import citations_for, format_bibtex
-from .card_facts import data_section
+from .card_facts import CardFacts, data_section
 
 
 def _versions() -> str:
@@ -29,15 +30,15 @@ def _versions() -> str:
     )
 
 
-def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
+def card_metadata(facts: CardFacts) -> dict[str, Any]:
     """Hub model-card metadata (the YAML header)."""
-    results = info.get("results", {})
+    results = facts.results
     model_index_results = []
     # With `splits` (`card_facts.describe_splits`), only results on a full official split are entered.
     claims = None
-    if "splits" in info:
-        claims = {s.name: s.model_index_dataset() for s in info["splits"] if s.role != "train"}
-    for name, key, dataset in info.get("metric_rows", []):
+    if facts.splits is not None:
+        claims = {s.name: s.model_index_dataset() for s in facts.splits if s.role != "train"}
+    for name, key, dataset in facts.metric_rows:
         if claims is not None:
             dataset = claims.get(name)
         if isinstance(dataset, str):
@@ -56,25 +57,26 @@ def card_metadata(info: dict[str, Any]) -> dict[str, Any]:
                     ],
                 }
             )
-    as_adapter = info.get("pruning", "none") != "none" and not info.get("merged")
+    as_adapter = facts.pruning != "none" and not facts.merged
     meta: dict[str, Any] = {
         "library_name": "hf_srnets" if as_adapter else "transformers",
         "pipeline_tag": "text-classification",
-        "tags": ["hf_srnets", "srnet", "pruning", "debiasing", info.get("task", "custom")],
+        "tags": ["hf_srnets", "srnet", "pruning", "debiasing", facts.task],
         "license": "apache-2.0",
     }
-    if info.get("base_model") and not os.path.exists(str(info["base_model"])) and not os.path.isabs(info["base_model"]):
-        meta["base_model"] = info["base_model"]
-    if info.get("datasets"):
-        meta["datasets"] = info["datasets"]
+    base = facts.base_model
+    if base and not os.path.exists(str(base)) and not os.path.isabs(base):
+        meta["base_model"] = base
+    if facts.datasets:
+        meta["datasets"] = facts.datasets
     if model_index_results:
-        meta["model-index"] = [{"name": info.get("title", "srnet"), "results": model_index_results}]
+        meta["model-index"] = [{"name": facts.title, "results": model_index_results}]
     return meta
 
 
-def easy_hard_section(info: dict[str, Any]) -> str:
+def easy_hard_section(facts: CardFacts) -> str:
     """The card's "Easy and hard examples" part (Du et al. 2023, §4, Table 6), or "" without easy/hard results."""
-    results, id_name = info.get("results", {}), info.get("id_name") or info.get("task", "")
+    results, id_name = facts.results, facts.id_name or facts.task
     table = easy_hard_table(results, id_name)
     if not table:
         return ""
@@ -120,13 +122,13 @@ def structure_section(results: dict[str, Any]) -> str:
     return "\n\n".join(lines)
 
 
-def relative_bias_section(info: dict[str, Any]) -> str:
+def relative_bias_section(facts: CardFacts) -> str:
     """The card's "Relative bias" part: F_bias = Δ_model / Δ_reference (Du et al. 2023, §3.4), or ""."""
-    table = f_bias_table(info.get("results", {}))
+    table = f_bias_table(facts.results)
     if not table:
         return ""
-    reference = info.get("reference_results")
-    pooling = info.get("results", {}).get("f_bias_pooling")
+    reference = facts.reference_results
+    pooling = facts.results.get("f_bias_pooling")
     note = {
         "examples": " The task row pools the OOD sets' examples (accuracy over all of them), as the paper does.",
         "mean": " The task row averages the OOD sets' accuracies: an example count was missing (the paper pools).",
@@ -141,50 +143,52 @@ def relative_bias_section(info: dict[str, Any]) -> str:
     )
 
 
-def _citations(info: dict[str, Any], loss: str, adversarial: str) -> str:
+def _citations(facts: CardFacts, adversarial: str) -> str:
     """The card's BibTeX: the objective's papers, the pruning method's, and Du et al. 2023 for F_bias/easy-hard."""
-    keys = [*citations_for(loss, step=adversarial), *info.get("citations", ())]
-    if relative_bias_section(info) or easy_hard_section(info):
+    keys = [*citations_for(facts.loss, step=adversarial), *facts.citations]
+    if relative_bias_section(facts) or easy_hard_section(facts):
         keys.append(F_BIAS_CITATION_KEY)
     return format_bibtex(dict.fromkeys(keys))
 
 
-def render_model_card(info: dict[str, Any]) -> str:
-    """Fill the template from a run's info: title, task, base_model, pruning, loss, sparsity, results, args."""
+def render_model_card(facts: CardFacts | Mapping[str, Any]) -> str:
+    """Fill the template from a run's card facts: title, task, base model, pruning, loss, sparsity, results, args
+    (a mapping of `CardFacts` fields is read as the `CardFacts` it names)."""
+    if isinstance(facts, Mapping):
+        facts = CardFacts(**facts)
     template = resources.files("hf_srnets").joinpath("publish/templates/model_card.md").read_text(encoding="utf-8")
-    results = info.get("results", {})
-    pruning, loss = info.get("pruning", "none"), info.get("loss", "ce")
-    adversarial = info.get("adversarial") or "none"
-    sparsity = info.get("sparsity_report")
-    base_name = info.get("base_name") or info.get("base_model")
+    results, pruning, loss = facts.results, facts.pruning, facts.loss
+    adversarial = facts.adversarial or "none"
+    sparsity = facts.sparsity_report
+    base_name = facts.base_name or facts.base_model
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
-        f"`{base_name}` for **{info.get('task_display') or info.get('task')}**, trained with the **{loss}** loss"
+        f"`{base_name}` for **{facts.task_display or facts.task}**, trained with the **{loss}** loss"
         + (f" under **{adversarial}** adversarial training" if adversarial != "none" else "")
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
-        + (f" Search: {info['schedule']}." if info.get("schedule") else "")
-        + (f" Bias model: {info['bias_model']}." if info.get("bias_model") else "")
+        + (f" Search: {facts.schedule}." if facts.schedule else "")
+        + (f" Bias model: {facts.bias_model}." if facts.bias_model else "")
     )
-    if info.get("compact"):
-        summary += "\n\n" + compact_summary(info["compact"])
-    elif info.get("merged"):
+    if facts.compact:
+        summary += "\n\n" + compact_summary(facts.compact)
+    elif facts.merged:
         summary += (
             "\n\nThis is the **merged** checkpoint: the masks are folded into the weights (pruned weights are exactly"
             " 0), so `transformers` alone loads it. Its size is that of the dense model; store the mask repo for the"
             " compact form (about H(s) bits per prunable weight), or save the merged model with `--save_compact`."
         )
-    elif info.get("holds"):
-        summary += f"\n\nThis repo holds {info['holds']}."
+    elif facts.holds:
+        summary += f"\n\nThis repo holds {facts.holds}."
     elif pruning != "none":
         summary += (
             "\n\nThis repo holds the mask config and the entropy-coded masks only; the weights come from the base"
             " model."
         )
-    if info.get("base_note") and not info.get("merged"):
-        summary += f" Base weights: {info['base_note']}."
+    if facts.base_note and not facts.merged:
+        summary += f" Base weights: {facts.base_note}."
 
-    rows = [(name, key) for name, key, _ in info.get("metric_rows", [])]
+    rows = [(name, key) for name, key, _ in facts.metric_rows]
     hans_rows = [("hans", f"eval_hans_{h}_{lab}_accuracy") for h in HANS_HEURISTICS for lab in HANS_LABELS]
     hans = results_table(results, hans_rows) if any(k in results for _, k in hans_rows) else ""
     if sparsity:
@@ -199,23 +203,21 @@ def render_model_card(info: dict[str, Any]) -> str:
     structure = structure_section(results)
     if structure:
         sparsity_section = f"{structure}\n\n{sparsity_section}" if sparsity else structure
-    usage = info.get("usage", "")
-    training = info.get("training_args", {})
+    training = facts.training_args
     training_table = "| argument | value |\n|---|---|\n" + "\n".join(f"| {k} | {v} |" for k, v in training.items())
-    splits = info.get("splits")
     return template.format(
-        metadata=yaml.safe_dump(card_metadata(info), sort_keys=False).strip(),
-        data_section=data_section(splits) if splits else "Not recorded.",
-        title=info.get("title", "SRNet"),
+        metadata=yaml.safe_dump(card_metadata(facts), sort_keys=False).strip(),
+        data_section=data_section(facts.splits) if facts.splits else "Not recorded.",
+        title=facts.title,
         summary=summary,
         results_table=results_table(results, rows),
         hans_table=("HANS by heuristic and gold label:\n\n" + hans) if hans else "",
-        robustness_section=relative_bias_section(info) + easy_hard_section(info),
+        robustness_section=relative_bias_section(facts) + easy_hard_section(facts),
         sparsity_section=sparsity_section,
-        usage=usage,
+        usage=facts.usage,
         training_table=training_table,
         versions=_versions(),
-        citations=_citations(info, loss, adversarial),
+        citations=_citations(facts, adversarial),
     )
 
 

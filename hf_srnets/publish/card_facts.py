@@ -14,18 +14,16 @@ The card states what was run, not what the flags or the task's defaults suggest:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..data.tasks import TASKS, EvalSet, SplitSource, TaskSpec, id_set_name
-from ..pruning import resolve_pruning
-from ..training.arguments import SRNetTrainingArguments, training_precision
-
-if TYPE_CHECKING:  # interim: card facts will take plain values
-    from ..cli.arguments import DataArguments, ModelArguments
+from ..pruning import PruningConfig, PruningMethod, resolve_pruning
+from ..pruning.base import CardContext
 
 # Rows of the official splits the tasks name (`SplitSource.official_rows`, kept for older callers): a split counts
 # as "full" (model-index) only with all of these.
@@ -41,6 +39,129 @@ OFFICIAL_ROWS: dict[tuple[str, str | None, str], int] = {
 TASK_DATASETS = {name: task.hub_datasets for name, task in TASKS.items() if task.hub_datasets}
 
 ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
+
+
+@dataclass(frozen=True)
+class DataSources:
+    """Where a run was told to read its data and how much of it to use (`--train_file`, `--max_*_samples`, ...)."""
+
+    train_file: str | None = None
+    validation_file: str | None = None
+    data_dir: str | None = None
+    extra_train: tuple[str, ...] = ()  # `--extra_train` sets, `name=path` or a path
+    max_train_samples: int | None = None
+    max_eval_samples: int | None = None
+    max_ood_samples: int | None = None
+
+
+@dataclass(frozen=True)
+class RunDescription:
+    """What a run was, as its card states it: the run's arguments as plain values.
+
+    Attributes:
+        model_name_or_path: The model the run started from (a Hub id or a local dir).
+        output_dir: Where the run saved its model or masks.
+        do_train: Whether it trained (an evaluation-only run saves no model).
+        pruning: `--pruning` as given (`none`, a registered method or an alias such as `mask`).
+        mask_from: The masks whose subnetwork the run fine-tuned in isolation (`--mask_from`), or None.
+        early_start_patience: `--early_start_patience`, or None.
+        loss: The training loss.
+        adversarial: The step objective (`none` for plain training) and `adversarial_options` its settings.
+        learning_rate, per_device_train_batch_size, seed, num_train_epochs, max_steps: The Trainer's settings.
+        mask_learning_rate: `--mask_learning_rate` (None: the mask parameters used `learning_rate`).
+        mask_weight_decay, select_best_after: The settings of the mask parameters and of best-model selection.
+        precision: `bf16`, `fp16` or `fp32`.
+        max_seq_length: The truncation length in tokens.
+        reference_results: `--reference_results` (the run F_bias compares with), or None.
+    """
+
+    model_name_or_path: str
+    output_dir: str
+    do_train: bool = True
+    pruning: str = "none"
+    mask_from: str | None = None
+    early_start_patience: int | None = None
+    loss: str = "ce"
+    adversarial: str = "none"
+    adversarial_options: dict[str, Any] = field(default_factory=dict)
+    learning_rate: float = 5e-5
+    per_device_train_batch_size: int = 8
+    seed: int = 42
+    num_train_epochs: float = 3.0
+    max_steps: int = -1
+    mask_learning_rate: float | None = None
+    mask_weight_decay: float = 0.0
+    select_best_after: float = 0.0
+    precision: str = "fp32"
+    max_seq_length: int = 128
+    reference_results: str | None = None
+
+    def card_context(self) -> CardContext:
+        """What the pruning method's card text may use (`PruningMethod.card_settings`, `search_description`)."""
+        return CardContext(
+            mask_learning_rate=self.mask_learning_rate or self.learning_rate,
+            mask_weight_decay=self.mask_weight_decay,
+            select_best_after=self.select_best_after,
+            portable=portable,
+        )
+
+
+@dataclass
+class CardFacts:
+    """Everything a model card states about a run: `render_model_card` fills the template from these.
+
+    Attributes:
+        title: The card's heading and its model-index name (the Hub repo's or the output dir's name).
+        task: The task's registry name (a metadata tag, and the ID set's name when `id_name` is None).
+        task_display: How the summary names the task; None: `task`.
+        base_model: The Hub id of the base model (metadata `base_model`); None for a local model.
+        base_name: How the summary names the base model; None: `base_model`.
+        base_note: Which base weights the masks apply to, when the name alone does not say; None: nothing to add.
+        holds: What the mask repo holds, in words; None: the card says so for masks only.
+        pruning: `--pruning` as given; `none` for a dense model.
+        schedule: The search in words (`schedule_description`), or None.
+        loss: The training loss.
+        adversarial: The step objective; `none` for plain training.
+        bias_model: The bias model in words, or None.
+        sparsity_report: `SRNetModel.sparsity_report` of the saved masks; None when not pruned.
+        citations: BibTeX keys the pruning method asks the card to cite.
+        results: The run's metrics (`all_results.json`).
+        id_name: The ID evaluation set's name in the result keys; None: `task`.
+        reference_results: How the card names the reference run of F_bias, or None.
+        metric_rows: (set name, result key, model-index dataset) of each row of the results table.
+        splits: The data as read (`describe_splits`); None: not recorded, and each metric row's dataset is entered
+            in the model index as given.
+        datasets: Hub ids of the training data (metadata `datasets`).
+        usage: Code that loads the model.
+        training_args: The settings table, setting -> value.
+        merged: The card is that of the merged checkpoint.
+        compact: What `--save_compact` removed (`compact_model`'s report); None for a dense-sized checkpoint.
+    """
+
+    title: str
+    task: str
+    task_display: str | None = None
+    base_model: str | None = None
+    base_name: str | None = None
+    base_note: str | None = None
+    holds: str | None = None
+    pruning: str = "none"
+    schedule: str | None = None
+    loss: str = "ce"
+    adversarial: str = "none"
+    bias_model: str | None = None
+    sparsity_report: dict[str, Any] | None = None
+    citations: tuple[str, ...] = ()
+    results: dict[str, Any] = field(default_factory=dict)
+    id_name: str | None = None
+    reference_results: str | None = None
+    metric_rows: list[tuple[str, str, Any]] = field(default_factory=list)
+    splits: list[SplitUse] | None = None
+    datasets: list[str] = field(default_factory=list)
+    usage: str = ""
+    training_args: dict[str, Any] = field(default_factory=dict)
+    merged: bool = False
+    compact: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +236,7 @@ def describe_split(
     return SplitUse(role, name, origin, rows, selection, hub)
 
 
-def _train_splits(task: TaskSpec, data_args: DataArguments, train_rows: int, train_total: int) -> list[SplitUse]:
+def _train_splits(task: TaskSpec, data_args: DataSources, train_rows: int, train_total: int) -> list[SplitUse]:
     """The training data: the task's own split (`train_total` rows read, capped by `--max_train_samples`) and the
     `--extra_train` sets (the rest of the `train_rows` used)."""
     own = min(train_total, data_args.max_train_samples) if data_args.max_train_samples is not None else train_total
@@ -143,7 +264,7 @@ def _train_splits(task: TaskSpec, data_args: DataArguments, train_rows: int, tra
 
 def describe_splits(
     task: TaskSpec,
-    data_args: DataArguments,
+    data_args: DataSources,
     *,
     train_rows: int,
     train_total: int,
@@ -210,22 +331,22 @@ def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
     return source.dataset_entry(name)
 
 
-def search_method(model_args: ModelArguments) -> str | None:
+def search_method(pruning: str) -> type[PruningMethod] | None:
     """The registered pruning method a run's `--pruning` names (`mask` -> `threshold`, `imp`/`imp-rw` ->
     `magnitude`), or None for `none` (also with `--mask_from`, which fine-tunes a found subnetwork)."""
-    return None if model_args.pruning == "none" else resolve_pruning(model_args.pruning)[0].name
+    return None if pruning == "none" else resolve_pruning(pruning)[0]
 
 
-def schedule_description(model_args: ModelArguments, mask_config: Any = None) -> str | None:
+def schedule_description(run: RunDescription, mask_config: PruningConfig | None = None) -> str | None:
     """The search in words, from the effective pruning config (`srnet.srnet_config`) of the run."""
-    if model_args.mask_from:
-        masks = portable(model_args.mask_from)
+    if run.mask_from:
+        masks = portable(run.mask_from)
         return f"weights fine-tuned in isolation under the fixed masks of `{masks}` (paradigm b)"
-    method, cfg = search_method(model_args), mask_config
+    method, cfg = search_method(run.pruning), mask_config
     if cfg is None:
         return None
-    described = _search_words(method, cfg)
-    units = UNIT_WORDS.get(getattr(cfg, "mask_granularity", "element"), "")
+    described = method.search_description(cfg, run.card_context()) if method is not None else None
+    units = UNIT_WORDS.get(cfg.mask_granularity, "")
     where = "per layer" if cfg.sparsity_scope == "local" else "over all layers"
     return described + units.format(block=cfg.block_size, where=where) if described and units else described
 
@@ -238,44 +359,6 @@ UNIT_WORDS = {
     "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
     "(--mask_granularity head)",
 }
-
-
-def _search_words(method: str | None, cfg: Any) -> str | None:
-    if method == "magnitude":
-        return (
-            f"iterative magnitude pruning (Algorithm 1): {cfg.imp_prune_ratio:.0%} of each matrix every "
-            f"{cfg.imp_interval} of training up to {cfg.sparsity:.0%}"
-            + (", weights rewound to the starting checkpoint" if cfg.rewind else "")
-        )
-    if method == "l0":
-        return l0_description(cfg)
-    if method == "random":
-        return (
-            f"random masks with the per-matrix sparsity of `{portable(cfg.random_like)}` (seed {cfg.random_seed}), "
-            "weights trained under them (the Rand baseline of Robust Tickets §4.2)"
-        )
-    if method != "threshold":
-        return None
-    init = f"{cfg.mask_init} init (appendix Eq. {1 if cfg.mask_init == 'hard' else 2})"
-    interval = f", threshold updated every {cfg.threshold_update_interval} steps"
-    if cfg.sparsity_schedule != "cubic":
-        return f"mask training, sparsity fixed at {cfg.sparsity}, {init}{interval}"
-    return (
-        f"mask training, cubic sparsity schedule {cfg.initial_sparsity} -> {cfg.sparsity} (reached at "
-        f"{cfg.schedule_end} of training), {init}{interval}"
-    )
-
-
-def l0_description(cfg: Any) -> str:
-    """The l0 search in words: the gates, the penalty and its warm-up, and what the saved ticket is."""
-    start, warmup = cfg.l0_lambda_start_fraction, cfg.l0_lambda_warmup_fraction
-    ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
-    return (
-        f"hard-concrete L0 gates over frozen weights (Robust Tickets Eq. 1-5, β = {cfg.l0_temperature:.3g}), "
-        f"penalty λ·R(m) with λ = {cfg.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
-        f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - cfg.sparsity:.0%} largest log α "
-        f"({cfg.sparsity_scope}): retrain it with `--mask_from`, extract others with `run_extract_ticket.py`"
-    )
 
 
 _SNAPSHOT = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]")
@@ -313,10 +396,9 @@ def merged_usage(path: str) -> str:
 
 
 def usage_snippet(
-    model_args: ModelArguments | None = None,
-    output_dir: str | None = None,
+    output_dir: str,
     *,
-    pruned: bool | None = None,
+    pruned: bool,
     base: str | None = None,
     id2label: dict[int, str] | None = None,
     base_note: str | None = None,
@@ -329,8 +411,6 @@ def usage_snippet(
     `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
     trained head itself comes from the mask file when it trained).
     """
-    if pruned is None:
-        pruned = model_args is not None and model_args.pruning != "none"
     if not pruned and head_pruned:  # smaller attention than config.json says: hf_srnets.compact rebuilds it
         return (
             "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
@@ -343,7 +423,6 @@ def usage_snippet(
             f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")\n'
             f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
         )
-    base = base or (model_args.model_name_or_path if model_args is not None else None)
     setup, label_args = _labels_code(id2label)
     comment = f"  # {base_note}" if base_note else ""
     return (
@@ -357,94 +436,37 @@ def usage_snippet(
     )
 
 
-def _granularity_settings(cfg: Any) -> dict[str, Any]:
-    """`mask_granularity` (and `block_size` for blocks) when the masks are structured; nothing for element masks,
-    so the cards of element runs read as before."""
-    granularity = getattr(cfg, "mask_granularity", "element")
-    if granularity == "element":
-        return {}
-    return {"mask_granularity": granularity, **({"block_size": cfg.block_size} if granularity == "block" else {})}
-
-
-def _pruning_settings(method: str | None, cfg: Any, args: SRNetTrainingArguments) -> dict[str, Any]:
-    """The card's settings of the pruning method, read from its effective config."""
-    if cfg is None:
-        return {}
-    if method == "magnitude":
-        return {
-            "sparsity": cfg.sparsity,
-            **_granularity_settings(cfg),
-            "imp_prune_ratio": cfg.imp_prune_ratio,
-            "imp_interval": cfg.imp_interval,
-            "rewind": cfg.rewind,
-        }
-    if method == "l0":
-        return {
-            "sparsity": cfg.sparsity,
-            "sparsity_scope": cfg.sparsity_scope,
-            "l0_lambda": cfg.l0_lambda,
-            "l0_temperature": cfg.l0_temperature,
-            "l0_init_keep": cfg.l0_init_keep,
-            "l0_lambda_start_fraction": cfg.l0_lambda_start_fraction,
-            "l0_lambda_warmup_fraction": cfg.l0_lambda_warmup_fraction,
-            "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
-            "mask_weight_decay": args.mask_weight_decay,
-        }
-    if method == "random":
-        return {"sparsity": cfg.sparsity, "random_like": portable(cfg.random_like), "random_seed": cfg.random_seed}
-    if method != "threshold":
-        return {}
-    out = {
-        "sparsity": cfg.sparsity,
-        **_granularity_settings(cfg),
-        "sparsity_schedule": cfg.sparsity_schedule,
-        "initial_sparsity": cfg.initial_sparsity,
-        "mask_init": cfg.mask_init,
-        "mask_learning_rate": args.mask_learning_rate or args.learning_rate,
-        "threshold_update_interval": cfg.threshold_update_interval,
-        "sparsity_scope": cfg.sparsity_scope,
-        "trainable_classifier": cfg.trainable_classifier,
-        "select_best_after": args.select_best_after,
-    }
-    if out["sparsity_schedule"] != "cubic":
-        out.pop("initial_sparsity")
-    return out
-
-
 def card_training_args(
-    model_args: ModelArguments,
-    data_args: DataArguments,
-    args: SRNetTrainingArguments,
+    run: RunDescription,
     num_train: int,
-    mask_config: Any = None,
+    mask_config: PruningConfig | None = None,
     train_steps: int | None = None,
 ) -> dict[str, Any]:
-    """The settings of the run as used: the pruning config's effective values, the rate the scores trained with."""
+    """The settings of the run as used, then the pruning method's own (`PruningMethod.card_settings`, read from
+    the effective config)."""
     out: dict[str, Any] = {
-        "pruning": model_args.pruning,
-        "loss": args.loss,
+        "pruning": run.pruning,
+        "loss": run.loss,
         "training examples": num_train,
-        "learning_rate": args.learning_rate,
-        "per_device_train_batch_size": args.per_device_train_batch_size,
-        "seed": args.seed,
-        "max_seq_length": data_args.max_seq_length,
-        "precision": training_precision(args),
+        "learning_rate": run.learning_rate,
+        "per_device_train_batch_size": run.per_device_train_batch_size,
+        "seed": run.seed,
+        "max_seq_length": run.max_seq_length,
+        "precision": run.precision,
     }
-    if args.max_steps is not None and args.max_steps > 0:
-        out["max_steps"] = args.max_steps
+    if run.max_steps is not None and run.max_steps > 0:
+        out["max_steps"] = run.max_steps
     else:
-        out["num_train_epochs"] = args.num_train_epochs
+        out["num_train_epochs"] = run.num_train_epochs
     if train_steps is not None:
         out["training steps"] = train_steps
-    if model_args.early_start_patience is not None:
-        out["early_start_patience"] = model_args.early_start_patience
-    step, step_options = args.step_objective()
-    if step is not None:  # --adversarial: the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
-        out.update({"adversarial": step, **step_options})
-    method = search_method(model_args)
-    out.update(_pruning_settings(method, mask_config, args))
-    if method == "threshold":
-        out = {k: v for k, v in out.items() if v is not None}
+    if run.early_start_patience is not None:
+        out["early_start_patience"] = run.early_start_patience
+    if run.adversarial != "none":  # the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
+        out.update({"adversarial": run.adversarial, **run.adversarial_options})
+    method = search_method(run.pruning)
+    if method is not None and mask_config is not None:
+        out.update(method.card_settings(mask_config, run.card_context()))
     return out
 
 
@@ -490,14 +512,17 @@ def _card_id2label(srnet: Any, model: Any) -> dict[int, str] | None:
     return dict(getattr(config, "id2label", None) or {}) or None
 
 
-def _mask_repo_holds(srnet: Any, cfg: Any, method: str | None, random_head: bool) -> str:
-    """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them."""
-    trained = set(srnet.trained_base_tensors())
-    classifier_only = cfg is not None and cfg.trainable_classifier and method in ("threshold", "l0")
+def _mask_repo_holds(srnet: Any, random_head: bool) -> str:
+    """What a mask repo holds: the masks only, with the classifier, or with every weight trained under them
+    (`srnet.fixed_masks`: the weights trained under fixed masks rather than the masks over frozen weights)."""
+    cfg = srnet.srnet_config
+    searched = not srnet.fixed_masks
+    trained = srnet.trained_base_tensors()
+    classifier_only = searched and cfg is not None and cfg.trainable_classifier
     masks = "the entropy-coded masks"
     if srnet.search_state_tensors():
-        masks += " (the ticket), the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
-    if method in ("threshold", "l0") and not trained:
+        masks += f" (the ticket), {srnet.method.search_state_words}"
+    if searched and not trained:
         holds = f"the mask config and {masks} only; every weight comes from the base model"
     elif classifier_only:
         holds = (
@@ -528,36 +553,29 @@ def _records_pruned_heads(path: str) -> bool:
 
 
 def _card_loading(
-    model_args: ModelArguments,
-    args: SRNetTrainingArguments,
-    srnet: Any,
-    id2label: dict[int, str] | None,
-    repo_id: str | None,
-    random_head: bool,
+    run: RunDescription, srnet: Any, id2label: dict[int, str] | None, repo_id: str | None, random_head: bool
 ) -> tuple[str, str | None, str | None, str]:
     """How the card loads the run's model: (base model name, note on the base, what the repo holds, snippet)."""
-    location = repo_id or args.output_dir
-    pretrained = model_args.model_name_or_path
+    location = repo_id or run.output_dir
+    pretrained = run.model_name_or_path
     if srnet is None:
         base = portable(pretrained) if repo_id else pretrained
         # an evaluation-only run saves no model: the card loads the model it evaluated
-        loaded = args.output_dir if args.do_train else pretrained
+        loaded = run.output_dir if run.do_train else pretrained
         head_pruned = _records_pruned_heads(loaded)
-        snippet = usage_snippet(pruned=False, output_dir=location if args.do_train else base, head_pruned=head_pruned)
+        snippet = usage_snippet(location if run.do_train else base, pruned=False, head_pruned=head_pruned)
         return base, None, None, snippet
     cfg = srnet.srnet_config
     searched_on = (cfg.base_model_name_or_path if cfg is not None else None) or pretrained
     base, base_note = base_weights(
-        searched_on, output_dir=args.output_dir, for_hub=repo_id is not None, pretrained=pretrained
+        searched_on, output_dir=run.output_dir, for_hub=repo_id is not None, pretrained=pretrained
     )
-    usage = usage_snippet(pruned=True, base=base, id2label=id2label, output_dir=location, base_note=base_note)
-    return base, base_note, _mask_repo_holds(srnet, cfg, search_method(model_args), random_head), usage
+    usage = usage_snippet(location, pruned=True, base=base, id2label=id2label, base_note=base_note)
+    return base, base_note, _mask_repo_holds(srnet, random_head), usage
 
 
-def run_card_info(
-    model_args: ModelArguments,
-    data_args: DataArguments,
-    args: SRNetTrainingArguments,
+def run_card_facts(
+    run: RunDescription,
     *,
     task: TaskSpec,
     results: dict[str, Any],
@@ -568,8 +586,8 @@ def run_card_info(
     model: Any,
     repo_id: str | None,
     random_head: bool = False,
-) -> dict[str, Any]:
-    """Everything `render_model_card` needs about a finished run.
+) -> CardFacts:
+    """The facts of a finished run's card.
 
     `random_head`: the classifier was newly initialised and neither trained nor saved (`--trainable_classifier
     false` on a pre-trained model); the card then warns that loading draws another random head.
@@ -578,37 +596,34 @@ def run_card_info(
     is the Hub repo the card is for; None writes a card for the local output dir (its paths as given).
     """
     cfg = srnet.srnet_config if srnet is not None else None
-    pretrained = model_args.model_name_or_path
-    id2label = _card_id2label(srnet, model)
-    base, base_note, holds, usage = _card_loading(model_args, args, srnet, id2label, repo_id, random_head)
+    pretrained = run.model_name_or_path
+    base, base_note, holds, usage = _card_loading(run, srnet, _card_id2label(srnet, model), repo_id, random_head)
     hub_base = pretrained if _is_hub_id(pretrained) else None
-    return {
-        "title": repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(args.output_dir)),
-        "task": task.name,
-        "task_display": task.display_name or task.name,
-        "base_model": hub_base,
-        "base_name": base if srnet is not None else (hub_base or portable(pretrained)),
-        "base_note": base_note,
-        "holds": holds,
-        "pruning": model_args.pruning,
-        "schedule": schedule_description(model_args, cfg),
-        "loss": args.loss,
-        "adversarial": args.adversarial,
-        "bias_model": bias_desc,
-        # the masks the run saves: for an l0 search the ticket at --sparsity, not the Eq. 5 gates it evaluates with
-        "sparsity_report": srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,
-        "citations": srnet.method.citations if srnet is not None else (),
-        "results": results,
-        "id_name": id_set_name(task),
-        "reference_results": reference_name(data_args.reference_results, for_hub=repo_id is not None),
-        "metric_rows": metric_rows,
-        "splits": splits,
-        "datasets": training_datasets(splits, task),
-        "usage": usage,
-        "training_args": card_training_args(
-            model_args, data_args, args, results.get("train_examples", 0), cfg, results.get("train_steps")
-        ),
-    }
+    return CardFacts(
+        title=repo_id.split("/")[-1] if repo_id else os.path.basename(os.path.normpath(run.output_dir)),
+        task=task.name,
+        task_display=task.display_name or task.name,
+        base_model=hub_base,
+        base_name=base if srnet is not None else (hub_base or portable(pretrained)),
+        base_note=base_note,
+        holds=holds,
+        pruning=run.pruning,
+        schedule=schedule_description(run, cfg),
+        loss=run.loss,
+        adversarial=run.adversarial,
+        bias_model=bias_desc,
+        # the masks the run saves: for a method that saves a ticket (l0), that ticket, not the masks it evaluates with
+        sparsity_report=srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,
+        citations=tuple(srnet.method.citations) if srnet is not None else (),
+        results=results,
+        id_name=id_set_name(task),
+        reference_results=reference_name(run.reference_results, for_hub=repo_id is not None),
+        metric_rows=metric_rows,
+        splits=splits,
+        datasets=training_datasets(splits, task),
+        usage=usage,
+        training_args=card_training_args(run, results.get("train_examples", 0), cfg, results.get("train_steps")),
+    )
 
 
 def reference_name(path: str | None, *, for_hub: bool) -> str | None:
@@ -622,22 +637,19 @@ def reference_name(path: str | None, *, for_hub: bool) -> str | None:
     return portable(run_dir)
 
 
-def merged_card_info(
-    info: dict[str, Any], location: str, compact_report: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card info;
+def merged_card_facts(facts: CardFacts, location: str, compact_report: dict[str, Any] | None = None) -> CardFacts:
+    """The card of the merged checkpoint at `location` (a local dir or Hub repo id) from the run's card facts;
     `compact_report` (from `--save_compact`) says what was removed physically and how the checkpoint loads."""
-    base_name = portable(info.get("base_name")) or info.get("base_name")
     needs_loader = bool(compact_report) and _compact_needs_loader(compact_report)
-    return {
-        **info,
-        "merged": True,
-        "compact": compact_report,
-        "holds": None,
-        "base_note": None,
-        "base_name": base_name,
-        "usage": compact_usage(location) if needs_loader else merged_usage(location),
-    }
+    return dataclasses.replace(
+        facts,
+        merged=True,
+        compact=compact_report,
+        holds=None,
+        base_note=None,
+        base_name=portable(facts.base_name) or facts.base_name,
+        usage=compact_usage(location) if needs_loader else merged_usage(location),
+    )
 
 
 def _compact_needs_loader(report: dict[str, Any]) -> bool:

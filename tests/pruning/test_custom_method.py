@@ -78,6 +78,9 @@ def test_a_method_registered_in_a_test_runs_through_the_script(random_method, pr
     n = sum(math.prod(shape) for shape in config["module_shapes"].values())
     pruned = sum(math.floor(0.3 * math.prod(shape)) for shape in config["module_shapes"].values())
     assert results["sparsity"] == pytest.approx(pruned / n) and results["sparsity"] == pytest.approx(0.3, abs=1e-3)
+    card = (out / "README.md").read_text()  # the card's settings come from the method's config alone
+    assert "| pruning | toy_random |" in card and "| sparsity | 0.3 |" in card and "| toy_mask_seed | 7 |" in card
+    assert "the weights trained under them" in card
 
     base = AutoModelForSequenceClassification.from_pretrained(pretrained, num_labels=3)
     srnet = SRNetModel.from_pretrained(base, out)

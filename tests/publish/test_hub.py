@@ -1,5 +1,6 @@
 """Sharing on the Hub without network: files prepared for upload, graceful failures, card metadata, snapshots."""
 
+import dataclasses
 import json
 import os
 import shlex
@@ -15,6 +16,7 @@ from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.publish.card import render_model_card
+from hf_srnets.publish.card_facts import CardFacts
 from hf_srnets.publish.hub import (
     HubUploadError,
     mask_repo_files,
@@ -37,30 +39,30 @@ def _srnet(seed=0):
     return srnet.eval()
 
 
-def _card_info(srnet, **extra):
-    return {
-        "title": "tiny-srnet",
-        "task": "mnli",
-        "base_model": "google-bert/bert-base-uncased",
-        "pruning": "mask",
-        "schedule": "mask training, sparsity fixed at 0.5, hard init (appendix Eq. 1)",
-        "loss": "poe",
-        "bias_model": "overlap features",
-        "sparsity_report": srnet.sparsity_report(),
-        "results": {
+def _card_facts(srnet, **changes):
+    facts = CardFacts(
+        title="tiny-srnet",
+        task="mnli",
+        base_model="google-bert/bert-base-uncased",
+        pruning="mask",
+        schedule="mask training, sparsity fixed at 0.5, hard init (appendix Eq. 1)",
+        loss="poe",
+        bias_model="overlap features",
+        sparsity_report=srnet.sparsity_report(),
+        results={
             "eval_mnli_accuracy": 0.8,
             "eval_hans_accuracy": 0.6,
             "eval_hans_lexical_overlap_non-entailment_accuracy": 0.3,
         },
-        "metric_rows": [
+        metric_rows=[
             ("mnli", "eval_mnli_accuracy", {"name": "mnli", "type": "nyu-mll/glue", "config": "mnli"}),
             ("hans", "eval_hans_accuracy", "jhu-cogsci/hans"),
         ],
-        "datasets": ["nyu-mll/glue", "jhu-cogsci/hans"],
-        "usage": "srnet = SRNetModel.from_pretrained(base, 'u/r')",
-        "training_args": {"learning_rate": 5e-5},
-        **extra,
-    }
+        datasets=["nyu-mll/glue", "jhu-cogsci/hans"],
+        usage="srnet = SRNetModel.from_pretrained(base, 'u/r')",
+        training_args={"learning_rate": 5e-5},
+    )
+    return dataclasses.replace(facts, **changes)
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ def output_dir(tmp_path):
     srnet = _srnet()
     out = tmp_path / "run"
     srnet.save_pretrained(out)
-    (out / "README.md").write_text(render_model_card(_card_info(srnet)))
+    (out / "README.md").write_text(render_model_card(_card_facts(srnet)))
     (out / "all_results.json").write_text("{}")
     (out / "training_args.bin").write_bytes(b"x")
     (out / "checkpoint-2").mkdir()
@@ -132,7 +134,7 @@ def test_merged_checkpoint_loads_with_transformers_alone(tmp_path):
     from transformers import AutoModelForSequenceClassification
 
     srnet = _srnet(seed=3)
-    card = render_model_card(_card_info(srnet, merged=True))
+    card = render_model_card(_card_facts(srnet, merged=True))
     merged_dir = save_merged(srnet, str(tmp_path), card=card)
     assert ModelCard.load(os.path.join(merged_dir, "README.md")).data.library_name == "transformers"
     plain = AutoModelForSequenceClassification.from_pretrained(merged_dir).eval()
@@ -300,7 +302,7 @@ def test_a_later_upload_of_a_local_card_names_the_repo_not_local_paths(tmp_path,
     out = tmp_path / "run"
     srnet.save_pretrained(out)
     usage = f'base = AutoModel.from_pretrained("{base_dir}")\nsrnet = SRNetModel.from_pretrained(base, "{out}")'
-    (out / "README.md").write_text(render_model_card(_card_info(srnet, usage=usage)))
+    (out / "README.md").write_text(render_model_card(_card_facts(srnet, usage=usage)))
     hub = FakeHub(monkeypatch)
     hub_main([str(out), "--repo_id", "someone/tiny-srnet"])
     card = hub.uploads["someone/tiny-srnet"]["README.md"].decode()

@@ -15,6 +15,7 @@ from hf_srnets.publish.card import portable_card, structure_section
 from hf_srnets.publish.card_facts import (
     OFFICIAL_ROWS,
     TASK_DATASETS,
+    DataSources,
     base_weights,
     card_dataset,
     describe_split,
@@ -262,11 +263,9 @@ def test_model_index_only_for_a_full_official_split(tmp_path):
     user_file = describe_split("validation", "mnli", task.validation, "/x/y/dev.tsv", None, 9_815, None, "-")
     assert user_file.model_index_dataset() is None and user_file.origin == "local file `dev.tsv`"
 
-    class Args:
-        max_train_samples, max_eval_samples, max_ood_samples = None, None, None
-        train_file, validation_file, data_dir, extra_train = None, None, None, []
-
-    splits = describe_splits(task, Args(), train_rows=392_702, train_total=392_702, validation_rows=9_815, ood=[])
+    splits = describe_splits(
+        task, DataSources(), train_rows=392_702, train_total=392_702, validation_rows=9_815, ood=[]
+    )
     assert [s.model_index_dataset() is not None for s in splits] == [True, True]
     assert [s.origin for s in splits] == [
         "Hub dataset `nyu-mll/glue` mnli train",
