@@ -26,6 +26,8 @@ from ..data.label_alignment import label_permutation
 from ..data.tasks import TaskSpec
 from ..evaluation.saved_classifier import load_saved_classifier
 from ..masking.targets import LAYER_PATTERNS
+from ..metrics.sparsity import sparsity_report
+from ..run_files import RESULTS_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -91,18 +93,18 @@ def load_scoring_model(path: str, task: TaskSpec, *, cache_dir: str | None = Non
 
 
 def measured_sparsity(model: nn.Module, path: str) -> tuple[float, str]:
-    """The model's sparsity and where it comes from: the run's `all_results.json` (`sparsity`, of θ_pr) when the
-    directory holds one, else the fraction of zero weights in the encoder's linear layers."""
-    results = os.path.join(path, "all_results.json")
+    """The model's sparsity and where it comes from: the run's results file (`sparsity`, of θ_pr) when the
+    directory holds one, else the `sparsity_report` of the nonzero weights of the encoder's linear layers."""
+    results = os.path.join(path, RESULTS_NAME)
     if os.path.isfile(results):
         with open(results, encoding="utf-8") as f:
             value = json.load(f).get("sparsity")
         if value is not None:
-            return float(value), "all_results.json"
+            return float(value), RESULTS_NAME
     pattern = re.compile(LAYER_PATTERNS.get(getattr(model.config, "model_type", ""), LAYER_PATTERNS["bert"]))
-    zeros = total = 0
-    for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and pattern.search(name):
-            zeros += int((module.weight == 0).sum())
-            total += module.weight.numel()
-    return (zeros / total if total else 0.0), "zero weights of the encoder's linear layers"
+    kept = {
+        name: module.weight != 0
+        for name, module in model.named_modules()
+        if isinstance(module, nn.Linear) and pattern.search(name)
+    }
+    return sparsity_report(kept)["sparsity"], "zero weights of the encoder's linear layers"

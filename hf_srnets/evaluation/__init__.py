@@ -14,13 +14,14 @@
 name in a task's `EvalSet(kind=...)` or `TaskSpec(evaluator=...)`.
 """
 
+from ..metrics.classification import softmax
 from .base import EVALUATORS, Evaluator, build_evaluator, evaluator_for, register_evaluator
 from .easy_hard import HARD_COLUMN, EasyHardEvaluator, easy_hard_table, hard_flags, read_hard_flags
 from .f_bias import check_reference, f_bias_results, f_bias_table, read_reference_results
 from .fever_symmetric import FeverSymmetricEvaluator
 from .hans import HansEvaluator
 from .paws import PawsEvaluator
-from .results_table import results_table, softmax
+from .results_table import results_table
 from .run_evaluation import MetricRow, metrics_function, primary_metric, run_evaluation, score_predictions
 from .task_metric import LabelMetricEvaluator, TaskMetricEvaluator
 

@@ -30,9 +30,8 @@ import numpy as np
 
 from ..data.tasks import TaskSpec
 from ..errors import InputError, MissingInputError
-from ..metrics import accuracy
+from ..metrics import accuracy, softmax
 from .base import Evaluator, register_evaluator
-from .results_table import softmax
 
 logger = logging.getLogger(__name__)
 

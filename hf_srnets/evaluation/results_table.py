@@ -1,18 +1,9 @@
-"""Turning a model's outputs and a run's results into probabilities and a printable table."""
+"""A run's results as a printable markdown table."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """softmax(z)_c = exp(z_c − max z) / Σ_k exp(z_k − max z), over the last axis."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    exp = np.exp(shifted)
-    return exp / exp.sum(axis=-1, keepdims=True)
 
 
 def results_table(results: dict[str, Any], rows: Sequence[tuple[str, str]]) -> str:

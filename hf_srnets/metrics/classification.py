@@ -1,4 +1,5 @@
-"""Accuracy and class-weighted F1 with scikit-learn (`sklearn.metrics`), NaN on empty input."""
+"""Accuracy and class-weighted F1 with scikit-learn (`sklearn.metrics`), NaN on empty input; `softmax`, the class
+probabilities of logits."""
 
 from __future__ import annotations
 
@@ -30,3 +31,10 @@ def f1_weighted(predictions: np.ndarray, labels: np.ndarray) -> float:
 
 
 METRICS = {"accuracy": accuracy, "f1": f1_weighted}
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """softmax(z)_c = exp(z_c − max z) / Σ_k exp(z_k − max z), over the last axis."""
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)
