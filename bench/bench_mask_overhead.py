@@ -7,7 +7,7 @@ process (so peak RSS is its own), alternating `--repeats` times. Prints the two 
 
     python bench/bench_mask_overhead.py --data_dir ../shared/data
 
-Targets (issue 2): step-time ratio <= 1.15, peak-memory ratio <= 1.10.
+Targets: step-time ratio <= 1.15, peak-memory ratio <= 1.10.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Size of saved masks: bits per prunable weight of the old bit-packing vs the entropy codec (issue 14).
+"""Size of saved masks: bits per prunable weight of the old bit-packing vs the entropy codec.
 
 What users download is the whole `srnet_masks.safetensors`, so sizes are that file's bytes on disk (header and
 every tensor) divided by the number of prunable weights n, for the masks of the pip MiniLM's θ_pr (all-MiniLM-L6-v2:

@@ -211,7 +211,7 @@ def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any
         "query_budget": run.query_budget,
         "max_seq_length": run.max_seq_length,
         "resources": resources,
-        # fp32, the default, is not written, so files attacked before the option existed still resume
+        # fp32, the default, is not written: a file attacked without a precision key resumes in fp32
         **({"precision": "bf16"} if run.bf16 else {}),
     }
 

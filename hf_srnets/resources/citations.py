@@ -30,7 +30,7 @@ BIBTEX: dict[str, str] = {
   booktitle = {ACL},
   year      = {2020}
 }""",
-    # Robustness Challenges (issue 13): RMC and the origins of its baselines (Du et al. 2023, §6.2, appendix C)
+    # Robustness Challenges: RMC and the origins of its baselines (Du et al. 2023, §6.2, appendix C)
     "rmc": """@inproceedings{du2023robustness,
   title     = {Robustness Challenges in Model Distillation and Pruning for Natural Language Understanding},
   author    = {Du, Mengnan and Mukherjee, Subhabrata and Cheng, Yu and Shokouhi, Milad and Hu, Xia and
@@ -67,7 +67,7 @@ BIBTEX: dict[str, str] = {
   pages     = {6781--6792},
   year      = {2021}
 }""",
-    # Robust Lottery Tickets (issue 12): the paper, its methods (L0 masks, FreeLB) and its attacks
+    # Robust Lottery Tickets: the paper, its methods (L0 masks, FreeLB) and its attacks
     "zheng2022robust": """@inproceedings{zheng2022robust,
   title     = {Robust Lottery Tickets for Pre-trained Language Models},
   author    = {Zheng, Rui and Bao, Rong and Zhou, Yuhao and Liang, Di and Wang, Sirui and Wu, Wei and Gui, Tao and

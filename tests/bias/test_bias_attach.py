@@ -1,4 +1,4 @@
-"""attach_probabilities (issue 10): the p_b cache is keyed by the data, not the folder; the task's bias model is fitted
+"""attach_probabilities: the p_b cache is keyed by the data, not the folder; the task's bias model is fitted
 when no predictions are given; --extra_train rows get p_b too. On real MNLI/HANS/SST-2 files in their published
 formats (copied in part into tmp_path)."""
 

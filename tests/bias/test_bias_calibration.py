@@ -1,4 +1,4 @@
-"""Issue 10, item 5: the claim-only bias model uses the best vectors available, chooses C on held-out training rows,
+"""The claim-only bias model uses the best vectors available, chooses C on held-out training rows,
 and reports (and warns about) how informative and calibrated p_b is."""
 
 import logging

@@ -1,4 +1,4 @@
-"""run_bias_model.py (issue 10, item 4): two-way FEVER via --task_labels, --task custom with --bias_model, --ood_file
+"""run_bias_model.py: two-way FEVER via --task_labels, --task custom with --bias_model, --ood_file
 (with --predict_file kept as its alias), and the advice when a label has no training example."""
 
 import json

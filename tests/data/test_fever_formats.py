@@ -1,4 +1,4 @@
-"""Every published FEVER format loads as sentence1 = claim, sentence2 = evidence (issue 10, items 1 and 2)."""
+"""Every published FEVER format loads as sentence1 = claim, sentence2 = evidence."""
 
 import json
 import logging

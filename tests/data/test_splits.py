@@ -1,4 +1,4 @@
-"""A run's splits (`load_splits`, `add_extra_training_data`) from files as users have them (issue 10)."""
+"""A run's splits (`load_splits`, `add_extra_training_data`) from files as users have them."""
 
 import logging
 from pathlib import Path
@@ -34,7 +34,7 @@ def _mnli_files(tmp_path: Path) -> dict:
     return {"task": "mnli", "train_file": train, "validation_file": dev}
 
 
-# --- item 3: --task_labels on a named task, through load_splits
+# --- --task_labels on a named task, through load_splits
 
 
 def test_two_way_fever_run_restricts_its_ood_sets():
@@ -61,7 +61,7 @@ def test_two_way_fever_refuses_a_training_file_with_nei_rows():
         load_splits(run_task(args), split_files(args), None)
 
 
-# --- item 4: an OOD file with a label set of its own
+# --- an OOD file with a label set of its own
 
 
 def _paws_args(data_dir: Path, **kwargs) -> DataArguments:
@@ -117,7 +117,7 @@ def test_integer_labels_missing_a_class_are_refused(tmp_path):
         load_splits(run_task(args), split_files(args), None)
 
 
-# --- item 5: single texts vs pairs
+# --- single texts vs pairs
 
 
 def test_mnli_training_file_without_hypothesis_is_refused(tmp_path):
@@ -139,7 +139,7 @@ def test_custom_task_refuses_single_training_texts_with_pair_evaluation(tmp_path
     assert "sentence2" not in train_set.column_names and train_set["label"] == [1, 0]
 
 
-# --- item 6: rows dropped while loading
+# --- rows dropped while loading
 
 
 def test_short_tsv_row_is_an_error_or_dropped_and_logged(tmp_path, caplog):
@@ -178,7 +178,7 @@ def test_unlabelled_rows_are_dropped_and_counted(tmp_path, caplog):
     assert ds["id"] == ["2"] and "dropped 2 of 3 rows without a gold label" in caplog.text
 
 
-# --- item 7: an --ood_file named like a default OOD set replaces it
+# --- an --ood_file named like a default OOD set replaces it
 
 
 def test_ood_file_named_hans_replaces_the_default_without_the_hub(tmp_path, monkeypatch):
@@ -199,7 +199,7 @@ def test_ood_file_named_hans_replaces_the_default_without_the_hub(tmp_path, monk
     assert [(s.name, s.kind, len(d)) for s, d in ood] == [("hans", "hans", 2)]
 
 
-# --- item 8: extra training rows say where they come from
+# --- extra training rows say where they come from
 
 
 def test_extra_training_rows_carry_source_name_and_id(tmp_path):

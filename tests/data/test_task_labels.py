@@ -1,4 +1,4 @@
-"""`--task_labels` on any task: `resolve_task(name, task_labels)` restricts/reorders a task's labels (issue 10)."""
+"""`--task_labels` on any task: `resolve_task(name, task_labels)` restricts/reorders a task's labels."""
 
 import pytest
 

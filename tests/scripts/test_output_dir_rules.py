@@ -1,4 +1,4 @@
-"""run_glue_sparse.py in a folder that already holds a run (issue 10, items 16-17): refuse, or clear and start over."""
+"""run_glue_sparse.py in a folder that already holds a run: refuse, or clear and start over."""
 
 import json
 import os
