@@ -45,10 +45,11 @@ def test_search_recipe_is_table_6(task, tmp_path):
     assert args.mask_learning_rate == pytest.approx(gamma)
     assert args.mask_weight_decay == pytest.approx(wd)
     assert args.adversarial == "freelb"
-    assert args.adv_lr == pytest.approx(eta)
-    assert args.adv_init_mag == pytest.approx(eps0)
-    assert args.adv_steps == steps
-    assert args.adv_max_norm == 0.0  # "we do not constrain the bound of perturbations"
+    freelb = run.objective
+    assert freelb.adv_lr == pytest.approx(eta) and args.adversarial_options["adv_lr"] == pytest.approx(eta)
+    assert freelb.adv_init_mag == pytest.approx(eps0)
+    assert freelb.adv_steps == steps
+    assert freelb.adv_max_norm == 0.0  # "we do not constrain the bound of perturbations"
     assert args.num_train_epochs == 20  # §4.1
     assert args.per_device_train_batch_size == 32
     assert run.data.max_seq_length == MAX_SEQ_LENGTH[task]
@@ -72,7 +73,8 @@ def test_flags_after_a_recipe_override_it(tmp_path):
     run = parse_args(
         [str(RECIPES / "sst2.yaml"), "--model_name_or_path", "x", "--output_dir", str(tmp_path), "--adv_steps", "1"]
     )
-    assert run.training.adv_steps == 1 and run.training.adv_lr == pytest.approx(0.03)
+    assert run.objective.adv_steps == 1 and run.objective.adv_lr == pytest.approx(0.03)
+    assert run.training.step_objective()[1]["adv_steps"] == 1
 
 
 def test_readme_table_matches_table_6():

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..losses import LOSSES
+from ..objectives import OBJECTIVES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
 from ..training.arguments import SRNetTrainingArguments
 from .arguments import DataArguments, ModelArguments
@@ -31,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class RunArguments:
-    """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`) and `given` the
+    """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`), `objective` the
+    options of the `--adversarial` step objective (None without one, or for one without options) and `given` the
     options given explicitly (config file and command line), by field name."""
 
     model: ModelArguments
@@ -39,6 +41,7 @@ class RunArguments:
     pruning: PruningConfig | None
     training: SRNetTrainingArguments
     given: dict[str, Any] = dataclasses.field(default_factory=dict)
+    objective: Any | None = None
 
     @property
     def method(self) -> type[PruningMethod] | None:
@@ -46,10 +49,18 @@ class RunArguments:
         return None if self.model.pruning == "none" else resolve_pruning(self.model.pruning)[0]
 
 
+def objective_options_classes() -> dict[str, type]:
+    """Each registered step objective with options -> its `options_class`."""
+    return {name: cls.options_class for name, cls in OBJECTIVES.items() if cls.options_class is not None}
+
+
 def build_parser() -> SRNetArgumentParser:
-    """The parser of every option, pruning methods' from the registry as it is now."""
+    """The parser of every option, pruning methods' and step objectives' from the registries as they are now."""
     configs = [method.config_class for method in PRUNING_METHODS.values()]
-    return SRNetArgumentParser([ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments])
+    objectives = list(objective_options_classes().values())
+    return SRNetArgumentParser(
+        [ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments, *objectives]
+    )
 
 
 SCORE_OPTIONS = ("mask_learning_rate", "mask_weight_decay")  # training options of the methods that train scores
@@ -81,7 +92,39 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
     if model.pruning != "none":
         method, overrides = resolve_pruning(model.pruning)
         pruning = parser.build(method.config_class, given, **overrides)
-    return RunArguments(model, data, pruning, training, given)
+    return RunArguments(model, data, pruning, training, given, objective_options(parser, training, given))
+
+
+def objective_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
+    """The `--adversarial` objective's options, from its own flags (or `--adversarial_options`), also set as
+    `training.adversarial_options` for the trainer; None without a step objective that has options."""
+    options_class = objective_options_classes().get(training.adversarial)
+    if options_class is None:
+        return None
+    flags = sorted(name for name in cli_field_names(options_class) if given.get(name) is not None)
+    if training.adversarial_options and flags:
+        raise InputError(
+            f"{', '.join(f'--{f}' for f in flags)} and --adversarial_options both set --adversarial "
+            f"{training.adversarial}'s options: give them one way"
+        )
+    if training.adversarial_options:
+        return options_class(**training.adversarial_options)
+    options = parser.build(options_class, given)
+    training.adversarial_options = dataclasses.asdict(options)
+    return options
+
+
+def refuse_other_objectives_options(run: RunArguments) -> None:
+    """Raise `InputError` for step-objective options given without selecting their objective."""
+    for name, options_class in objective_options_classes().items():
+        if name == run.training.adversarial:
+            continue
+        flags = sorted(o for o in cli_field_names(options_class) if _given(run, o))
+        if flags:
+            raise InputError(
+                f"{', '.join(f'--{f}' for f in flags)} configure --adversarial {name} and would do nothing with "
+                f"--adversarial {run.training.adversarial}: add --adversarial {name}, or drop them."
+            )
 
 
 def refuse_other_methods_options(run: RunArguments) -> None:
@@ -125,7 +168,7 @@ CONDITIONAL_OPTIONS: tuple[tuple[str, Any, str], ...] = (
     ("block_size", lambda c: c.mask_granularity == "block", "it is the tile side of --mask_granularity block"),
     (
         "mask_classifier",
-        lambda c: c.mask_granularity == "element",
+        lambda c: not c.structured,
         "the classifier is masked at --mask_granularity element only",
     ),
     (
@@ -155,8 +198,9 @@ CONDITIONAL_OPTIONS: tuple[tuple[str, Any, str], ...] = (
 
 def refuse_unused_options(run: RunArguments) -> None:
     """Raise `InputError` naming each pruning option given that the run would not use, and why; another method's
-    options first (`refuse_other_methods_options`)."""
+    options first (`refuse_other_methods_options`), and another step objective's (`refuse_other_objectives_options`)."""
     refuse_other_methods_options(run)
+    refuse_other_objectives_options(run)
     if run.pruning is None:
         options, why = _unused_common_options(run)
         if options:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -46,6 +47,37 @@ def check_adversarial_options(
             raise ValueError(f"--{flag} must be >= 0, got {value!r}")
     if adv_norm_type not in NORM_TYPES:
         raise ValueError(f"--adv_norm_type must be one of {list(NORM_TYPES)}, got {adv_norm_type!r}")
+
+
+@dataclass
+class FreeLBOptions:
+    """FreeLB's settings (Robust Tickets §3.2.1, Table 6), each a flag of `run_glue_sparse.py --adversarial freelb`."""
+
+    adv_steps: int = field(
+        default=2,
+        metadata={"help": "FreeLB passes K per batch (K-1 ascent steps on the perturbation; Table 6: 2-5); >= 1."},
+    )
+    adv_lr: float = field(
+        default=0.03,
+        metadata={"help": "FreeLB ascent step size η of the normalised gradient step (Eq. 7; Table 6: 0.03-0.2)."},
+    )
+    adv_init_mag: float = field(
+        default=0.05,
+        metadata={"help": "FreeLB initial perturbation magnitude ε₀ (Table 6: 0.05); 0 starts at δ = 0."},
+    )
+    adv_max_norm: float = field(
+        default=0.0,
+        metadata={"help": "FreeLB bound on the perturbation's norm per example; 0 = unbounded, as in the paper."},
+    )
+    adv_norm_type: str = field(
+        default="l2",
+        metadata={
+            "help": f"FreeLB norm of the ascent step, the initial perturbation and the bound: {list(NORM_TYPES)}."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        check_adversarial_options(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)
 
 
 def _per_example_norm(x: torch.Tensor, norm_type: str) -> torch.Tensor:
@@ -112,11 +144,12 @@ class FreeLB(StepObjective):
     Args:
         inner: the objective L of each pass (a `LossObjective` of `--loss`), called through
             `trainer.compute_loss`, so its components and a pruning method's penalty are logged and added.
-        adv_steps: K, the number of passes (K−1 ascent steps on δ). K = 1 with ε₀ = 0 is a plain step.
-        adv_lr: η, the step size of the normalised ascent step.
-        adv_init_mag: ε₀, the magnitude of the random δ_0 (0: δ_0 = 0).
-        adv_max_norm: ε, the bound on ||δ|| per example; 0 leaves δ unbounded (the paper).
-        adv_norm_type: `l2` or `linf`, the norm of the ascent step, of δ_0 and of the bound.
+        **options: the fields of `FreeLBOptions` (its defaults for those not given):
+            adv_steps: K, the number of passes (K−1 ascent steps on δ). K = 1 with ε₀ = 0 is a plain step.
+            adv_lr: η, the step size of the normalised ascent step.
+            adv_init_mag: ε₀, the magnitude of the random δ_0 (0: δ_0 = 0).
+            adv_max_norm: ε, the bound on ||δ|| per example; 0 leaves δ unbounded (the paper).
+            adv_norm_type: `l2` or `linf`, the norm of the ascent step, of δ_0 and of the bound.
 
     Under several processes the first K−1 backward passes run in `accelerator.no_sync` (gradients all-reduced
     once, after the last pass). Evaluation uses the inner objective unchanged.
@@ -126,22 +159,14 @@ class FreeLB(StepObjective):
     """
 
     name = "freelb"
+    options_class = FreeLBOptions
     step_citations: ClassVar[tuple[str, ...]] = ("zhu2020freelb",)  # added to the inner objective's
 
-    def __init__(
-        self,
-        inner: Objective,
-        *,
-        adv_steps: int = 2,
-        adv_lr: float = 0.03,
-        adv_init_mag: float = 0.05,
-        adv_max_norm: float = 0.0,
-        adv_norm_type: str = "l2",
-    ) -> None:
+    def __init__(self, inner: Objective, **options: Any) -> None:
         super().__init__(inner)
-        check_adversarial_options(adv_steps, adv_lr, adv_init_mag, adv_max_norm, adv_norm_type)
-        self.adv_steps, self.adv_lr, self.adv_init_mag = adv_steps, adv_lr, adv_init_mag
-        self.adv_max_norm, self.adv_norm_type = adv_max_norm, adv_norm_type
+        settings = FreeLBOptions(**options)
+        self.adv_steps, self.adv_lr, self.adv_init_mag = settings.adv_steps, settings.adv_lr, settings.adv_init_mag
+        self.adv_max_norm, self.adv_norm_type = settings.adv_max_norm, settings.adv_norm_type
 
     @property
     def citations(self) -> tuple[str, ...]:
@@ -173,15 +198,11 @@ class FreeLB(StepObjective):
             embeds = embedding(input_ids)  # a new graph: the embedding weights get the gradient of every pass
         return total
 
+    def options(self) -> FreeLBOptions:
+        return FreeLBOptions(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)
+
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            **super().get_config_dict(),
-            "adv_steps": self.adv_steps,
-            "adv_lr": self.adv_lr,
-            "adv_init_mag": self.adv_init_mag,
-            "adv_max_norm": self.adv_max_norm,
-            "adv_norm_type": self.adv_norm_type,
-        }
+        return {**super().get_config_dict(), **asdict(self.options())}
 
     def __repr__(self) -> str:
         return (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from accelerate.utils import DistributedType
@@ -28,7 +28,13 @@ class StepObjective(Objective):
     and backpropagate each with `backward`. Subclasses set `name` and are registered with
     `hf_srnets.objectives.register_objective`; `build_objective(loss, step=name, step_options={...})` builds them
     as `cls(inner, **step_options)`. Their `get_config_dict` and `citations` add to the inner objective's.
+
+    A step objective with settings declares them as `options_class`, a dataclass whose fields have a `help` and
+    whose `__post_init__` checks them (as a pruning method's `PruningConfig`): `run_glue_sparse.py` gives each
+    field as a flag of `--adversarial <name>`, and `SRNetTrainingArguments.adversarial_options` holds the values.
     """
+
+    options_class: ClassVar[type | None] = None
 
     def __init__(self, inner: Objective) -> None:
         self.inner = inner

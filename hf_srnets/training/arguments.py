@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -11,7 +12,6 @@ from transformers import TrainingArguments
 from ..errors import InputError
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
-from ..objectives.freelb import NORM_TYPES, check_adversarial_options
 
 
 @dataclass
@@ -48,9 +48,10 @@ class SRNetTrainingArguments(TrainingArguments):
     Parameters that control adversarial training (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020):
         adversarial: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`) run around `loss`:
             `freelb` (`hf_srnets.objectives.FreeLB`). Composes with every loss and pruning method.
-        adv_steps, adv_lr, adv_init_mag, adv_max_norm, adv_norm_type: FreeLB's K (≥ 1), η (≥ 0), ε₀ (≥ 0), the
-            bound on ||δ|| (0 = unbounded, the paper) and the norm (`l2` or `linf`); Table 6 uses K = 2-5,
-            η = 0.03-0.2, ε₀ = 0.05.
+        adversarial_options: the step objective's settings, the fields of its `options_class` (a mapping or its
+            JSON; those not given keep their defaults), e.g. FreeLB's `{"adv_steps": 3, "adv_lr": 0.1}`
+            (`hf_srnets.objectives.freelb.FreeLBOptions`). `run_glue_sparse.py` fills it from their own flags
+            (`--adv_steps 3`).
 
     Defaults that differ from `TrainingArguments`: `learning_rate=5e-5` is the same; `remove_unused_columns`
     keeps the probability columns the losses need (see `SRNetTrainer`).
@@ -101,41 +102,21 @@ class SRNetTrainingArguments(TrainingArguments):
             "Robust Tickets Eq. 6-7)."
         },
     )
-    adv_steps: int = field(
-        default=2,
-        metadata={"help": "FreeLB passes K per batch (K-1 ascent steps on the perturbation; Table 6: 2-5); >= 1."},
-    )
-    adv_lr: float = field(
-        default=0.03,
-        metadata={"help": "FreeLB ascent step size η of the normalised gradient step (Eq. 7; Table 6: 0.03-0.2)."},
-    )
-    adv_init_mag: float = field(
-        default=0.05,
-        metadata={"help": "FreeLB initial perturbation magnitude ε₀ (Table 6: 0.05); 0 starts at δ = 0."},
-    )
-    adv_max_norm: float = field(
-        default=0.0,
-        metadata={"help": "FreeLB bound on the perturbation's norm per example; 0 = unbounded, as in the paper."},
-    )
-    adv_norm_type: str = field(
-        default="l2",
+    adversarial_options: dict[str, Any] | str | None = field(
+        default=None,
         metadata={
-            "help": f"FreeLB norm of the ascent step, the initial perturbation and the bound: {list(NORM_TYPES)}."
+            "help": "The --adversarial step objective's settings as JSON, e.g. '{\"adv_steps\": 3}' (defaults for "
+            "those not given); the command line sets them with their own flags (--adv_steps 3) instead."
         },
     )
 
     def step_objective(self) -> tuple[str | None, dict[str, object]]:
-        """The registered step objective `--adversarial` names (None for `none`) and its options."""
+        """The registered step objective `--adversarial` names (None for `none`) and all its options."""
         if self.adversarial == "none":
             return None, {}
-        options = {
-            "adv_steps": self.adv_steps,
-            "adv_lr": self.adv_lr,
-            "adv_init_mag": self.adv_init_mag,
-            "adv_max_norm": self.adv_max_norm,
-            "adv_norm_type": self.adv_norm_type,
-        }
-        return self.adversarial, options
+        options_class = OBJECTIVES[self.adversarial].options_class
+        options = dict(self.adversarial_options or {})
+        return self.adversarial, asdict(options_class(**options)) if options_class is not None else options
 
     def loss_options(self) -> dict[str, object]:
         """The options of `--loss` (the fields its class names in `options`), for its constructor."""
@@ -164,11 +145,30 @@ class SRNetTrainingArguments(TrainingArguments):
         self._validate_adversarial()
 
     def _validate_adversarial(self) -> None:
+        if isinstance(self.adversarial_options, str):
+            try:
+                self.adversarial_options = json.loads(self.adversarial_options)
+            except json.JSONDecodeError as err:
+                raise InputError(f"--adversarial_options must be a JSON object: {err}") from None
         if self.adversarial != "none" and self.adversarial not in OBJECTIVES:
             raise InputError(
                 f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
             )
-        check_adversarial_options(self.adv_steps, self.adv_lr, self.adv_init_mag, self.adv_max_norm, self.adv_norm_type)
+        if self.adversarial_options and self.adversarial == "none":
+            raise InputError("adversarial_options configure a step objective: set --adversarial too, or drop them")
+        options_class = OBJECTIVES[self.adversarial].options_class if self.adversarial != "none" else None
+        if options_class is None:
+            return
+        known = [f.name for f in fields(options_class)]
+        unknown = sorted(set(self.adversarial_options or {}) - set(known))
+        if unknown:
+            raise InputError(
+                f"--adversarial {self.adversarial} has no option {', '.join(unknown)}; its options: {known}"
+            )
+        try:
+            options_class(**(self.adversarial_options or {}))
+        except (TypeError, ValueError) as err:
+            raise InputError(str(err)) from None
 
 
 def training_precision(args: Any) -> str:

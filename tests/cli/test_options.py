@@ -16,7 +16,7 @@ from torch import nn
 from transformers.debug_utils import DebugOption
 
 from hf_srnets.cli import build_parser, parse_args, validate_args
-from hf_srnets.cli.options import RunArguments
+from hf_srnets.cli.options import RunArguments, objective_options_classes
 from hf_srnets.cli.parser import cli_field_names
 from hf_srnets.pruning import (
     PRUNING_METHODS,
@@ -36,6 +36,7 @@ FLAGS_BEFORE = json.loads((Path(__file__).parent / "flags_e6ac851.json").read_te
 SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "adv_norm_type": (["linf"], [], "linf"),
     "adversarial": (["freelb"], [], "freelb"),
+    "adversarial_options": (['{"adv_lr": 0.1}'], ["--adversarial", "freelb"], {"adv_lr": 0.1}),
     "alpha": (["3.5"], [], 3.5),  # >= 1 (appendix Eq. 1)
     "bf16": (["true"], ["--use_cpu", "true"], True),
     "bf16_full_eval": (["true"], ["--use_cpu", "true"], True),
@@ -96,11 +97,16 @@ def method_for(dest: str) -> list[str]:
     for name, method in sorted(PRUNING_METHODS.items()):
         if dest in cli_field_names(method.config_class):
             return ["--pruning", name]
+    for name, options_class in objective_options_classes().items():
+        if dest in cli_field_names(options_class):
+            return ["--adversarial", name]
     return []
 
 
 def parsed_value(run: RunArguments, dest: str) -> Any:
-    holders = [h for h in (run.model, run.data, run.training, run.pruning) if h is not None and hasattr(h, dest)]
+    holders = [
+        h for h in (run.model, run.data, run.training, run.pruning, run.objective) if h is not None and hasattr(h, dest)
+    ]
     assert holders, f"no dataclass of the run holds {dest}"
     return getattr(holders[0], dest)
 
@@ -244,3 +250,25 @@ def test_a_method_registered_at_test_time_gets_its_flags(toy_method, tmp_path):
 def test_an_unregistered_method_has_no_flags():
     options = {o for a in build_parser()._actions for o in a.option_strings}
     assert "--toy_keep" not in options and "--imp_prune_ratio" in options and "--mask_alpha" in options
+
+
+def test_a_step_objective_registered_at_test_time_gets_its_flags():
+    from hf_srnets.objectives import OBJECTIVES, StepObjective, register_objective
+
+    @dataclass
+    class WiggleOptions:
+        wiggle_size: float = field(default=0.5, metadata={"help": "how much to wiggle"})
+
+    @register_objective
+    class Wiggle(StepObjective):
+        name = "wiggle"
+        options_class = WiggleOptions
+
+    try:
+        run = parse_args([*BASE, "--adversarial", "wiggle", "--wiggle_size", "0.25"])
+        validate_args(run)
+        assert run.objective == WiggleOptions(0.25)
+        assert run.training.step_objective() == ("wiggle", {"wiggle_size": 0.25})
+    finally:
+        OBJECTIVES.pop("wiggle")
+    assert "--wiggle_size" not in build_parser().format_help()

@@ -130,3 +130,12 @@ def test_options_that_the_settings_use_are_accepted():
         validate_args(run)
         assert isinstance(run.pruning, PruningConfig)
     assert isinstance(run.pruning, ThresholdConfig) and run.pruning.sparsity_scope == "global"
+
+
+def test_a_step_objectives_options_without_it_are_refused_by_name():
+    run = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--adv_steps", "3", "--adv_lr", "0.1"])
+    with pytest.raises(InputError, match=r"--adv_lr, --adv_steps configure --adversarial freelb and would do nothing "):
+        validate_args(run)
+    with pytest.raises(InputError, match="give them one way"):
+        parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--adversarial", "freelb", "--adv_steps", "3",
+                    "--adversarial_options", '{"adv_lr": 0.1}'])  # fmt: skip

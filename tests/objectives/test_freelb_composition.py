@@ -20,7 +20,7 @@ from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
 
 METHODS = ["none", *sorted(PRUNING_METHODS)]  # at collection time: l0 and random too once registered
-FREELB = {"adversarial": "freelb", "adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}
+FREELB = {"adversarial": "freelb", "adversarial_options": {"adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}}
 
 
 def _data(tmp_path):

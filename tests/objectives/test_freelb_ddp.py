@@ -47,9 +47,8 @@ def worker(out: str, per_device_batch: int) -> None:
             mask_learning_rate=0.05,
             loss="poe",
             adversarial="freelb",
-            adv_steps=3,
-            adv_lr=0.3,
-            adv_init_mag=0.0,  # δ_0 = 0: no draw that would differ between the splits of the batch
+            # δ_0 = 0 (adv_init_mag): no draw that would differ between the splits of the batch
+            adversarial_options={"adv_steps": 3, "adv_lr": 0.3, "adv_init_mag": 0.0},
             save_strategy="no",
             seed=0,
             disable_tqdm=True,
