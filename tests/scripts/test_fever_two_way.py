@@ -15,13 +15,13 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from hf_srnets.cli import bias_model as bias_model_cli
 from hf_srnets.masking import SRNetModel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 from test_checkpoint_labels_and_implied_training import _checkpoint
 
-import run_bias_model
 import run_glue_sparse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -53,7 +53,7 @@ def test_two_way_fever_bias_model_search_and_both_symmetric_sets(minilm, tmp_pat
     dev = str(FIXTURES / "fever" / "fever_nli_dev.tsv")
     bias = tmp_path / "bias"
     symmetric = [f"{name}={FIXTURES / 'fever' / file}" for name, file in SYMMETRIC.items()]
-    run_bias_model.main(
+    bias_model_cli.main(
         [*TWO_WAY, "--train_file", train, "--ood_file", f"dev={dev}", *symmetric, "--output_dir", str(bias)]
     )
     report = json.loads((bias / "bias_report.json").read_text())

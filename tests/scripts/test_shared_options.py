@@ -2,15 +2,11 @@
 
 import dataclasses
 import inspect
-import os
-import sys
 
 from transformers import HfArgumentParser
 
+from hf_srnets.cli import bias_model as run_bias_model
 from hf_srnets.cli.arguments import DataArguments, TaskDataArguments
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-import run_bias_model
 
 SHARED = {"task", "data_dir", "train_file", "task_labels", "bias_model", "ood_file", "ood_labels", "max_train_samples"}
 
