@@ -1,12 +1,9 @@
 """hf_srnets: sparse and robust subnetworks (SRNets) of BERT-family models with the Hugging Face Trainer."""
 
-__version__ = "0.1.0"
-
-from hf_srnets.masking import SRNetModel
-
 from .compact import compact_model, load_pretrained_model
 from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
+from .masking import SRNetModel
 from .objectives import LossObjective, Objective, StepObjective, build_objective, register_objective
 from .pruning import (
     MaskedLinear,
@@ -19,6 +16,7 @@ from .pruning import (
 from .training.arguments import SRNetTrainingArguments
 from .training.collator import SRNetDataCollator
 from .training.trainer import SRNetTrainer
+from .version import __version__
 
 __all__ = [
     "DebiasingLoss",

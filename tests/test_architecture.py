@@ -1,4 +1,6 @@
-"""Architecture rules of the package: no import cycles among `hf_srnets` modules, no function over 80 lines.
+"""Architecture rules of the package (ARCHITECTURE.md): no import cycles among `hf_srnets` modules, layers that only
+import downwards, no pruning method named outside its own folder, at most 5 modules beside the packages, scripts of
+at most 40 lines that call `hf_srnets.cli.<script>.main`, no function over 80 lines.
 
 Import graph: module A needs module B when A imports B anywhere in its source: at module level, inside a function
 or under `if TYPE_CHECKING:` (a deferred or type-only import hides a cycle, it does not remove it). Relative
@@ -13,6 +15,7 @@ first depends on import order). A cycle is a path A -> ... -> A, reported once p
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +23,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "hf_srnets"
 MAX_FUNCTION_LINES = 80
+MAX_SCRIPT_LINES = 40
+MAX_LOOSE_MODULES = 5
+
+# The layers, lowest first: a module imports only modules of its own layer or below. The run's command line
+# (cli/) sits under experiments/ (sweeps and RMC stage 1 drive runs through it), and the other scripts' entry
+# points (SCRIPT_MODULES) on top of both.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "run_files", "version", "resources"),
+    ("metrics", "data"),
+    ("pruning", "masking", "losses", "objectives", "compact", "bias"),
+    ("evaluation", "attack", "difficulty"),
+    ("training",),
+    ("publish",),
+    ("cli",),
+    ("experiments",),
+    ("scripts",),
+)
+SCRIPT_MODULES = ("attack", "bias_model", "extract_ticket", "sample_difficulty", "sweep")
 
 
 def module_files(root: Path, package: str) -> dict[str, Path]:
@@ -151,6 +172,76 @@ def long_functions(files: list[Path], root: Path, limit: int = MAX_FUNCTION_LINE
     return sorted(out)
 
 
+def layer_of(module: str) -> str | None:
+    """The layer (`LAYERS`) of a module of the package; None for the package's `__init__`, which may import all."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return None
+    if parts[1] == "cli" and len(parts) > 2 and parts[2] in SCRIPT_MODULES:
+        return "scripts"
+    return parts[1]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """`A -> B` for each import of a module B of a higher layer than A's (or of the package root)."""
+    rank = {name: i for i, names in enumerate(LAYERS) for name in names}
+    found = []
+    for module, targets in sorted(graph.items()):
+        here = layer_of(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = layer_of(target)
+            if there is None or rank[there] > rank[here]:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def method_name_literals(root: Path, package: str, names: set[str]) -> list[str]:
+    """`file:line 'name'` for each string literal equal to a pruning method's `--pruning` name (its registry name
+    or an alias) outside `pruning/` and `cli/`, docstrings left out. A method's own folder names it; the CLI's
+    help and the card take the names from the registry."""
+    out = []
+    for path in module_files(root, package).values():
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((f"{package}/pruning/", f"{package}/cli/")):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _has_docstring(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in names and id(node) not in docstrings:
+                out.append(f"{rel}:{node.lineno} {node.value!r}")
+    return sorted(out)
+
+
+def _has_docstring(node: ast.AST) -> bool:
+    body = getattr(node, "body", None)
+    return (
+        isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and bool(body)
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+    )
+
+
+def loose_modules(root: Path, package: str) -> list[str]:
+    """The modules directly under the package folder (its `__init__.py` included)."""
+    return sorted(path.name for path in (root / package).glob("*.py"))
+
+
+def script_problems(root: Path) -> list[str]:
+    """Each top-level `run_<name>.py` longer than `MAX_SCRIPT_LINES` or not calling `hf_srnets.cli.<module>.main`."""
+    problems = []
+    for path in sorted(root.glob("run_*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MAX_SCRIPT_LINES:
+            problems.append(f"{path.name}: {lines} lines")
+        if not re.search(r"^from hf_srnets\.cli(\.\w+)? import .*\bmain\b", text, re.MULTILINE):
+            problems.append(f"{path.name}: does not take `main` from hf_srnets.cli")
+    return problems
+
+
 def checked_files(root: Path) -> list[Path]:
     """The package's modules and the top-level scripts (`run_*.py`)."""
     return [*module_files(root, PACKAGE).values(), *sorted(root.glob("run_*.py"))]
@@ -169,6 +260,33 @@ def test_no_import_cycles_in_the_package():
         + "\nsets: "
         + "; ".join(", ".join(t) for t in tangled)
     )
+
+
+def test_layers_only_import_downwards():
+    found = upward_imports(import_graph(ROOT, PACKAGE))
+    assert not found, "imports of a higher layer (ARCHITECTURE.md, LAYERS):\n" + "\n".join(found)
+
+
+def test_no_pruning_method_is_named_outside_its_folder():
+    from hf_srnets.pruning import PRUNING_ALIASES, PRUNING_METHODS
+
+    names = set(PRUNING_METHODS) | set(PRUNING_ALIASES)
+    assert {"threshold", "magnitude", "l0", "random", "mask", "imp", "imp-rw"} <= names
+    found = method_name_literals(ROOT, PACKAGE, names)
+    assert not found, "method names outside hf_srnets/pruning/<method>/ and hf_srnets/cli/:\n" + "\n".join(found)
+
+
+def test_at_most_five_modules_beside_the_packages():
+    loose = loose_modules(ROOT, PACKAGE)
+    assert len(loose) <= MAX_LOOSE_MODULES, loose
+
+
+def test_scripts_are_thin():
+    assert sorted(p.name for p in ROOT.glob("run_*.py")) == [
+        "run_attack.py", "run_bias_model.py", "run_extract_ticket.py", "run_glue_sparse.py",
+        "run_sample_difficulty.py", "run_sweep.py",
+    ]  # fmt: skip
+    assert script_problems(ROOT) == []
 
 
 def test_no_function_over_80_lines():
@@ -242,6 +360,26 @@ def test_the_real_tree_is_scanned():
     assert len(long_functions(files, ROOT, limit=1)) > 100  # every function has more than one line
     graph = import_graph(ROOT, PACKAGE)
     assert "hf_srnets.data.loading" in graph["hf_srnets.data"]
+
+
+def test_the_layer_and_name_checks_find_what_they_look_for(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/data/__init__.py": "",
+        "pkg/data/load.py": "from ..cli.options import X\nMODE = 'imp'\n",  # up two layers, and a method name
+        "pkg/cli/__init__.py": "",
+        "pkg/cli/options.py": "from ..data import load\nX = 'threshold'\n",  # down: fine; cli/ may name methods
+        "pkg/cli/sweep.py": "from ..experiments import runs\n",  # a script module: above experiments
+        "pkg/experiments/__init__.py": "",
+        "pkg/experiments/runs.py": '"""imp"""\nfrom ..cli import options\n',  # a docstring is not a name
+    }
+    root = write_tree(tmp_path, files)
+    assert upward_imports(import_graph(root, "pkg")) == ["pkg.data.load -> pkg.cli.options"]
+    assert method_name_literals(root, "pkg", {"imp", "threshold"}) == ["pkg/data/load.py:2 'imp'"]
+    assert loose_modules(root, "pkg") == ["__init__.py"]
+    (root / "run_long.py").write_text("from hf_srnets.cli.long import main\n" + "x = 1\n" * 40)
+    (root / "run_thin.py").write_text("from hf_srnets.errors import run_script\n")
+    assert script_problems(root) == ["run_long.py: 41 lines", "run_thin.py: does not take `main` from hf_srnets.cli"]
 
 
 def test_test_module_names_are_unique():

@@ -50,9 +50,9 @@ from ..data.attack_samples import read_attack_sample
 from ..data.splits import read_split
 from ..data.tasks import resolve_task
 from ..errors import InputError
-from ..experiments.output_dir import acquire_lock
 from ..publish.card import update_card_attack_section
 from ..run_files import RESULTS_NAME
+from ..training.output_dir import acquire_lock
 from .parser import SRNetArgumentParser
 from .precision import warn_if_bf16_is_emulated
 

@@ -15,7 +15,7 @@ accuracy, calibration and per-gold-label breakdown per split), and logs the repo
 `run_glue_sparse.py --extra_train NAME=PATH`, predict the extra set with `--ood_file NAME=PATH`: its
 `bias_NAME.jsonl`, next to `bias_train.jsonl`, is joined to the extra rows by their id in PATH.
 
-The output dir follows run_glue_sparse.py's rules (`hf_srnets.experiments.output_dir`): a dir holding anything (but this
+The output dir follows run_glue_sparse.py's rules (`hf_srnets.training.output_dir`): a dir holding anything (but this
 script's own `cache/`) is refused unless `--overwrite_output_dir`, which first deletes what hf_srnets scripts write
 there; a second run on the same dir is locked out while the first writes.
 """
@@ -37,7 +37,7 @@ from ..bias.report import near_uniform_warning
 from ..data import EvalSet, TaskSpec, ood_file_set, resolve_task
 from ..data.splits import check_same_inputs, ood_label_options, parse_ood_labels, read_split
 from ..errors import InputError
-from ..experiments.output_dir import prepare_output_dir
+from ..training.output_dir import prepare_output_dir
 from .arguments import TaskDataArguments
 
 logger = logging.getLogger("run_bias_model")

@@ -28,8 +28,8 @@ from ..evaluation import (
     run_evaluation,
 )
 from ..evaluation.eval_predictions import write_eval_predictions
-from ..experiments.output_dir import prepare_output_dir
 from ..training.collator import SRNetDataCollator
+from ..training.output_dir import prepare_output_dir
 from ..training.trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
 from .model import build_model

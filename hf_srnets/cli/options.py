@@ -138,7 +138,8 @@ def refuse_other_methods_options(run: RunArguments) -> None:
     if not foreign:
         return
     methods = sorted({m for o in foreign for m in owners[o]})
-    what = "mask training" if methods == ["threshold"] else f"--pruning {' / '.join(methods)}"
+    titles = {PRUNING_METHODS[m].title for m in methods}
+    what = titles.pop() if len(methods) == 1 and None not in titles else f"--pruning {' / '.join(methods)}"
     raise InputError(
         f"{', '.join(f'--{o}' for o in foreign)} configure {what} and would do nothing with --pruning "
         f"{run.model.pruning}: use --pruning {' or '.join(methods)}, or drop them."

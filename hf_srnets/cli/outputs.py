@@ -11,7 +11,6 @@ from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
 from ..evaluation import softmax
-from ..experiments.output_dir import is_inside, is_run_output
 from ..publish.card import render_model_card
 from ..publish.card_facts import (
     CardFacts,
@@ -23,6 +22,7 @@ from ..publish.card_facts import (
 )
 from ..publish.hub import MERGED_DIR, push_run, save_merged
 from ..training.arguments import training_precision
+from ..training.output_dir import is_inside, is_run_output
 from .data import RunData
 from .options import RunArguments
 

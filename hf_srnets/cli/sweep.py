@@ -52,7 +52,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
-from ..experiments.output_dir import is_checkpoint
 from ..experiments.sweep_runs import (
     PlannedRun,
     changed_runs_error,
@@ -76,6 +75,7 @@ from ..experiments.sweep_summary import (
     plot,
     write_csv,
 )
+from ..training.output_dir import is_checkpoint
 from .data import run_task
 from .options import parse_args, validate_args
 from .parser import load_config_file

@@ -27,6 +27,7 @@ from ..data.columns import write_difficulty
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
+from ..pruning.magnitude import MagnitudePruning
 from ..run_files import RESULTS_NAME
 
 logger = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def imp_run_argv(run_argv: list[str], sparsity: float, output_dir: str) -> list[
     """The run_glue_sparse.py arguments of the IMP model at `sparsity`: the user's, plus the pruning, the sparsity,
     the run dir and (unless given) the `imp_schedule` ratio and interval."""
     _, ratio, interval = imp_schedule(sparsity)
-    argv = [*run_argv, "--pruning", "imp", "--sparsity", repr(sparsity)]
+    argv = [*run_argv, "--pruning", MagnitudePruning.name, "--sparsity", repr(sparsity)]
     if not _given(run_argv, "--imp_prune_ratio"):
         argv += ["--imp_prune_ratio", repr(ratio)]
     if not _given(run_argv, "--imp_interval"):

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..run_files import RESULTS_NAME
-from .output_dir import last_complete_checkpoint
+from ..training.output_dir import last_complete_checkpoint
 
 RUN_META = "sweep_run.json"
 STATES = ("done", "resume", "start", "changed")

@@ -9,7 +9,7 @@ by name; `OBJECTIVES` lists the registered step objectives.
 from .base import Objective
 from .freelb import FreeLB
 from .loss import LossObjective
-from .registry import OBJECTIVES, build_objective, register_objective
+from .registry import OBJECTIVES, build_objective, citations_for, register_objective
 from .step import StepObjective
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "Objective",
     "StepObjective",
     "build_objective",
+    "citations_for",
     "register_objective",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..losses import get_loss
+from ..losses import LOSSES, DebiasingLoss, get_loss
+from ..resources.citations import PACKAGE_CITATION
 from .base import Objective
 from .loss import LossObjective
 from .step import StepObjective
@@ -38,3 +39,15 @@ def build_objective(
     if step not in OBJECTIVES:
         raise ValueError(f"Unknown step objective {step!r}; available: {sorted(OBJECTIVES)}")
     return OBJECTIVES[step](objective, **dict(step_options or {}))
+
+
+def citations_for(objective: Objective | DebiasingLoss | str | None, step: str | None = None) -> list[str]:
+    """The BibTeX keys a card cites for a run trained with `objective` (an objective, a loss or a loss name):
+    the package's paper, then the objective's own, then those of the registered step objective `step` (e.g.
+    `--adversarial freelb`; None or "none" for none), each once, in order. An unknown loss name (a loss registered
+    by another package and not imported here) gets the package's paper only."""
+    if isinstance(objective, str):
+        objective = LOSSES.get(objective)
+    own = getattr(objective, "citations", ()) if objective is not None else ()
+    step_own = getattr(OBJECTIVES.get(step or "none"), "step_citations", ())
+    return list(dict.fromkeys([PACKAGE_CITATION, *own, *step_own]))

@@ -38,11 +38,8 @@ logger = logging.getLogger(__name__)
 
 PRUNING_METHODS: dict[str, type[PruningMethod]] = {}
 # `--pruning` spellings that name a method with some options set: name -> (method, config overrides)
-PRUNING_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "mask": ("threshold", {}),
-    "imp": ("magnitude", {"rewind": False}),
-    "imp-rw": ("magnitude", {"rewind": True}),
-}
+# other `--pruning` names of registered methods, from their `aliases`: `imp-rw` -> ("magnitude", {"rewind": True})
+PRUNING_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 
 
 @dataclass
@@ -247,6 +244,11 @@ class PruningMethod:
     name: ClassVar[str]
     config_class: ClassVar[type[PruningConfig]]
     layer_class: ClassVar[type[nn.Module]]
+    # other `--pruning` names, each with the config values it sets (`imp-rw`: magnitude pruning, rewind=True);
+    # a subclass does not inherit them (`own_aliases`)
+    aliases: ClassVar[dict[str, dict[str, Any]]] = {}
+    # what error messages call the method (`mask training`); None: `--pruning <name>`
+    title: ClassVar[str | None] = None
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
     citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
     granularities: ClassVar[tuple[str, ...]] = ("element",)  # the `mask_granularity` values the method supports
@@ -328,15 +330,25 @@ def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
             raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
     if not issubclass(method.config_class, PruningConfig):
         raise TypeError(f"{method.__name__}.config_class must subclass PruningConfig.")
-    if method.name in PRUNING_METHODS or method.name in PRUNING_ALIASES or method.name == "none":
-        raise ValueError(f"A pruning method {method.name!r} exists already.")
+    names = [method.name, *own_aliases(method)]
+    taken = [n for n in names if n in PRUNING_METHODS or n in PRUNING_ALIASES or n == "none"]
+    if taken:
+        raise ValueError(f"A pruning method {taken[0]!r} exists already.")
     PRUNING_METHODS[method.name] = method
+    PRUNING_ALIASES.update({alias: (method.name, overrides) for alias, overrides in own_aliases(method).items()})
     return method
 
 
+def own_aliases(method: type[PruningMethod]) -> dict[str, dict[str, Any]]:
+    """The aliases `method` declares itself (a subclass of a registered method keeps only its name)."""
+    return method.__dict__.get("aliases", {})
+
+
 def unregister_pruning_method(name: str) -> None:
-    """Remove a registered method (tests register toy methods)."""
-    PRUNING_METHODS.pop(name)
+    """Remove a registered method and its aliases (tests register toy methods)."""
+    method = PRUNING_METHODS.pop(name)
+    for alias in own_aliases(method):
+        PRUNING_ALIASES.pop(alias, None)
 
 
 def get_pruning_method(name: str | None) -> type[PruningMethod]:

@@ -12,7 +12,8 @@ import yaml
 from ..evaluation import easy_hard_table, f_bias_table, results_table
 from ..evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from ..metrics import HANS_HEURISTICS, HANS_LABELS
-from ..resources.citations import citations_for, format_bibtex
+from ..objectives import citations_for
+from ..resources.citations import format_bibtex
 from .card_facts import CardFacts, data_section
 
 
@@ -22,7 +23,7 @@ def _versions() -> str:
     import torch
     import transformers
 
-    from .. import __version__
+    from ..version import __version__
 
     return (
         f"hf_srnets {__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "

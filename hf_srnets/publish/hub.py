@@ -107,7 +107,7 @@ def push_masks(output_dir: str, repo_id: str, *, token: str | None = None, priva
 def full_model_files(output_dir: str) -> list[str]:
     """An unpruned run's model, tokenizer, card and results: files matching `FULL_MODEL_PATTERNS` that the run
     wrote (`output_dir.is_run_output`; a user's files are not sent), without `trainer_state.json` (local paths)."""
-    from ..experiments.output_dir import is_run_output
+    from ..training.output_dir import is_run_output
 
     if not os.path.isfile(os.path.join(output_dir, "config.json")):
         raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")

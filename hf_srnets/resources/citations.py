@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..losses import LOSSES, DebiasingLoss
-from ..objectives.base import Objective
-from ..objectives.registry import OBJECTIVES
-
 PACKAGE_CITATION = "winwin"  # every card cites the SRNet paper first
 
 BIBTEX: dict[str, str] = {
@@ -130,22 +126,10 @@ BIBTEX: dict[str, str] = {
 }
 
 
-def citations_for(objective: Objective | DebiasingLoss | str | None, step: str | None = None) -> list[str]:
-    """The BibTeX keys a card cites for a run trained with `objective` (an objective, a loss or a loss name):
-    the package's paper, then the objective's own, then those of the registered step objective `step` (e.g.
-    `--adversarial freelb`; None or "none" for none), each once, in order. An unknown loss name (a loss registered
-    by another package and not imported here) gets the package's paper only."""
-    if isinstance(objective, str):
-        objective = LOSSES.get(objective)
-    own = getattr(objective, "citations", ()) if objective is not None else ()
-    step_own = getattr(OBJECTIVES.get(step or "none"), "step_citations", ())
-    return list(dict.fromkeys([PACKAGE_CITATION, *own, *step_own]))
-
-
 def format_bibtex(keys: Iterable[str]) -> str:
     """The BibTeX entries of `keys`, separated by blank lines (the card's Citation section)."""
     keys = list(keys)
     unknown = [key for key in keys if key not in BIBTEX]
     if unknown:
-        raise KeyError(f"No BibTeX entry for {unknown}; add it to hf_srnets.objectives.BIBTEX")
+        raise KeyError(f"No BibTeX entry for {unknown}; add it to hf_srnets.resources.citations.BIBTEX")
     return "\n\n".join(BIBTEX[key] for key in keys)

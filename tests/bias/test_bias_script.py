@@ -143,7 +143,7 @@ def test_a_second_run_into_the_same_output_dir_is_refused_or_replaces_the_first_
 
 
 def test_a_run_into_a_busy_output_dir_fails_at_start(tmp_path):
-    from hf_srnets.experiments.output_dir import OutputDirError, acquire_lock
+    from hf_srnets.training.output_dir import OutputDirError, acquire_lock
 
     out = tmp_path / "out"
     lock = acquire_lock(str(out))  # a run in progress

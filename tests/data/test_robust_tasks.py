@@ -19,7 +19,7 @@ from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
 from hf_srnets.data.tasks import display_name
-from hf_srnets.experiments.sweep import metric_title
+from hf_srnets.experiments.sweep_summary import metric_title
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 

@@ -87,7 +87,7 @@ def test_imp_schedule_of_every_default_sparsity_passes_imp_rounds(sparsity):
     argv = imp_run_argv(["--model_name_or_path", "m", "--task", "mnli"], sparsity, "out")
     run = parse_args(argv)
     validate_args(run)
-    assert (run.model.pruning, run.pruning.sparsity) == ("imp", sparsity)
+    assert (run.model.pruning, run.pruning.sparsity, run.pruning.rewind) == ("magnitude", sparsity, False)
     assert run.training.output_dir == f"out/imp_s{sparsity:g}"
     assert imp_rounds(sparsity, run.pruning.imp_prune_ratio, run.pruning.imp_interval) == k
 

@@ -290,7 +290,7 @@ def test_default_metrics_are_the_id_metric_then_each_ood_sets():
 
 def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
     """A run that died left outputs: re-running the sweep must not be refused by the output-dir rules."""
-    from hf_srnets.experiments.output_dir import prepare_output_dir
+    from hf_srnets.training.output_dir import prepare_output_dir
 
     recipe = {
         "output_dir": str(tmp_path),

@@ -10,8 +10,8 @@ import torch.nn.functional as F
 
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.losses import LOSSES, focal_weights, get_loss, smoothed_teacher
-from hf_srnets.objectives import build_objective
-from hf_srnets.resources.citations import BIBTEX, citations_for, format_bibtex
+from hf_srnets.objectives import build_objective, citations_for
+from hf_srnets.resources.citations import BIBTEX, format_bibtex
 from hf_srnets.training.arguments import SRNetTrainingArguments
 
 # a 3-example, 3-class batch written out, and its reference values computed with `math` below

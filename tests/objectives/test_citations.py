@@ -3,9 +3,9 @@
 import pytest
 
 from hf_srnets.losses import LOSSES
-from hf_srnets.objectives import build_objective
+from hf_srnets.objectives import build_objective, citations_for
 from hf_srnets.publish.card import render_model_card
-from hf_srnets.resources.citations import BIBTEX, PACKAGE_CITATION, citations_for, format_bibtex
+from hf_srnets.resources.citations import BIBTEX, PACKAGE_CITATION, format_bibtex
 
 CARD_CITATIONS = {  # what the model cards have cited since the losses landed
     "ce": ["winwin"],

@@ -34,7 +34,7 @@ def test_a_reused_output_dir_is_refused_then_cleared_on_request(minilm, data_dir
 
 
 def test_a_second_run_on_a_busy_output_dir_fails_at_start(minilm, data_dir, tmp_path):
-    from hf_srnets.experiments.output_dir import OutputDirError, acquire_lock
+    from hf_srnets.training.output_dir import OutputDirError, acquire_lock
 
     model = _checkpoint(minilm, tmp_path / "ckpt", NLI)
     out = tmp_path / "out"

@@ -357,7 +357,7 @@ def test_a_model_retrained_at_the_same_path_refuses_to_resume(classifier_dir, ss
 
 
 def test_a_second_attack_into_a_locked_dir_is_refused(classifier_dir, sst2_file, tmp_path):
-    from hf_srnets.experiments.output_dir import OutputDirError, acquire_lock
+    from hf_srnets.training.output_dir import OutputDirError, acquire_lock
 
     module = run_attack_module()
     out = tmp_path / "attack"

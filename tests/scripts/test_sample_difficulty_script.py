@@ -141,7 +141,7 @@ def test_imp_runs_are_started_once_and_a_rerun_continues(setup):
     report = load_script().main(argv, runner=fake_imp_runner(calls))
     assert [c[c.index("--output_dir") + 1] for c in calls] == [str(out / "imp_s0.2"), str(out / "imp_s0.85")]
     last = calls[1]
-    assert last[last.index("--pruning") + 1] == "imp" and "--overwrite_output_dir" in last
+    assert last[last.index("--pruning") + 1] == "magnitude" and "--overwrite_output_dir" in last
     assert float(last[last.index("--imp_prune_ratio") + 1]) == pytest.approx(0.85 / 9)
     assert float(last[last.index("--imp_interval") + 1]) == pytest.approx(1 / 9)
     assert [(m["requested_sparsity"], m["sparsity"]) for m in report["models"]] == [(0.2, 0.2), (0.85, 0.85)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from torch import nn
 from transformers import TrainerCallback
@@ -24,6 +24,7 @@ class MagnitudePruning(PruningMethod):
     """
 
     name = "magnitude"
+    aliases: ClassVar[dict[str, dict[str, Any]]] = {"imp": {"rewind": False}, "imp-rw": {"rewind": True}}
     config_class = MagnitudeConfig
     layer_class = MaskedLinear
     trains_scores = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from torch import nn
 from transformers import TrainerCallback
@@ -25,6 +25,8 @@ class ThresholdPruning(PruningMethod):
     """
 
     name = "threshold"
+    aliases: ClassVar[dict[str, dict[str, Any]]] = {"mask": {}}
+    title = "mask training"
     config_class = ThresholdConfig
     layer_class = MaskedLinear
     trains_scores = True

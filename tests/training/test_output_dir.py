@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.experiments import output_dir as od
-from hf_srnets.experiments.output_dir import LOCK_NAME, OutputDirError, prepare_output_dir
+from hf_srnets.training import output_dir as od
+from hf_srnets.training.output_dir import LOCK_NAME, OutputDirError, prepare_output_dir
 
 MODULE = od.__file__
 
@@ -133,7 +133,7 @@ HOLDER = textwrap.dedent(
     package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
     package.__path__ = [os.path.dirname({module!r})]
     sys.modules["hf_srnets"] = package
-    prepare_output_dir = importlib.import_module("hf_srnets.experiments.output_dir").prepare_output_dir
+    prepare_output_dir = importlib.import_module("hf_srnets.training.output_dir").prepare_output_dir
     with prepare_output_dir({out!r}, overwrite=False, resume=None, is_main_process=True):
         print("locked", flush=True)
         time.sleep(120)
@@ -207,7 +207,7 @@ WORKER = textwrap.dedent(
     package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
     package.__path__ = [os.path.dirname({module!r})]
     sys.modules["hf_srnets"] = package
-    od = importlib.import_module("hf_srnets.experiments.output_dir")
+    od = importlib.import_module("hf_srnets.training.output_dir")
     OutputDirError, prepare_output_dir = od.OutputDirError, od.prepare_output_dir
     rank = int(sys.argv[1])
     dist.init_process_group("gloo", init_method="file://" + {init!r}, rank=rank, world_size=2)
