@@ -37,9 +37,10 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from hf_srnets.masking import SRNetModel, pack_mask  # noqa: E402
-from hf_srnets.masking.codec import decode_mask, encode_mask, encoding_scheme  # noqa: E402
+from hf_srnets.masking import SRNetModel  # noqa: E402
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig  # noqa: E402
+from hf_srnets.pruning.mask_codec import decode_mask, encode_mask, encoding_scheme  # noqa: E402
+from hf_srnets.pruning.mask_files import pack_mask  # noqa: E402
 
 HEAD_DIM = 32
 TILE = 32

@@ -46,7 +46,7 @@ def gate_rows(state_file: Path) -> list[dict[str, float]]:
 
 def layer_sparsity(ticket: Path) -> dict[str, float]:
     """Share of pruned weights per Transformer layer (`layer.<i>`) and for the rest (e.g. the classifier)."""
-    from hf_srnets.masking.io import read_mask_dir
+    from hf_srnets.pruning.mask_files import read_mask_dir
 
     _, masks = read_mask_dir(ticket)  # True = kept
     pruned: dict[str, list[int]] = {}

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from hf_srnets.masking.io import read_mask_dir
+from hf_srnets.pruning.mask_files import read_mask_dir
 
 RUNS = {"full_ce": "full fine-tuning, `ce`", "mask_poe_50": "SRNet: mask training, `poe`"}
 TABLE_KEYS = ("eval_mnli_accuracy", "eval_hans_accuracy", "eval_hans_entailment_accuracy")

@@ -20,9 +20,7 @@ from transformers import TrainerCallback
 from ..errors import InputError
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
-from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
-from .hub_upload import make_config_portable, upload_folder
-from .io import (
+from ..pruning.mask_files import (
     decode_masks,
     load_checked_tensors,
     read_checked_config,
@@ -30,6 +28,8 @@ from .io import (
     save_mask_files,
     weights_fingerprint,
 )
+from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
+from .hub_upload import make_config_portable, upload_folder
 from .targets import resolve_target_modules
 
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"
@@ -252,7 +252,7 @@ class SRNetModel(nn.Module):
 
     def save_pretrained(self, save_directory: str | os.PathLike, **_: Any) -> None:
         """Write `srnet_config.json` and `srnet_masks.safetensors` (masks coded near their entropy,
-        `hf_srnets.masking.codec`; `mask_encoding` records it), never base weights.
+        `hf_srnets.pruning.mask_codec`; `mask_encoding` records it), never base weights.
 
         When the classifier trained (`trainable_classifier`), its weights are saved too, since the masks
         alone would not reproduce the model. A searching l0 model also saves its float log α

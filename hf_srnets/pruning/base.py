@@ -71,7 +71,7 @@ class PruningConfig:
         tensor_checksums: sha256 of every tensor in `srnet_masks.safetensors` (dtype, shape and bytes), written by
             `save_pretrained` and checked by `from_pretrained`. Empty in files written before hf_srnets checked
             them: such masks load unverified.
-        mask_encoding: how each mask is coded in `srnet_masks.safetensors` (`hf_srnets.masking.codec`, written by
+        mask_encoding: how each mask is coded in `srnet_masks.safetensors` (`hf_srnets.pruning.mask_codec`, written by
             `save_pretrained`: `"gap-lzma-v1"`, near-entropy size). Absent in older files: bit-packed, 1 bit per weight.
     """
 

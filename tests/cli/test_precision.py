@@ -89,7 +89,7 @@ def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(pretrained, data_dir, tmp_pa
     main([*argv, "--bf16", "true"])
     results = json.loads((out / "all_results.json").read_text())
     assert results["precision"] == "bf16"
-    from hf_srnets.masking.io import read_mask_dir
+    from hf_srnets.pruning.mask_files import read_mask_dir
 
     _, masks = read_mask_dir(out)  # True = kept
     assert masks and all(int((~m).sum()) == m.numel() // 2 for m in masks.values())
@@ -103,7 +103,7 @@ def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(pretrained, data_dir, tmp_pa
 def test_bf16_runs_of_the_other_methods_and_freelb(pretrained, data_dir, tmp_path, pruning, extra):
     import math
 
-    from hf_srnets.masking.io import read_mask_dir
+    from hf_srnets.pruning.mask_files import read_mask_dir
 
     out = tmp_path / pruning
     argv = mnli_run_args(

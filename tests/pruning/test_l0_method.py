@@ -11,8 +11,8 @@ from conftest import tiny_model
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets.masking import SRNetModel
-from hf_srnets.masking.io import tensor_checksum
 from hf_srnets.pruning.l0 import HardConcreteLinear, L0Config, expected_nonzero, extract_ticket, l0_penalty, lambda_at
+from hf_srnets.pruning.mask_files import tensor_checksum
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
 

@@ -17,6 +17,7 @@ import torch
 
 from ...errors import InputError
 from ..base import SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
+from ..mask_files import load_checked_tensors, save_mask_files
 from ..selection import binarize, exact_thresholds
 from .config import L0Config
 
@@ -47,7 +48,6 @@ def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, t
 
     Refuses a directory of another method, or an l0 ticket (no log α), saying what to pass instead.
     """
-    from ...masking.io import load_checked_tensors  # masking imports pruning: read files through it lazily
 
     config = PruningConfig.from_pretrained(directory)
     if not isinstance(config, L0Config):
@@ -76,7 +76,6 @@ def write_ticket(
     recording the source directory, sparsity and scope; no log α (the directory is a fixed ticket). Returns the
     sparsity report.
     """
-    from ...masking.io import save_mask_files
 
     config, log_alphas, tensors = read_search_dir(search_dir)
     masks = extract_ticket(log_alphas, sparsity, scope)

@@ -11,13 +11,13 @@ from torch import nn
 
 from ...errors import InputError
 from ..base import CardContext, PruningConfig, PruningMethod, register_pruning_method
+from ..mask_files import read_mask_dir
 from ..threshold.layer import MaskedLinear
 from .config import RandomConfig
 
 
 def read_masks(directory: str | os.PathLike) -> tuple[PruningConfig, dict[str, torch.Tensor]]:
     """The config and the decoded binary masks (True = kept) of a saved hf_srnets mask directory."""
-    from ...masking.io import read_mask_dir  # masking imports pruning: read files lazily
 
     return read_mask_dir(directory)
 

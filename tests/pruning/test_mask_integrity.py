@@ -12,11 +12,11 @@ from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 
 from hf_srnets.errors import InputError
-from hf_srnets.masking import SRNetModel, pack_mask, unpack_mask
-from hf_srnets.masking.codec import decode_mask
+from hf_srnets.masking import SRNetModel
 from hf_srnets.masking.hub_upload import make_config_portable
-from hf_srnets.masking.io import read_mask_dir, tensor_checksum
 from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
+from hf_srnets.pruning.mask_codec import decode_mask
+from hf_srnets.pruning.mask_files import pack_mask, read_mask_dir, tensor_checksum, unpack_mask
 from hf_srnets.pruning.threshold import update_thresholds
 
 QUERY = "bert.encoder.layer.0.attention.self.query"
@@ -174,7 +174,7 @@ def test_masks_from_older_versions_load_unverified(tmp_path, caplog, bit_packed)
     if bit_packed:
         _to_bit_packed(tmp_path)
     _drop_checksums(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="hf_srnets.masking.io"):
+    with caplog.at_level(logging.WARNING, logger="hf_srnets.pruning.mask_files"):
         loaded = SRNetModel.from_pretrained(tiny_model("bert"), tmp_path)
     assert "written without checksums" in caplog.text and "unverified" in caplog.text
     for name, mask in srnet.binary_masks().items():

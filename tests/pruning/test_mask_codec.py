@@ -1,4 +1,4 @@
-"""The mask codec (`hf_srnets.masking.codec`): exact round trips, size against the binary entropy H(s), structured
+"""The mask codec (`hf_srnets.pruning.mask_codec`): exact round trips, size against the binary entropy H(s), structured
 masks in a few bytes per unit, deterministic bytes, and the new format through save_pretrained / from_pretrained."""
 
 import json
@@ -13,11 +13,11 @@ from conftest import tiny_model
 from safetensors.torch import load_file, save_file
 from transformers import AutoModelForSequenceClassification, BertConfig
 
-from hf_srnets.masking import SRNetModel, pack_mask
-from hf_srnets.masking.codec import decode_mask, encode_mask, encoding_scheme, mask_header
-from hf_srnets.masking.io import MASK_ENCODING, read_mask_dir, tensor_checksum
+from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import CONFIG_NAME, MASKS_NAME, ThresholdConfig
 from hf_srnets.pruning.magnitude import magnitude_prune
+from hf_srnets.pruning.mask_codec import decode_mask, encode_mask, encoding_scheme, mask_header
+from hf_srnets.pruning.mask_files import MASK_ENCODING, pack_mask, read_mask_dir, tensor_checksum
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "masks_v0"
 

@@ -25,10 +25,10 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from ..errors import InputError, MissingInputError
-from ..pruning.base import CONFIG_NAME, MASKS_NAME, PruningConfig
-from .codec import decode_mask, encode_mask
+from .base import CONFIG_NAME, MASKS_NAME, PruningConfig
+from .mask_codec import decode_mask, encode_mask
 
-MASK_ENCODING = "gap-lzma-v1"  # `mask_encoding` of files `save_mask_files` writes (hf_srnets.masking.codec)
+MASK_ENCODING = "gap-lzma-v1"  # `mask_encoding` of files `save_mask_files` writes (hf_srnets.pruning.mask_codec)
 BITPACKED = None  # `mask_encoding` of files written before it was recorded: `pack_mask`, 1 bit per weight
 
 CONFIG_KEY = CONFIG_NAME  # the `tensor_checksums` key of the config's own checksum
