@@ -10,7 +10,7 @@ from typing import Any
 from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
-from ..evaluation import softmax
+from ..metrics.classification import softmax
 from ..publish.card import render_model_card
 from ..publish.card_facts import (
     CardFacts,

@@ -69,10 +69,10 @@ from ..experiments.sweep_summary import (
     collect,
     compare_to_reference,
     default_metrics,
-    f_bias_table,
     markdown_table,
     paired_table,
     plot,
+    sweep_f_bias_table,
     write_csv,
 )
 from ..training.output_dir import is_checkpoint
@@ -227,7 +227,9 @@ def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
         write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
         write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
         with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
-            f.write(markdown_table(rows, recipe["metrics"], reference) + f_bias_table(rows, f_bias, reference or ""))
+            f.write(
+                markdown_table(rows, recipe["metrics"], reference) + sweep_f_bias_table(rows, f_bias, reference or "")
+            )
             f.write(paired_table(rows, recipe["metrics"], baseline, notes) if baseline else "")
         panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
         plot(rows, panels, os.path.join(recipe["output_dir"], "summary.png"))

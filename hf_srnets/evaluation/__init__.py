@@ -14,7 +14,6 @@
 name in a task's `EvalSet(kind=...)` or `TaskSpec(evaluator=...)`.
 """
 
-from ..metrics.classification import softmax
 from .base import EVALUATORS, Evaluator, build_evaluator, evaluator_for, register_evaluator
 from .easy_hard import HARD_COLUMN, EasyHardEvaluator, easy_hard_table, hard_flags, read_hard_flags
 from .f_bias import check_reference, f_bias_results, f_bias_table, read_reference_results
@@ -51,5 +50,4 @@ __all__ = [
     "results_table",
     "run_evaluation",
     "score_predictions",
-    "softmax",
 ]

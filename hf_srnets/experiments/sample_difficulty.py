@@ -144,7 +144,7 @@ def settings_of(args: SampleDifficultyArguments, run_argv: list[str], alpha: flo
     }
 
 
-def prepare_output_dir(output_dir: str, settings: dict[str, Any], overwrite: bool) -> None:
+def prepare_difficulty_dir(output_dir: str, settings: dict[str, Any], overwrite: bool) -> None:
     """Refuse an output dir holding files of other settings unless `overwrite` (which deletes the earlier
     difficulty files and, if the runs' arguments changed, the earlier IMP runs); record the settings."""
     record = os.path.join(output_dir, SETTINGS_FILE)
@@ -287,7 +287,7 @@ def compute_difficulty(
     run = parse_args(read_argv)
     alpha = alpha_for(run_task(run.data).name, args.alpha)
     settings = settings_of(args, run_argv, alpha)
-    prepare_output_dir(args.output_dir, settings, args.overwrite_output_dir)
+    prepare_difficulty_dir(args.output_dir, settings, args.overwrite_output_dir)
     model_dirs = list(args.model_dirs) if args.model_dirs is not None else train_imp_models(argvs, runner)
     data = read_run_data(read_argv)
     device = run.training.device

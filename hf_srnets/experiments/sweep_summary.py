@@ -157,7 +157,7 @@ def add_f_bias(records: list[dict[str, Any]], reference: str, id_metric: str) ->
     return sorted(found, key=lambda k: (k != "f_bias", k == "f_bias_mean", k))
 
 
-def f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str) -> str:
+def sweep_f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], reference: str) -> str:
     """The aggregated F_bias keys as a Markdown table, `mean ± std` with 3 decimals; "" without any."""
     if not metrics:
         return ""

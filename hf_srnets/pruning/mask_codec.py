@@ -1,4 +1,4 @@
-"""Near-entropy coding of binary masks (issue 14): gaps or runs as bytes, compressed by LZMA; bit-packing otherwise.
+"""Near-entropy coding of binary masks: gaps or runs as bytes, compressed by LZMA; bit-packing otherwise.
 
 A mask of n weights at sparsity s holds at least n·H(s) bits of information, H(s) = −s·log₂s − (1−s)·log₂(1−s)
 the binary entropy (Cover & Thomas, *Elements of Information Theory*, §5): 0.47 bits per weight at s = 0.9, where

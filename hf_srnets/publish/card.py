@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -152,11 +151,8 @@ def _citations(facts: CardFacts, adversarial: str) -> str:
     return format_bibtex(dict.fromkeys(keys))
 
 
-def render_model_card(facts: CardFacts | Mapping[str, Any]) -> str:
-    """Fill the template from a run's card facts: title, task, base model, pruning, loss, sparsity, results, args
-    (a mapping of `CardFacts` fields is read as the `CardFacts` it names)."""
-    if isinstance(facts, Mapping):
-        facts = CardFacts(**facts)
+def render_model_card(facts: CardFacts) -> str:
+    """Fill the template from a run's card facts: title, task, base model, pruning, loss, sparsity, results, args."""
     template = resources.files("hf_srnets").joinpath("publish/templates/model_card.md").read_text(encoding="utf-8")
     results, pruning, loss = facts.results, facts.pruning, facts.loss
     adversarial = facts.adversarial or "none"

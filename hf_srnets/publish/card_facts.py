@@ -21,22 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.tasks import TASKS, EvalSet, SplitSource, TaskSpec, id_set_name
+from ..data.tasks import EvalSet, SplitSource, TaskSpec, id_set_name
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
-
-# Rows of the official splits the tasks name (`SplitSource.official_rows`, kept for older callers): a split counts
-# as "full" (model-index) only with all of these.
-OFFICIAL_ROWS: dict[tuple[str, str | None, str], int] = {
-    (source.hub_path, source.hub_config, source.hub_split): source.official_rows
-    for task in TASKS.values()
-    for source in (task.train, task.validation, *(s.source for s in task.ood))
-    if source.hub_path and source.hub_split and source.official_rows is not None
-}
-
-# The Hub datasets of each task (`TaskSpec.hub_datasets`, kept for older callers; cards list what a run trained on,
-# `training_datasets`).
-TASK_DATASETS = {name: task.hub_datasets for name, task in TASKS.items() if task.hub_datasets}
 
 ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
 

@@ -19,8 +19,11 @@ class SRNetTrainingArguments(TrainingArguments):
     """Training arguments for SRNet search and debiased fine-tuning.
 
     Parameters that control the loss:
-        loss: Name of a registered loss: `ce`, `poe`, `reweight` or `confreg` (Win-win §3.3, appendix A.2).
-            `poe` and `reweight` need bias predictions; `confreg` needs bias and teacher predictions.
+        loss: Name of a registered loss (`hf_srnets.losses.LOSSES`): `ce`, the debiasing losses `poe`, `reweight`
+            and `confreg` (Win-win §3.3, appendix A.2) and the compression losses `distil`, `smooth`, `rmc`, `focal`
+            and `jtt` (Du et al. 2023, §5). `poe` and `reweight` need bias predictions; `confreg` bias and teacher
+            predictions; `distil`, `smooth` and `jtt` teacher predictions; `rmc` teacher predictions and the
+            sample difficulty.
 
     Parameters of the compression losses (Du et al. 2023, "Robustness Challenges", §5 and appendix C); each loss
     takes the ones it names in its `options`:

@@ -12,6 +12,7 @@ from hf_srnets.cli.data import attach_hard_flags
 from hf_srnets.data import get_task, load_file
 from hf_srnets.evaluation import build_evaluator, easy_hard_table, hard_flags, read_hard_flags
 from hf_srnets.publish.card import render_model_card
+from hf_srnets.publish.card_facts import CardFacts
 
 # The header and first lines of the published mnli_hard/mnli_validation_matched_hardness.csv
 HARDNESS_CSV = "idx,pairID,hardness\n0,63735n,1\n1,91383c,1\n2,755e,1\n3,78013c,1\n4,96377c,0\n5,139749c,0\n"
@@ -127,7 +128,7 @@ def test_table_and_card():
     table = easy_hard_table(results, "mnli")
     assert "| easy | 5,488 | 90.90 | 95.00 |" in table and "| hard | 4,302 | 73.20 | 80.00 |" in table
     assert "Gap E − H: +17.70 points" in table
-    card = render_model_card({"task": "mnli", "loss": "ce", "title": "t", "results": results, "id_name": "mnli"})
+    card = render_model_card(CardFacts(task="mnli", loss="ce", title="t", results=results, id_name="mnli"))
     assert "### Easy and hard examples" in card and "by the dev set's own `hard` column" in card
     assert "| easy | 5,488 | 90.90 | 95.00 |" in card and "du2023robustness" in card
     assert easy_hard_table({"eval_mnli_accuracy": 0.8}, "mnli") == ""

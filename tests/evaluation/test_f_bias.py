@@ -7,6 +7,7 @@ import pytest
 
 from hf_srnets.evaluation import check_reference, f_bias_results, f_bias_table, read_reference_results
 from hf_srnets.publish.card import render_model_card
+from hf_srnets.publish.card_facts import CardFacts
 
 
 def _results(dev, sets, id_name="mnli"):
@@ -100,10 +101,10 @@ def test_card_has_a_relative_bias_section_with_the_citation():
     base = _results(84.2, {"hans": (59.8, 30000)})
     results = {**model, **f_bias_results(model, base, "mnli", ["hans"], "base.json")}
     card = render_model_card(
-        {"task": "mnli", "loss": "ce", "title": "t", "results": results, "reference_results": "runs/bert_base"}
+        CardFacts(task="mnli", loss="ce", title="t", results=results, reference_results="runs/bert_base")
     )
     assert "### Relative bias" in card and "`runs/bert_base`" in card
     assert "| hans | 0.342 | 0.290 | 1.182 |" in card
     assert "| task | 0.342 | 0.290 | 1.182 |" in card
     assert "du2023robustness" in card  # the BibTeX of Du et al. 2023
-    assert "### Relative bias" not in render_model_card({"task": "mnli", "loss": "ce", "title": "t", "results": model})
+    assert "### Relative bias" not in render_model_card(CardFacts(task="mnli", loss="ce", title="t", results=model))

@@ -5,6 +5,7 @@ import pytest
 from hf_srnets.losses import LOSSES
 from hf_srnets.objectives import build_objective, citations_for
 from hf_srnets.publish.card import render_model_card
+from hf_srnets.publish.card_facts import CardFacts
 from hf_srnets.resources.citations import BIBTEX, PACKAGE_CITATION, format_bibtex
 
 CARD_CITATIONS = {  # what the model cards have cited since the losses landed
@@ -41,7 +42,7 @@ def test_format_bibtex_joins_entries_and_names_missing_keys():
 
 @pytest.mark.parametrize("name", sorted(CARD_CITATIONS))
 def test_model_card_cites_what_the_objective_cites(name):
-    card = render_model_card({"task": "mnli", "loss": name, "title": "t"})
+    card = render_model_card(CardFacts(task="mnli", loss=name, title="t"))
     assert format_bibtex(citations_for(name)) in card
     for key in set(BIBTEX) - set(CARD_CITATIONS[name]):
         assert BIBTEX[key] not in card, key

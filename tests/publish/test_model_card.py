@@ -11,10 +11,9 @@ from huggingface_hub import HfApi, ModelCard
 from transformers import AutoModelForSequenceClassification
 
 from hf_srnets.data import get_task
+from hf_srnets.data.tasks import TASKS
 from hf_srnets.publish.card import portable_card, structure_section
 from hf_srnets.publish.card_facts import (
-    OFFICIAL_ROWS,
-    TASK_DATASETS,
     DataSources,
     base_weights,
     card_dataset,
@@ -188,7 +187,13 @@ def test_card_snippet_loads_the_saved_model_of_each_paradigm(kind, finetuned, da
 
 
 def test_official_rows_and_hub_datasets_come_from_the_task_registry():
-    assert OFFICIAL_ROWS == {
+    official_rows = {
+        (source.hub_path, source.hub_config, source.hub_split): source.official_rows
+        for task in TASKS.values()
+        for source in (task.train, task.validation, *(s.source for s in task.ood))
+        if source.hub_path and source.hub_split and source.official_rows is not None
+    }
+    assert official_rows == {
         ("nyu-mll/glue", "mnli", "train"): 392_702,
         ("nyu-mll/glue", "mnli", "validation_matched"): 9_815,
         ("jhu-cogsci/hans", None, "validation"): 30_000,
@@ -204,7 +209,7 @@ def test_official_rows_and_hub_datasets_come_from_the_task_registry():
         ("stanfordnlp/imdb", None, "train"): 25_000,
         ("stanfordnlp/imdb", None, "test"): 25_000,
     }
-    assert TASK_DATASETS == {
+    assert {name: task.hub_datasets for name, task in TASKS.items() if task.hub_datasets} == {
         "mnli": ["nyu-mll/glue", "jhu-cogsci/hans"],
         "qqp": ["nyu-mll/glue", "google-research-datasets/paws"],
         "qnli": ["nyu-mll/glue"],
