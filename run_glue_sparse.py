@@ -15,7 +15,7 @@ import sys
 
 from hf_srnets.cli import main
 from hf_srnets.errors import run_script
-from hf_srnets.publish.hub import HubUploadError
+from hf_srnets.masking.hub_upload import HubUploadError
 
 logger = logging.getLogger(__name__)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.tasks import EvalSet, SplitSource, TaskSpec, id_set_name
+from ..masking.hub_upload import portable_path
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
 
@@ -360,7 +361,6 @@ def portable(path: str | None) -> str:
     match = _SNAPSHOT.search(path)
     if match:
         return f"{match[1]}/{match[2]}"
-    from ..masking.hub_upload import portable_path
 
     return portable_path(path)
 

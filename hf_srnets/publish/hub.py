@@ -22,14 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
-from ..masking.hub_upload import (
-    PATH_FIELDS as PATH_FIELDS,  # re-exported: `from hf_srnets.publish.hub import ...` keeps working
-)
-from ..masking.hub_upload import HubUploadError as HubUploadError
-from ..masking.hub_upload import make_config_portable as make_config_portable
-from ..masking.hub_upload import portable_path as portable_path
-from ..masking.hub_upload import retry_command as retry_command
-from ..masking.hub_upload import upload_folder as upload_folder
+from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
 from ..pruning import CONFIG_NAME, MASKS_NAME
 
 logger = logging.getLogger(__name__)

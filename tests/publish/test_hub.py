@@ -13,20 +13,13 @@ from huggingface_hub import HfApi, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from hf_srnets.masking import SRNetModel
+from hf_srnets.masking.hub_upload import HubUploadError, portable_path
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.publish.card import render_model_card
 from hf_srnets.publish.card_facts import CardFacts
-from hf_srnets.publish.hub import (
-    HubUploadError,
-    mask_repo_files,
-    portable_path,
-    push_masks,
-    push_merged,
-    push_run,
-    save_merged,
-)
 from hf_srnets.publish.hub import main as hub_main
+from hf_srnets.publish.hub import mask_repo_files, push_masks, push_merged, push_run, save_merged
 
 
 def _srnet(seed=0):

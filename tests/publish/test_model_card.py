@@ -12,6 +12,7 @@ from transformers import AutoModelForSequenceClassification
 
 from hf_srnets.data import get_task
 from hf_srnets.data.tasks import TASKS
+from hf_srnets.masking.hub_upload import HubUploadError
 from hf_srnets.publish.card import portable_card, structure_section
 from hf_srnets.publish.card_facts import (
     DataSources,
@@ -21,7 +22,6 @@ from hf_srnets.publish.card_facts import (
     describe_splits,
     portable,
 )
-from hf_srnets.publish.hub import HubUploadError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))

@@ -16,7 +16,7 @@ from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import load_splits
 from hf_srnets.masking import SRNetModel
-from hf_srnets.publish.hub import HubUploadError
+from hf_srnets.masking.hub_upload import HubUploadError
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse
