@@ -24,28 +24,18 @@ it has one, as MNLI's dev_matched.tsv). A reused `--output_dir` of other setting
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 from transformers import HfArgumentParser
 
-from ..errors import InputError
+from ..experiments.child_runs import run_glue_sparse
 from ..experiments.sample_difficulty import SampleDifficultyArguments, compute_difficulty
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "run_glue_sparse.py")
 
 
 def run_one(argv: list[str]) -> None:
-    """Train one IMP model with run_glue_sparse.py; a failed run (its own error printed above) stops with one line."""
-    result = subprocess.run([sys.executable, SCRIPT, *argv])
-    if result.returncode != 0:
-        out = argv[argv.index("--output_dir") + 1] if "--output_dir" in argv else "an IMP run"
-        raise InputError(
-            f"the IMP run {out} failed (exit status {result.returncode}; its error is above): fix it and run again, "
-            "finished runs are kept"
-        )
+    """Train one IMP model with run_glue_sparse.py; a failed run stops the script with one line."""
+    run_glue_sparse(argv, "IMP run")
 
 
 def parse(argv: list[str]) -> tuple[SampleDifficultyArguments, list[str]]:

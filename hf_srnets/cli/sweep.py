@@ -46,12 +46,12 @@ import argparse
 import logging
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
+from ..experiments.child_runs import run_glue_sparse
 from ..experiments.sweep_runs import (
     PlannedRun,
     changed_runs_error,
@@ -84,10 +84,6 @@ logger = logging.getLogger(__name__)
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
-# the runs are run_glue_sparse.py processes: the script beside the package
-SCRIPT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "run_glue_sparse.py"
-)
 
 
 SWEEP_SET_FLAGS = ("--sparsity", "--seed", "--output_dir")
@@ -156,14 +152,8 @@ def _parses(item: str, kind: type) -> bool:
 
 
 def run_one(argv: list[str]) -> None:
-    """Run run_glue_sparse.py; a failed run (its own error printed above) stops the sweep with one line."""
-    result = subprocess.run([sys.executable, SCRIPT, *argv])
-    if result.returncode != 0:
-        out = argv[argv.index("--output_dir") + 1] if "--output_dir" in argv else "a run"
-        raise InputError(
-            f"the run {out} failed (exit status {result.returncode}; its error is above): fix it and run the sweep "
-            "again, finished runs are kept"
-        )
+    """Run one run of the sweep (`run_glue_sparse.py`); a failed run stops the sweep with one line."""
+    run_glue_sparse(argv, "run", "run the sweep again")
 
 
 def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], rerun_changed: bool = False) -> None:

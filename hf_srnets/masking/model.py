@@ -18,6 +18,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..errors import InputError
+from ..metrics.sparsity import sparsity_report
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.mask_files import (
@@ -194,19 +195,7 @@ class SRNetModel(nn.Module):
     def sparsity_report(self, masks: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
         """Sparsity over all masked weights (the paper's reference count, §4.1.4) and per matrix, of the current
         masks or of `masks` (e.g. `method.saved_masks(srnet)`, the ticket an l0 search saves)."""
-        per_module: dict[str, float] = {}
-        zeros = total = 0
-        for name, mask in (self.binary_masks() if masks is None else masks).items():
-            n, z = mask.numel(), int((~mask).sum())
-            per_module[name] = z / n
-            zeros += z
-            total += n
-        return {
-            "sparsity": zeros / total if total else 0.0,
-            "num_prunable": total,
-            "num_pruned": zeros,
-            "per_module": per_module,
-        }
+        return sparsity_report(self.binary_masks() if masks is None else masks)
 
     # -- export ----------------------------------------------------------------------------------------
     @torch.no_grad()
