@@ -7,8 +7,10 @@
 #   4. examples/rmc_large_minilm_mnli.yaml (IMP 40% x 6 objectives, heads 20%, mask-PoE 40%) and
 #      examples/winwin_large_minilm_mnli.yaml (full ce, full PoE, mask-PoE 30/50/70%): first seed 42 of both, then
 #      seeds 43 and 44, so an interrupted run leaves complete first-seed tables.
-# Resumable: every step is skipped when its output is complete, and a sweep skips its finished runs (an unfinished
-# run starts again). Threads: OMP_NUM_THREADS (default 1). Extra arguments go to both run_sweep.py calls.
+# Resumable: every step is skipped when its output is complete; a sweep skips its finished runs and resumes an
+# unfinished one from its last checkpoint (every 50 steps). SWEEPS="rmc" or "winwin" runs one of the two sweeps (two
+# processes can run them side by side once step 3 is done); default both. Threads: OMP_NUM_THREADS (default 1).
+# Extra arguments go to the run_sweep.py calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DATA_DIR=${DATA_DIR:-../shared/data}
@@ -27,10 +29,12 @@ if [ ! -f "$OUT/teacher/all_results.json" ]; then
       --output_dir "$OUT/teacher" --overwrite_output_dir true \
       --write_train_predictions "$OUT/teacher_train_predictions.jsonl"
 fi
-python run_sample_difficulty.py --output_dir "$OUT/difficulty" --sparsities 0.2 0.4 0.6 0.7 0.85 -- \
-    --model_name_or_path "$OUT/teacher" "${DATA[@]}" --max_eval_samples 1000 --no_default_ood \
-    --num_train_epochs 0.5 --loss ce
-python run_sweep.py examples/rmc_large_minilm_mnli.yaml --seeds 42 "$@"
-python run_sweep.py examples/winwin_large_minilm_mnli.yaml --seeds 42 "$@"
-python run_sweep.py examples/rmc_large_minilm_mnli.yaml "$@"
-python run_sweep.py examples/winwin_large_minilm_mnli.yaml "$@"
+[ -f "$OUT/difficulty/difficulty_report.json" ] || python run_sample_difficulty.py --output_dir "$OUT/difficulty" \
+    --sparsities 0.2 0.4 0.6 0.7 0.85 -- --model_name_or_path "$OUT/teacher" "${DATA[@]}" --max_eval_samples 1000 \
+    --no_default_ood --num_train_epochs 0.5 --loss ce
+SWEEPS=${SWEEPS:-rmc winwin}
+for seeds in 42 42,43,44; do
+  for sweep in $SWEEPS; do
+    python run_sweep.py "examples/${sweep}_large_minilm_mnli.yaml" --seeds "$seeds" --checkpoint_steps 50 "$@"
+  done
+done
