@@ -20,8 +20,10 @@ the seeds both ran, on the same examples, with a paired bootstrap 95% interval o
 excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`, `_paired_high`, `_paired_seeds`,
 `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the method's sparsity are paired,
 else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
-sparsity 0. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table), `runs.csv`
-(one row per run) and `summary.png`.
+sparsity 0. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired
+differences and a budget line: runs, hours of training and evaluation), `runs.csv` (one row per run),
+`summary.png` (each metric against sparsity) and, with a baseline, `paired.png` (a method per line with its
+paired interval).
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
 `--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
@@ -66,12 +68,14 @@ from ..experiments.sweep_summary import (
     add_f_bias,
     add_paired_intervals,
     aggregate,
+    budget_line,
     collect,
     compare_to_reference,
     default_metrics,
     markdown_table,
     paired_table,
     plot,
+    plot_paired,
     sweep_f_bias_table,
     write_csv,
 )
@@ -221,8 +225,11 @@ def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
                 markdown_table(rows, recipe["metrics"], reference) + sweep_f_bias_table(rows, f_bias, reference or "")
             )
             f.write(paired_table(rows, recipe["metrics"], baseline, notes) if baseline else "")
+            f.write("\n" + budget_line(records))
         panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
         plot(rows, panels, os.path.join(recipe["output_dir"], "summary.png"))
+        if baseline:  # the comparison at one sparsity, a method per line with its interval
+            plot_paired(rows, recipe["metrics"], baseline, os.path.join(recipe["output_dir"], "paired.png"))
     return rows
 
 

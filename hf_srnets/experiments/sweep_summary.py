@@ -407,3 +407,74 @@ def plot(
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def paired_plot_rows(rows: Sequence[dict[str, Any]], metric: str) -> list[tuple[str, float, float, float]]:
+    """(label, Δ, low, high) in points for each row with a paired interval of `metric`, in the rows' order; the
+    label names the method and, for a pruned one, its sparsity (`mask_poe 30%`)."""
+    out = []
+    for row in rows:
+        if f"{metric}_paired_diff" not in row:
+            continue
+        label = row["method"] + (f" {100 * row['sparsity']:g}%" if row["sparsity"] else "")
+        values = (row[f"{metric}_paired_diff"], row[f"{metric}_paired_low"], row[f"{metric}_paired_high"])
+        out.append((label, *(100.0 * v for v in values)))
+    return out
+
+
+def plot_paired(rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str, path: str) -> bool:
+    """One panel per metric: each method's paired difference from `baseline` (points) with its 95% interval as a
+    horizontal bar, a method per line, the line at 0 dashed; filled markers for intervals that exclude 0. Written
+    only when some row has an interval; returns whether it was."""
+    panels = [(m, paired_plot_rows(rows, m)) for m in metrics]
+    panels = [(m, points) for m, points in panels if points]
+    if not panels:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    height = 1.2 + 0.35 * max(len(points) for _, points in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), height), squeeze=False, sharey=True)
+    for ax, (metric, points) in zip(axes[0], panels):
+        ys = list(range(len(points)))[::-1]
+        for y, (_, diff, low, high) in zip(ys, points):
+            outside = low > 0 or high < 0
+            ax.errorbar(
+                diff, y, xerr=[[diff - low], [high - diff]], fmt="o", capsize=3, color="C0",
+                markerfacecolor="C0" if outside else "white",
+            )  # fmt: skip
+        ax.axvline(0.0, linestyle="--", color="black", linewidth=1)
+        ax.set_yticks(ys, [label for label, *_ in points])
+        ax.set_xlabel(f"Δ {metric_title(metric)} vs {baseline} (points)")
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Paired differences from {baseline}, 95% bootstrap intervals (filled: excludes 0)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def budget_line(records: Sequence[dict[str, Any]]) -> str:
+    """What the finished runs cost, from their results: the number of runs, the hours of training (`train_runtime`)
+    and of evaluation (every `eval_*_runtime`, one per evaluated set) summed over the runs, and the torch threads
+    and precisions they ran with."""
+    train = sum(float(r.get("train_runtime", 0.0)) for r in records)
+    evaluation = sum(
+        float(v) for r in records for k, v in r.items() if k.startswith("eval_") and k.endswith("_runtime")
+    )
+    threads = sorted({int(r["torch_num_threads"]) for r in records if "torch_num_threads" in r})
+    precisions = sorted({str(r["precision"]) for r in records if "precision" in r})
+    where = ", ".join(
+        part
+        for part in (
+            f"torch threads {'/'.join(map(str, threads))}" if threads else "",
+            "/".join(precisions),
+        )
+        if part
+    )
+    return (
+        f"Budget: {len(records)} runs, {train / 3600:.2f} h of training and {evaluation / 3600:.2f} h of evaluation "
+        f"(summed runtimes{'; ' + where if where else ''}).\n"
+    )

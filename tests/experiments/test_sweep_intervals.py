@@ -13,7 +13,15 @@ from sklearn.metrics import f1_score
 
 from hf_srnets.cli import sweep as run_sweep
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
-from hf_srnets.experiments.sweep_summary import add_paired_intervals, aggregate, baseline_runs, collect, interval_metric
+from hf_srnets.experiments.sweep_summary import (
+    add_paired_intervals,
+    aggregate,
+    baseline_runs,
+    budget_line,
+    collect,
+    interval_metric,
+    paired_plot_rows,
+)
 
 N = 40
 LABELS = ["entailment" if i % 2 else "contradiction" for i in range(N)]
@@ -116,6 +124,31 @@ def test_run_sweep_writes_the_intervals_to_summary_csv_and_md(tmp_path) -> None:
     )
     line = next(s for s in summary.splitlines() if s.startswith("| mask_poe | 50% | 2 |"))
     assert line.startswith("| mask_poe | 50% | 2 | +12.50 [+") and line.endswith("]* | +0.00 [+0.00, +0.00] |")
+    assert (tmp_path / "paired.png").stat().st_size > 1000  # a method per line with its interval
+
+
+def test_the_paired_plot_takes_each_rows_interval_in_points_and_names_pruned_methods_with_their_sparsity():
+    rows = [
+        {"method": "full_ce", "sparsity": 0.0},
+        {"method": "full_poe", "sparsity": 0.0, "m_paired_diff": 0.012, "m_paired_low": -0.004, "m_paired_high": 0.03},
+        {"method": "mask_poe", "sparsity": 0.3, "m_paired_diff": -0.05, "m_paired_low": -0.07, "m_paired_high": -0.02},
+    ]
+    assert paired_plot_rows(rows, "m") == [
+        ("full_poe", pytest.approx(1.2), pytest.approx(-0.4), pytest.approx(3.0)),
+        ("mask_poe 30%", pytest.approx(-5.0), pytest.approx(-7.0), pytest.approx(-2.0)),
+    ]
+
+
+def test_the_budget_line_sums_training_and_every_sets_evaluation_time():
+    records = [
+        {"train_runtime": 1800.0, "eval_mnli_runtime": 60.0, "eval_hans_runtime": 120.0, "torch_num_threads": 1,
+         "precision": "bf16"},
+        {"train_runtime": 5400.0, "eval_mnli_runtime": 180.0, "torch_num_threads": 1, "precision": "bf16"},
+    ]  # fmt: skip
+    # 7,200 s = 2.00 h of training; 360 s = 0.10 h of evaluation
+    assert budget_line(records) == (
+        "Budget: 2 runs, 2.00 h of training and 0.10 h of evaluation (summed runtimes; torch threads 1, bf16).\n"
+    )
 
 
 def test_runs_without_or_with_foreign_prediction_files_are_named_not_paired(tmp_path) -> None:
