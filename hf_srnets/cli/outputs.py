@@ -12,14 +12,8 @@ from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
 from ..metrics.classification import softmax
 from ..publish.card import render_model_card
-from ..publish.card_facts import (
-    CardFacts,
-    DataSources,
-    RunDescription,
-    describe_splits,
-    merged_card_facts,
-    run_card_facts,
-)
+from ..publish.card_data import DataSources, describe_splits
+from ..publish.card_facts import CardFacts, RunDescription, merged_card_facts, run_card_facts
 from ..publish.hub import MERGED_DIR, push_run, save_merged
 from ..training.arguments import training_precision
 from ..training.output_dir import is_inside, is_run_output

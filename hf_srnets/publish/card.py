@@ -13,7 +13,10 @@ from ..evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from ..metrics import HANS_HEURISTICS, HANS_LABELS
 from ..objectives import citations_for
 from ..resources.citations import format_bibtex
-from .card_facts import CardFacts, data_section
+from ..version import __version__
+from .card_data import data_section
+from .card_facts import CardFacts
+from .card_usage import portable
 
 
 def _versions() -> str:
@@ -21,8 +24,6 @@ def _versions() -> str:
     import datasets
     import torch
     import transformers
-
-    from ..version import __version__
 
     return (
         f"hf_srnets {__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
@@ -222,8 +223,6 @@ def portable_card(card: str, *, output_dir: str, repo_id: str, base: str | None 
     """A card written for a local output dir, made fit for the Hub repo `repo_id`: the dir becomes the repo id and
     a local `base` model dir the portable name the uploaded `srnet_config.json` uses. For uploads of runs that were
     not pushed at the end of training (`python -m hf_srnets.publish.hub`)."""
-    from .card_facts import portable
-
     swaps: dict[str, str] = {}
     if base and os.path.exists(base):
         for form in {base, os.path.abspath(base), os.path.realpath(base)}:

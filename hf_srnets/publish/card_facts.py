@@ -2,14 +2,13 @@
 
 The card states what was run, not what the flags or the task's defaults suggest:
 
-* Data (`describe_splits`): each split's actual origin (a local file by name, a file under `--data_dir`, or a Hub
-  split) and how many rows were used. Model-index results (the Hub's leaderboard metadata) are claimed only for a
-  full official split: loaded from the Hub, or from the task's local copy of it with the official row count.
+* Data (`card_data.describe_splits`): each split's actual origin and how many rows were used.
 * Settings (`card_training_args`, `schedule_description`): read from the mask config the run used (the
   effective Δt_φ, schedule, classifier training), not from the raw flags, whose `None` means "a default".
-* Loading (`usage_snippet`): the weights the masks were searched on (`srnet_config.base_model_name_or_path`, which
-  is `<output_dir>/early_start` after an early start), the run's labels (a pre-trained base gets a new head of the
-  right size and names), and no local absolute paths in a card meant for the Hub.
+* Loading (`card_usage.usage_snippet`): the weights the masks were searched on
+  (`srnet_config.base_model_name_or_path`, which is `<output_dir>/early_start` after an early start), the run's
+  labels (a pre-trained base gets a new head of the right size and names), and no local absolute paths in a card
+  meant for the Hub.
 """
 
 from __future__ import annotations
@@ -17,29 +16,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.tasks import EvalSet, SplitSource, TaskSpec, id_set_name
-from ..masking.hub_upload import portable_path
+from ..data.tasks import TaskSpec, id_set_name
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
-
-ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
-
-
-@dataclass(frozen=True)
-class DataSources:
-    """Where a run was told to read its data and how much of it to use (`--train_file`, `--max_*_samples`, ...)."""
-
-    train_file: str | None = None
-    validation_file: str | None = None
-    data_dir: str | None = None
-    extra_train: tuple[str, ...] = ()  # `--extra_train` sets, `name=path` or a path
-    max_train_samples: int | None = None
-    max_eval_samples: int | None = None
-    max_ood_samples: int | None = None
+from .card_data import SplitUse, training_datasets
+from .card_usage import compact_usage, is_hub_snapshot, merged_usage, portable, usage_snippet
 
 
 @dataclass(frozen=True)
@@ -152,173 +136,6 @@ class CardFacts:
     compact: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class SplitUse:
-    """One split a run read: its role, where it came from, and how much of it was used."""
-
-    role: str  # "train", "validation" or "ood"
-    name: str
-    origin: str  # markdown, without local absolute paths
-    rows: int
-    selection: str  # "all rows", "first 3,000 rows (--max_eval_samples 3000)", ...
-    hub: SplitSource | None = None  # the official Hub split, set only when all of it was used
-
-    def model_index_dataset(self) -> dict[str, Any] | None:
-        """The model-index `dataset` entry, or None when the results are not on a full official split."""
-        return self.hub.dataset_entry(self.name) if self.hub is not None else None
-
-
-def _hub_label(source: SplitSource) -> str:
-    return f"`{source.hub_path}`" + "".join(f" {p}" for p in (source.hub_config, source.hub_split) if p)
-
-
-def _official_rows(source: SplitSource) -> int | None:
-    return source.official_rows if source.hub_path is not None and source.hub_split is not None else None
-
-
-def describe_split(
-    role: str,
-    name: str,
-    source: SplitSource,
-    file: str | None,
-    data_dir: str | None,
-    rows: int,
-    cap: int | None,
-    cap_flag: str,
-    how: str = "first",
-) -> SplitUse:
-    """Where one split came from (as `load_splits` resolves it: a file, else `--data_dir`, else the Hub).
-
-    `cap` is the `--max_*_samples` value that limited it (`cap_flag` names the flag) and `how` how rows were
-    picked ("first" or "evenly spaced").
-    """
-    official = _official_rows(source)
-    hub: SplitSource | None = None
-    if file:
-        origin = f"local file `{os.path.basename(file)}`"
-    else:
-        local = next(
-            (rel for rel in source.local_paths if data_dir and os.path.isfile(os.path.join(data_dir, rel))), None
-        )
-        if local is not None:
-            origin = f"`{local}` under `--data_dir`" + (
-                f" (the task's local copy of {_hub_label(source)})" if source.hub_path else ""
-            )
-            hub = source if official is not None and rows == official else None
-        elif source.hub_path:
-            origin = f"Hub dataset {_hub_label(source)}"
-            hub = source
-        else:
-            origin = "unknown source"
-    capped = cap is not None and rows >= cap and rows != official
-    if capped:
-        of = f" of {official:,}" if official is not None and not file else ""
-        selection = (
-            f"first {rows:,}{of} rows ({cap_flag} {cap})"
-            if how == "first"
-            else f"{rows:,}{of} rows, evenly spaced ({cap_flag} {cap})"
-        )
-        hub = None
-    else:
-        selection = f"all {rows:,} rows"
-    return SplitUse(role, name, origin, rows, selection, hub)
-
-
-def _train_splits(task: TaskSpec, data_args: DataSources, train_rows: int, train_total: int) -> list[SplitUse]:
-    """The training data: the task's own split (`train_total` rows read, capped by `--max_train_samples`) and the
-    `--extra_train` sets (the rest of the `train_rows` used)."""
-    own = min(train_total, data_args.max_train_samples) if data_args.max_train_samples is not None else train_total
-    train = describe_split(
-        "train",
-        task.name,
-        task.train,
-        data_args.train_file,
-        data_args.data_dir,
-        own,
-        data_args.max_train_samples,
-        "--max_train_samples",
-    )
-    if own < train_total:
-        of = f"first {own:,} of {train_total:,} rows (--max_train_samples {data_args.max_train_samples})"
-        train = SplitUse("train", train.name, train.origin, own, of, None)
-    splits = [train]
-    if train_rows > own:
-        names = ", ".join(f"`{re.split(r'[=]', s, maxsplit=1)[0]}`" for s in data_args.extra_train)
-        splits.append(
-            SplitUse("train", "extra", f"--extra_train sets {names}", train_rows - own, "all rows, as given", None)
-        )
-    return splits
-
-
-def describe_splits(
-    task: TaskSpec,
-    data_args: DataSources,
-    *,
-    train_rows: int,
-    train_total: int,
-    validation_rows: int,
-    ood: list[tuple[EvalSet, int]],
-    id_name: str | None = None,
-) -> list[SplitUse]:
-    """The splits of a run for its card: training (`train_total` rows read, `train_rows` used including
-    `--extra_train` sets), ID evaluation and each OOD set with the rows evaluated."""
-    splits = _train_splits(task, data_args, train_rows, train_total)
-    splits.append(
-        describe_split(
-            "validation",
-            id_name or task.name,
-            task.validation,
-            data_args.validation_file,
-            data_args.data_dir,
-            validation_rows,
-            data_args.max_eval_samples,
-            "--max_eval_samples",
-        )
-    )
-    defaults = {s.source for s in task.ood}
-    for eval_set, rows in ood:
-        file = None if eval_set.source in defaults else (eval_set.source.local_paths or (None,))[0]
-        splits.append(
-            describe_split(
-                "ood",
-                eval_set.name,
-                eval_set.source,
-                file,
-                data_args.data_dir,
-                rows,
-                data_args.max_ood_samples,
-                "--max_ood_samples",
-                how="evenly spaced",
-            )
-        )
-    return splits
-
-
-def training_datasets(splits: list[SplitUse], task: TaskSpec) -> list[str]:
-    """Hub ids of the data the model was trained on (card metadata `datasets`): only a known Hub dataset
-    (read from the Hub or from the task's local copy of it), never a guess about a user's file."""
-    train = next((s for s in splits if s.role == "train"), None)
-    if train is None or train.origin.startswith("local file") or task.train.hub_path is None:
-        return []
-    return [task.train.hub_path]
-
-
-def data_section(splits: list[SplitUse]) -> str:
-    """A markdown table of the splits a run read."""
-    lines = ["| role | set | source | rows used |", "|---|---|---|---|"]
-    lines += [f"| {ROLE_TITLES.get(s.role, s.role)} | {s.name} | {s.origin} | {s.selection} |" for s in splits]
-    note = (
-        "Results on a subset or on a local file are not entered as Hub model-index results; only a full official "
-        "split is."
-    )
-    return "\n".join(lines) + "\n\n" + note
-
-
-def card_dataset(name: str, source: SplitSource) -> dict[str, Any]:
-    """The model-index `dataset` entry: the Hub id when the set is on the Hub, else its name."""
-    return source.dataset_entry(name)
-
-
 def search_method(pruning: str) -> type[PruningMethod] | None:
     """The registered pruning method a run's `--pruning` names (`mask` -> `threshold`, `imp`/`imp-rw` ->
     `magnitude`), or None for `none` (also with `--mask_from`, which fine-tunes a found subnetwork)."""
@@ -347,80 +164,6 @@ UNIT_WORDS = {
     "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
     "(--mask_granularity head)",
 }
-
-
-_SNAPSHOT = re.compile(r"models--([^/\\]+?)--([^/\\]+)[/\\]snapshots[/\\]")
-
-
-def portable(path: str | None) -> str:
-    """A name for a model that is fine in a public card: a Hub id as is; the Hub id of a Hub cache snapshot
-    (`.../models--org--name/snapshots/<sha>`); else the name the uploaded `srnet_config.json` gives a local dir
-    (`hub.portable_path`: its directory name, with the parent's when the name is generic)."""
-    if not path:
-        return ""
-    match = _SNAPSHOT.search(path)
-    if match:
-        return f"{match[1]}/{match[2]}"
-
-    return portable_path(path)
-
-
-def _labels_code(id2label: dict[int, str] | None) -> tuple[str, str]:
-    if not id2label:
-        return "", ""
-    labels = {int(k): str(v) for k, v in id2label.items()}
-    setup = f"id2label = {labels!r}\n"
-    args = f", num_labels={len(labels)}, id2label=id2label, label2id={{v: k for k, v in id2label.items()}}"
-    return setup, args
-
-
-def merged_usage(path: str) -> str:
-    return (
-        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
-        f'model = AutoModelForSequenceClassification.from_pretrained("{path}")  # pruned weights are exactly 0\n'
-        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
-    )
-
-
-def usage_snippet(
-    output_dir: str,
-    *,
-    pruned: bool,
-    base: str | None = None,
-    id2label: dict[int, str] | None = None,
-    base_note: str | None = None,
-    head_pruned: bool = False,
-) -> str:
-    """Code that loads the run's model. `output_dir` is where the model or masks are (a dir or Hub repo id).
-    `head_pruned`: the model has `config.srnet_pruned_heads`, so it loads with `hf_srnets.load_pretrained_model`.
-
-    For masks: `base` is the model the masks were searched on (`srnet_config.base_model_name_or_path`) and
-    `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
-    trained head itself comes from the mask file when it trained).
-    """
-    if not pruned and head_pruned:  # smaller attention than config.json says: hf_srnets.compact rebuilds it
-        return (
-            "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
-            f'model = load_pretrained_model("{output_dir}")  # attention heads removed (--prune_heads)\n'
-            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
-        )
-    if not pruned:
-        return (
-            "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
-            f'model = AutoModelForSequenceClassification.from_pretrained("{output_dir}")\n'
-            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
-        )
-    setup, label_args = _labels_code(id2label)
-    comment = f"  # {base_note}" if base_note else ""
-    return (
-        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n"
-        "from hf_srnets.masking import SRNetModel\n\n"
-        f"{setup}"
-        f'base = AutoModelForSequenceClassification.from_pretrained(\n    "{base}"{label_args}\n){comment}\n'
-        f'srnet = SRNetModel.from_pretrained(base, "{output_dir}")\n'
-        "model = srnet.merge_and_unload()  # a plain transformers model, pruned weights are 0\n"
-        f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
-    )
 
 
 def card_training_args(
@@ -485,7 +228,7 @@ def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str |
     if not for_hub:
         return base, None
     name = portable(base)
-    if _SNAPSHOT.search(base):
+    if is_hub_snapshot(base):
         return name, None
     return name, (
         f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "
@@ -643,11 +386,3 @@ def _compact_needs_loader(report: dict[str, Any]) -> bool:
     """Whether the compact checkpoint records removed heads or per-layer FFN widths in its config (`save_merged`
     fills `stock_checkpoint`), so that it loads with `hf_srnets.load_pretrained_model` only."""
     return not report.get("stock_checkpoint", False)
-
-
-def compact_usage(path: str) -> str:
-    return (
-        "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
-        f'model = load_pretrained_model("{path}")  # pruned FFN units and heads removed (--save_compact)\n'
-        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
-    )

@@ -27,7 +27,7 @@ from hf_srnets.evaluation import (
     score_predictions,
 )
 from hf_srnets.metrics import METRICS, collapse_nli_predictions, hans_metrics
-from hf_srnets.publish.card_facts import card_dataset
+from hf_srnets.publish.card_data import card_dataset
 
 HEURISTICS = ("lexical_overlap", "subsequence", "constituent")
 

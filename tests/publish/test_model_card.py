@@ -14,14 +14,9 @@ from hf_srnets.data import get_task
 from hf_srnets.data.tasks import TASKS
 from hf_srnets.masking.hub_upload import HubUploadError
 from hf_srnets.publish.card import portable_card, structure_section
-from hf_srnets.publish.card_facts import (
-    DataSources,
-    base_weights,
-    card_dataset,
-    describe_split,
-    describe_splits,
-    portable,
-)
+from hf_srnets.publish.card_data import DataSources, card_dataset, describe_split, describe_splits
+from hf_srnets.publish.card_facts import base_weights
+from hf_srnets.publish.card_usage import portable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))
