@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..resources.word_vectors import GLOVE_PACKAGE_FILES, glove_package_dir
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,6 @@ def load_word_embedding(
 
 
 def _read_glove_package(max_words: int) -> tuple[list[str], np.ndarray]:
-    from ..resources.word_vectors import GLOVE_PACKAGE_FILES, glove_package_dir
 
     root = glove_package_dir()
     if root is None:

@@ -21,6 +21,8 @@ from ..compact.loading import check_model_path, load_classifier, load_pretrained
 from ..data.label_alignment import checkpoint_label_order, is_fine_tuned_classifier
 from ..data.tasks import TaskSpec
 from ..errors import InputError
+from ..masking import SRNetModel
+from ..pruning import PruningConfig
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -74,8 +76,6 @@ def _warn_without_head(path: str, base: str) -> None:
 def _load_masked(
     path: str, task: TaskSpec, base_model: str | None, cache_dir: str | None, check_fingerprint: bool
 ) -> SavedClassifier:
-    from ..masking import SRNetModel
-    from ..pruning import PruningConfig
 
     config = PruningConfig.from_pretrained(path)
     base = base_model or config.base_model_name_or_path

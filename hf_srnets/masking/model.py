@@ -17,6 +17,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import TrainerCallback
 
+from ..compact import compact_model
 from ..errors import InputError
 from ..metrics.sparsity import sparsity_report
 from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
@@ -218,8 +219,6 @@ class SRNetModel(nn.Module):
         for param in self.base_model.parameters():
             param.requires_grad_(True)
         if compact:
-            from ..compact import compact_model  # compact/ does not import masking/: no cycle, just kept lazy
-
             self.compact_report = compact_model(self.base_model)
         return self.base_model
 

@@ -24,6 +24,8 @@ from typing import Any
 from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
 from ..pruning import CONFIG_NAME, MASKS_NAME
+from ..training.output_dir import is_run_output
+from .card import portable_card
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +61,6 @@ def _staged_upload(folder: str, files: Sequence[str], repo_id: str, *, base: str
     """Upload `files` of `folder` from a copy in which nothing names a local path: `srnet_config.json` through
     `make_config_portable`, the card through `model_card.portable_card` (the folder becomes the repo id, a local
     base model its portable name). The local files keep their real paths."""
-    from .card import portable_card
 
     with tempfile.TemporaryDirectory() as staging:
         for name in files:
@@ -100,7 +101,6 @@ def push_masks(output_dir: str, repo_id: str, *, token: str | None = None, priva
 def full_model_files(output_dir: str) -> list[str]:
     """An unpruned run's model, tokenizer, card and results: files matching `FULL_MODEL_PATTERNS` that the run
     wrote (`output_dir.is_run_output`; a user's files are not sent), without `trainer_state.json` (local paths)."""
-    from ..training.output_dir import is_run_output
 
     if not os.path.isfile(os.path.join(output_dir, "config.json")):
         raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
