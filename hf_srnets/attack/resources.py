@@ -54,7 +54,6 @@ TEXTFOOLER_STOPWORDS: frozenset[str] = frozenset(
     "whither who whoever whole whom whose why with within without won won't would wouldn wouldn't y yet "
     "you you'd you'll you're you've your yours yourself yourselves".split()
 )
-STOPWORDS = TEXTFOOLER_STOPWORDS
 NLTK_STOPWORDS_FILE = os.path.join(os.path.dirname(__file__), "data", "nltk_english_stopwords.txt")
 
 

@@ -8,7 +8,7 @@ from attack.test_search_helpers import ConstantEncoder, LexiconClassifier, toy_e
 
 from hf_srnets.attack.attacked_text import AttackedText
 from hf_srnets.attack.constraints import SentenceSimilarity, modifiable_indices
-from hf_srnets.attack.resources import STOPWORDS
+from hf_srnets.attack.resources import TEXTFOOLER_STOPWORDS as STOPWORDS
 from hf_srnets.attack.search import GreedyWordSwapWIR, UntargetedGoal, run_attack
 from hf_srnets.attack.transformations import WordSwapEmbedding
 
