@@ -9,7 +9,8 @@ import pytest
 from attack.test_search_helpers import toy_embedding
 
 from hf_srnets.attack.pos import coarse_pos, compatible_pos, load_pos_tagger
-from hf_srnets.attack.resources import STOPWORDS, WordEmbedding, load_word_embedding
+from hf_srnets.attack.resources import TEXTFOOLER_STOPWORDS as STOPWORDS
+from hf_srnets.attack.resources import WordEmbedding, load_word_embedding
 from hf_srnets.attack.sentence_encoder import SentenceEncoder, similarity
 
 

@@ -208,7 +208,7 @@ def test_an_example_costs_the_same_queries_whatever_was_attacked_before(hf_victi
     modifiable word, then each candidate batch), the same when the example or another recipe came before."""
     from attack.test_search_helpers import toy_embedding
 
-    from hf_srnets.attack.resources import STOPWORDS
+    from hf_srnets.attack.resources import TEXTFOOLER_STOPWORDS as STOPWORDS
     from hf_srnets.attack.search import GreedyWordSwapWIR
     from hf_srnets.attack.transformations import WordSwapEmbedding
 
