@@ -45,7 +45,6 @@ pruning method can start from the full model of its own seed, e.g.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import shutil
 import sys
@@ -53,7 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InputError
-from ..experiments.child_runs import run_glue_sparse
+from ..experiments.child_runs import run_glue_sparse, sets_flag
 from ..experiments.sweep_runs import (
     PlannedRun,
     changed_runs_error,
@@ -84,12 +83,8 @@ from .data import run_task
 from .options import parse_args, validate_args
 from .parser import load_config_file
 
-logger = logging.getLogger(__name__)
-
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
-
-
 SWEEP_SET_FLAGS = ("--sparsity", "--seed", "--output_dir")
 
 
@@ -103,7 +98,7 @@ def recipe_from_run_args(
 ) -> dict[str, Any]:
     """A one-method recipe from run_glue_sparse.py arguments, checked before anything runs."""
     for flag in SWEEP_SET_FLAGS:
-        if any(token == flag or token.startswith(f"{flag}=") for token in run_argv):
+        if sets_flag(run_argv, flag):
             raise InputError(
                 f"{flag} is set by the sweep for every run: remove it from the run_glue_sparse.py arguments"
             )

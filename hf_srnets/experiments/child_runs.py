@@ -25,3 +25,8 @@ def run_glue_sparse(argv: list[str], kind: str = "run", again: str = "run again"
             f"the {kind} {out} failed (exit status {result.returncode}; its error is above): fix it and {again}, "
             "finished runs are kept"
         )
+
+
+def sets_flag(argv: list[str], flag: str) -> bool:
+    """Whether run arguments `argv` give `flag` (`--flag value` or `--flag=value`)."""
+    return any(token == flag or token.startswith(f"{flag}=") for token in argv)

@@ -28,7 +28,8 @@ from ..difficulty.scoring import example_losses, load_scoring_model, measured_sp
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
 from ..pruning.magnitude import MagnitudePruning
-from ..run_files import RESULTS_NAME
+from ..run_files import RESULTS_NAME, is_finished
+from .child_runs import sets_flag
 
 logger = logging.getLogger(__name__)
 
@@ -91,18 +92,14 @@ def imp_dir_name(sparsity: float) -> str:
     return f"imp_s{sparsity:g}"
 
 
-def _given(argv: list[str], flag: str) -> bool:
-    return any(token == flag or token.startswith(f"{flag}=") for token in argv)
-
-
 def imp_run_argv(run_argv: list[str], sparsity: float, output_dir: str) -> list[str]:
     """The run_glue_sparse.py arguments of the IMP model at `sparsity`: the user's, plus the pruning, the sparsity,
     the run dir and (unless given) the `imp_schedule` ratio and interval."""
     _, ratio, interval = imp_schedule(sparsity)
     argv = [*run_argv, "--pruning", MagnitudePruning.name, "--sparsity", repr(sparsity)]
-    if not _given(run_argv, "--imp_prune_ratio"):
+    if not sets_flag(run_argv, "--imp_prune_ratio"):
         argv += ["--imp_prune_ratio", repr(ratio)]
-    if not _given(run_argv, "--imp_interval"):
+    if not sets_flag(run_argv, "--imp_interval"):
         argv += ["--imp_interval", repr(interval)]
     return argv + ["--output_dir", os.path.join(output_dir, imp_dir_name(sparsity))]
 
@@ -122,7 +119,7 @@ def check_run_argv(run_argv: list[str], args: SampleDifficultyArguments) -> list
                 raise MissingInputError(f"--model_dirs {path} does not exist: give the dirs of saved models")
         return []
     for flag in SCRIPT_SET_FLAGS:
-        if _given(run_argv, flag):
+        if sets_flag(run_argv, flag):
             raise InputError(f"{flag} is set by run_sample_difficulty.py for every IMP run: remove it after --")
     argvs = [imp_run_argv(run_argv, s, args.output_dir) for s in args.sparsities]
     for argv in argvs:
@@ -185,11 +182,6 @@ def train_imp_models(argvs: list[str], runner: Callable[[list[str]], None]) -> l
         if not is_finished(out):
             raise RuntimeError(f"The IMP run {out} ended without {RESULTS_NAME}: see its log")
     return dirs
-
-
-def is_finished(run_dir: str) -> bool:
-    """Whether the run in `run_dir` finished: it wrote its results file."""
-    return os.path.isfile(os.path.join(run_dir, RESULTS_NAME))
 
 
 def read_run_data(argv: list[str]) -> RunData:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..run_files import RESULTS_NAME
+from ..run_files import is_finished
 from ..training.output_dir import last_complete_checkpoint
 
 RUN_META = "sweep_run.json"
@@ -59,10 +59,6 @@ class RunStatus:
 
 def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
     return os.path.join(root, method, f"s{sparsity:g}", f"seed{seed}")
-
-
-def is_finished(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, RESULTS_NAME))
 
 
 def dict_to_argv(config: dict[str, Any]) -> list[str]:

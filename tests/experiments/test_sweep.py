@@ -20,6 +20,7 @@ from hf_srnets.experiments.sweep_summary import (
     markdown_table,
     metric_title,
 )
+from hf_srnets.run_files import is_finished
 
 
 def fields(runs: list[sweep_runs.PlannedRun]) -> list[tuple[str, float, int, list[str]]]:
@@ -314,4 +315,4 @@ def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
             _fake_runner([])(argv)
 
     run_sweep.sweep(recipe, runner=runner)
-    assert sweep_runs.is_finished(out)
+    assert is_finished(out)
