@@ -169,6 +169,7 @@ def changed_runs_error(changed: list[RunStatus]) -> InputError:
     dirs = ", ".join(s.run.output_dir for s in changed)
     return InputError(
         f"{len(changed)} run dir(s) hold a run made with other settings than the recipe's now ({dirs}; the "
-        f"settings it was made with are in its {RUN_META}): give --rerun_changed to run them again with the "
+        f"settings a run was made with are in its {RUN_META}, and a dir without one holds results the sweep did "
+        "not make): give --rerun_changed to run them again with the "
         "recipe's settings (their outputs are replaced), or another --output_dir to keep them"
     )
