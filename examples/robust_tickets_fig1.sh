@@ -8,7 +8,9 @@
 # Resumable: killed at any point, the next invocation continues from the last checkpoint (every $SAVE_STEPS steps)
 # and a finished search is skipped. BF16=true (default) trains in bf16 autocast, 2-3x faster on a CPU with bf16
 # instructions (bench/bench_bf16_cpu.py); on a CPU without them set BF16=false and start a new $OUT (one precision
-# per search). Then: tickets at 10/30/50/70% from the one search (run_extract_ticket.py).
+# per search). Then: tickets at 10/30/50/70% from the one search (run_extract_ticket.py). Extra arguments go to the
+# search (e.g. the authors' λ timing: --l0_lambda_start_fraction 0.0333 --l0_lambda_warmup_fraction 0.1); use a new
+# $OUT and $RESULTS for each variant, and the same arguments when resuming it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-../shared/data}
@@ -38,7 +40,7 @@ else
         --save_total_limit 2 --report_to none --seed 42 --bf16 "$BF16" \
         --pruning l0 --sparsity 0.3 --l0_lambda 0.5 --mask_learning_rate 0.1 --mask_weight_decay 1e-6 \
         --adversarial freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 --adv_init_mag 0.05 \
-        --output_dir "$SEARCH_DIR" "${RESUME[@]}"
+        --output_dir "$SEARCH_DIR" "${RESUME[@]}" "$@"
 fi
 [ -d "$OUT/tickets/sparsity_0.70" ] || python run_extract_ticket.py "$SEARCH_DIR" --sparsity 0.1 0.3 0.5 0.7 \
     --output_dir "$OUT/tickets"

@@ -5,6 +5,7 @@
 # both trained and attacked exactly as robust_tickets_sst2.sh trains and attacks its runs (2,000 sentences, 2 epochs,
 # lr 1e-4; TextFooler and TextBugger on the first 300 GLUE dev sentences). Fine-tune, FreeLB and LTH are that
 # script's runs ($BASELINES), linked into $OUT, so the table pairs the new tickets with the same baselines.
+# The table goes to $RESULTS (default results/robust_tickets_fig1/retrained).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-../shared/data}
@@ -29,4 +30,4 @@ for run in robustt rand; do
         --split validation --recipes textfooler textbugger --pos_tagger coarse --num_examples "$N_ATTACK" \
         --output_dir "$OUT/$run"
 done
-python examples/robust_tickets_table.py "$OUT" --output results/robust_tickets_fig1/retrained
+python examples/robust_tickets_table.py "$OUT" --output "${RESULTS:-results/robust_tickets_fig1/retrained}"
