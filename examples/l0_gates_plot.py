@@ -5,10 +5,14 @@ An l0 search logs `l0_gates_zero` / `l0_gates_one` (the deterministic gates of E
 `l0_expected_density` (Eq. 4) and `l0_lambda` at each logging step into the Trainer's `log_history`. This script reads
 them from `<search_dir>/trainer_state.json` (a finished search) or from its latest `checkpoint-*/` (one still
 running), and writes `gates.csv` and `fig1_gates.png`; with `--ticket DIR` (a mask dir, e.g. from
-`run_extract_ticket.py`) also `layers.csv`, the share of pruned weights per layer.
+`run_extract_ticket.py`) also `layers.csv`, the share of pruned weights per layer; with `--compare LABEL=DIR` (any
+number of other searches) also `fig1_compare.png`, each search's share of gates at 0 or 1 and its λ on one step axis.
 
     python examples/l0_gates_plot.py outputs/robust_tickets_fig1/search --output results/robust_tickets_fig1 \
         --ticket outputs/robust_tickets_fig1/tickets/sparsity_0.30
+    python examples/l0_gates_plot.py outputs/robust_tickets_fig1_authors_lambda/search --label "authors' λ timing" \
+        --output results/robust_tickets_fig1/authors_lambda \
+        --compare "hf_srnets λ timing=outputs/robust_tickets_fig1/search"
 """
 
 from __future__ import annotations
@@ -89,11 +93,51 @@ def plot(rows: list[dict[str, float]], path: Path) -> None:
     plt.close(fig)
 
 
+def plot_comparison(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
+    """Share of gates at 0 or 1 (top) and λ (bottom) over the steps of each labelled search."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 4.5), sharex=True, height_ratios=(3, 1))
+    for label, rows in curves.items():
+        steps = [row["step"] for row in rows]
+        line = top.plot(steps, [100 * (row["l0_gates_zero"] + row["l0_gates_one"]) for row in rows], label=label)
+        bottom.plot(steps, [row["l0_lambda"] for row in rows], color=line[0].get_color())
+    top.axhline(100 * PAPER_POLARISED, ls="--", color="grey", lw=1, label="paper, Fig. 1: > 90%")
+    top.set_ylabel("% of gates at 0 or 1")
+    top.set_ylim(0, 100)
+    top.legend(loc="lower right", fontsize=8)
+    bottom.set_ylabel("λ")
+    bottom.set_xlabel("search step")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def labelled_dir(value: str) -> tuple[str, Path]:
+    """`LABEL=DIR` of `--compare`."""
+    label, sep, path = value.partition("=")
+    if not sep or not label or not path:
+        raise argparse.ArgumentTypeError(f"--compare takes LABEL=SEARCH_DIR, got {value!r}")
+    return label, Path(path)
+
+
 def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("search_dir", type=Path, help="the output dir of an l0 search (finished or with checkpoints)")
     parser.add_argument("--output", type=Path, required=True, help="folder for gates.csv, fig1_gates.png, layers.csv")
     parser.add_argument("--ticket", type=Path, help="a mask dir whose per-layer sparsity to report (Fig. 3)")
+    parser.add_argument("--label", default="this search", help="this search's name in fig1_compare.png")
+    parser.add_argument(
+        "--compare",
+        type=labelled_dir,
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="another l0 search to draw beside this one in fig1_compare.png (repeatable)",
+    )
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
     state_file = trainer_state(args.search_dir)
@@ -105,6 +149,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         layers = layer_sparsity(args.ticket)
         write_csv([{"layer": k, "sparsity": v} for k, v in layers.items()], args.output / "layers.csv")
         summary["layers"] = layers
+    if args.compare:
+        curves = {args.label: rows} | {label: gate_rows(trainer_state(path)) for label, path in args.compare}
+        plot_comparison(curves, args.output / "fig1_compare.png")
+        summary["compared"] = {label: curve[-1] for label, curve in curves.items()}
     print(json.dumps(summary, indent=1))
     return summary
 

@@ -61,3 +61,22 @@ def test_layer_sparsity_of_a_ticket_and_errors(tmp_path):
     (tmp_path / "plain" / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": 1, "loss": 1.0}]}))
     with pytest.raises(ValueError, match="--pruning l0"):
         script.main([str(tmp_path / "plain"), "--output", str(tmp_path / "o")])
+
+
+def test_compare_draws_each_search_and_reports_its_last_row(tmp_path):
+    for name, last in (("a", log_entry(100, 0.2, 0.5)), ("b", log_entry(100, 0.3, 0.6))):
+        (tmp_path / name).mkdir()
+        state = {"log_history": [log_entry(50, 0.0, 0.1), last]}
+        (tmp_path / name / "trainer_state.json").write_text(json.dumps(state))
+    script = load_script()
+    out = tmp_path / "out"
+    summary = script.main(
+        [str(tmp_path / "a"), "--output", str(out), "--label", "A", "--compare", f"B={tmp_path / 'b'}"]
+    )
+    assert {label: row["l0_gates_zero"] + row["l0_gates_one"] for label, row in summary["compared"].items()} == {
+        "A": pytest.approx(0.7),
+        "B": pytest.approx(0.9),
+    }
+    assert (out / "fig1_compare.png").stat().st_size > 0
+    with pytest.raises(SystemExit):
+        script.main([str(tmp_path / "a"), "--output", str(out), "--compare", str(tmp_path / "b")])  # no LABEL=
