@@ -10,12 +10,19 @@ recorded in the run dir's `sweep_run.json` before the run starts. On the next in
 * `resume`: not finished, same fingerprint, and a complete Trainer checkpoint is there (a sweep with
   `checkpoint_steps` saves one every that many steps): continued with `--resume_from_checkpoint`.
 * `start`: nothing usable is there: run from the start in its cleared dir.
-* `changed`: finished, or holding checkpoints, with other settings than the recipe's now: the sweep refuses to
-  mix them into its summary or resume from them, unless asked to run them again.
+* `changed`: finished, or holding checkpoints, with other settings than the recipe's now, or made from an input
+  file whose content has changed since: the sweep refuses to mix them into its summary or resume from them, unless
+  asked to run them again.
+
+The inputs are the files a run's arguments name (bias and teacher predictions, data files) and the weights of the
+folders they name (a teacher or a searched model, `INPUT_WEIGHTS`), never what the run writes itself. Their SHA-256
+is recorded beside the fingerprint, so bias predictions made again, or a teacher trained again, make the runs that
+read the old ones `changed` instead of silently kept.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,10 +31,12 @@ from typing import Any
 
 from ..errors import InputError
 from ..run_files import is_finished
-from ..training.output_dir import last_complete_checkpoint
+from ..training.output_dir import is_inside, last_complete_checkpoint
 
 RUN_META = "sweep_run.json"
 STATES = ("done", "resume", "start", "changed")
+INPUT_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "srnet_masks.safetensors")
+OUTPUT_FLAGS = ("--output_dir", "--logging_dir")  # and every --write_* flag: paths a run writes, not reads
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,7 @@ class RunStatus:
     run: PlannedRun
     state: str  # one of STATES
     checkpoint: str | None = None  # the checkpoint a `resume` continues from
+    reason: str | None = None  # why a run is `changed`
 
 
 def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
@@ -121,6 +131,42 @@ def checkpoint_argv(steps: int | None) -> list[str]:
     return ["--save_strategy", "steps", "--save_steps", str(steps), "--save_total_limit", "1"]
 
 
+def input_files(run: PlannedRun) -> list[str]:
+    """The files the run reads that can change between invocations (module doc), in argument order."""
+    files: list[str] = []
+    for flag, value in zip(("",) + run.argv[:-1], run.argv):
+        if value.startswith("--") or flag in OUTPUT_FLAGS or flag.startswith("--write_"):
+            continue
+        if is_inside(value, run.output_dir):
+            continue
+        if os.path.isfile(value):
+            files.append(value)
+        elif os.path.isdir(value):
+            files += [os.path.join(value, n) for n in INPUT_WEIGHTS if os.path.isfile(os.path.join(value, n))]
+    return list(dict.fromkeys(files))
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 of a file's content, computed once per file version (path, size, mtime) in a process."""
+    stat = os.stat(path)
+    return _sha256(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+
+
+def changed_inputs(meta: dict[str, Any]) -> list[str]:
+    """The recorded inputs whose content differs now (a file gone is left to the run to report)."""
+    recorded = meta.get("inputs") or {}
+    return [path for path, digest in recorded.items() if os.path.isfile(path) and file_digest(path) != digest]
+
+
 def read_meta(directory: str) -> dict[str, Any] | None:
     path = os.path.join(directory, RUN_META)
     if not os.path.isfile(path):
@@ -133,8 +179,9 @@ def write_meta(run: PlannedRun) -> None:
     """Record the run's identity and settings in its dir before it starts (`collect` reads method, sparsity, seed)."""
     os.makedirs(run.output_dir, exist_ok=True)
     meta = {"method": run.method, "sparsity": run.sparsity, "seed": run.seed, "fingerprint": run.fingerprint}
+    inputs = {path: file_digest(path) for path in input_files(run)}
     with open(os.path.join(run.output_dir, RUN_META), "w", encoding="utf-8") as f:
-        json.dump({**meta, "argv": list(run.argv)}, f, indent=2)
+        json.dump({**meta, "argv": list(run.argv), "inputs": inputs}, f, indent=2)
 
 
 def run_status(run: PlannedRun) -> RunStatus:
@@ -142,12 +189,15 @@ def run_status(run: PlannedRun) -> RunStatus:
     meta = read_meta(run.output_dir)
     recorded = (meta or {}).get("fingerprint")
     checkpoint = last_complete_checkpoint(run.output_dir) if os.path.isdir(run.output_dir) else None
-    if is_finished(run.output_dir):
-        same = meta is not None and recorded in (None, run.fingerprint)  # None: made before fingerprints
-        return RunStatus(run, "done" if same else "changed")
-    if checkpoint is not None:
-        return RunStatus(run, "resume", checkpoint) if recorded == run.fingerprint else RunStatus(run, "changed")
-    return RunStatus(run, "start")
+    finished = is_finished(run.output_dir)
+    if not finished and checkpoint is None:
+        return RunStatus(run, "start")
+    if meta is None or recorded not in ((None, run.fingerprint) if finished else (run.fingerprint,)):
+        return RunStatus(run, "changed", reason="other settings")  # None: finished before fingerprints
+    moved = changed_inputs(meta)
+    if moved:
+        return RunStatus(run, "changed", reason="changed since the run read it: " + ", ".join(moved))
+    return RunStatus(run, "done") if finished else RunStatus(run, "resume", checkpoint)
 
 
 def status_report(statuses: list[RunStatus]) -> str:
@@ -161,15 +211,16 @@ def status_report(statuses: list[RunStatus]) -> str:
         if status.state == "resume":
             lines.append(f"  resume {status.run.label} from {os.path.basename(status.checkpoint or '')}")
         elif status.state != "done":
-            lines.append(f"  {status.state} {status.run.label}")
+            reason = f" ({status.reason})" if status.reason else ""
+            lines.append(f"  {status.state} {status.run.label}{reason}")
     return "\n".join(lines)
 
 
 def changed_runs_error(changed: list[RunStatus]) -> InputError:
-    dirs = ", ".join(s.run.output_dir for s in changed)
+    dirs = "; ".join(f"{s.run.output_dir}: {s.reason}" for s in changed)
     return InputError(
-        f"{len(changed)} run dir(s) hold a run made with other settings than the recipe's now ({dirs}; the "
-        f"settings a run was made with are in its {RUN_META}, and a dir without one holds results the sweep did "
-        "not make): give --rerun_changed to run them again with the "
-        "recipe's settings (their outputs are replaced), or another --output_dir to keep them"
+        f"{len(changed)} run dir(s) hold a run made with other settings than the recipe's now, or from inputs that "
+        f"have changed since ({dirs}; the settings and inputs a run was made with are in its {RUN_META}, and a "
+        "dir without one holds results the sweep did not make): give --rerun_changed to run them again with the "
+        "recipe's settings and today's inputs (their outputs are replaced), or another --output_dir to keep them"
     )

@@ -5,6 +5,7 @@ never stopped."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -105,6 +106,39 @@ def test_a_checkpoint_of_other_settings_is_not_resumed(tmp_path):
     write_meta(other)
     fake_checkpoint(run.output_dir, 4)
     assert run_status(run).state == "changed"
+
+
+def test_a_run_whose_input_file_changed_is_refused_and_its_own_outputs_are_not_inputs(tmp_path):
+    bias, teacher = tmp_path / "bias.jsonl", tmp_path / "teacher"
+    bias.write_text('{"id": "0", "probs": [0.5, 0.5]}\n')
+    teacher.mkdir()
+    (teacher / "model.safetensors").write_bytes(b"weights v1")
+    (teacher / "notes.txt").write_text("not weights")
+    common = {"task": "mnli", "do_train": True, "model_name_or_path": str(teacher), "bias_predictions": str(bias)}
+    common["write_train_predictions"] = str(tmp_path / "p_t.jsonl")  # written by the run, not read
+    recipe, calls = recipe_for(tmp_path / "sweep", seeds=[1], common=common), []
+    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    (run,) = planned_runs(recipe)
+    meta = json.loads((Path(run.output_dir) / RUN_META).read_text())
+    assert list(meta["inputs"]) == [str(teacher / "model.safetensors"), str(bias)]
+    assert meta["inputs"][str(bias)] == hashlib.sha256(bias.read_bytes()).hexdigest()  # hashlib, not the code's
+    (tmp_path / "p_t.jsonl").write_text("made by the run")
+    os.utime(bias, ns=(1, 1))  # touched, same content: still done
+    assert run_status(run).state == "done"
+
+    bias.write_text('{"id": "0", "probs": [0.9, 0.1]}\n')  # the bias model made again
+    status = run_status(run)
+    assert status.state == "changed" and status.reason == f"changed since the run read it: {bias}"
+    with pytest.raises(InputError, match=r"from inputs that have changed since .*bias\.jsonl.* --rerun_changed"):
+        sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_cli.sweep(recipe, runner=finishing_runner(calls), rerun_changed=True)
+    assert len(calls) == 2 and run_status(run).state == "done"
+
+    (teacher / "model.safetensors").write_bytes(b"weights v2")  # the teacher trained again
+    assert "teacher/model.safetensors" in run_status(run).reason
+    meta.pop("inputs")  # a run recorded before inputs were: judged by its settings only
+    (Path(run.output_dir) / RUN_META).write_text(json.dumps(meta))
+    assert run_status(run).state == "done"
 
 
 def sweep_command(recipe: Path, *extra: str) -> list[str]:
