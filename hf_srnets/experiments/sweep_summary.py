@@ -459,7 +459,8 @@ def plot_paired(rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline
 def budget_line(records: Sequence[dict[str, Any]]) -> str:
     """What the finished runs cost, from their results: the number of runs, the hours of training (`train_runtime`)
     and of evaluation (every `eval_*_runtime`, one per evaluated set) summed over the runs, and the torch threads
-    and precisions they ran with."""
+    and precisions they ran with. A resumed run's `train_runtime` includes the time before its resume
+    (`hf_srnets.training.resumed_loss`) unless its checkpoint lacked the record, which the line then says."""
     train = sum(float(r.get("train_runtime", 0.0)) for r in records)
     evaluation = sum(
         float(v) for r in records for k, v in r.items() if k.startswith("eval_") and k.endswith("_runtime")
@@ -474,7 +475,14 @@ def budget_line(records: Sequence[dict[str, Any]]) -> str:
         )
         if part
     )
+    partial = sum("train_runtime_from_step" in r for r in records)
+    undercount = (
+        f" {partial} of the runs resumed from a checkpoint that did not record the time before it: only their time "
+        "after the resume is counted."
+        if partial
+        else ""
+    )
     return (
         f"Budget: {len(records)} runs, {train / 3600:.2f} h of training and {evaluation / 3600:.2f} h of evaluation "
-        f"(summed runtimes{'; ' + where if where else ''}).\n"
+        f"(summed runtimes{'; ' + where if where else ''}).{undercount}\n"
     )

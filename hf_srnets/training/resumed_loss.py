@@ -1,4 +1,5 @@
-"""The whole run's mean training loss across a resume: what each checkpoint records, and the mean it gives.
+"""The whole run's mean training loss and training time across a resume: what each checkpoint records, and the
+values it gives.
 
 `Trainer.train` reports `train_loss` as the mean over the steps of *that call*: after `--resume_from_checkpoint`
 it covers only the steps after the resume. `SRNetTrainer` records in every checkpoint's `trainer_state.json`
@@ -6,6 +7,10 @@ it covers only the steps after the resume. `SRNetTrainer` records in every check
 reports (sum before the resume + sum after it) / all steps: the mean an uninterrupted run reports, up to float
 rounding. A checkpoint without the record (written by an older hf_srnets) cannot give it: the mean then covers the
 steps after the resume, and `train_loss_from_step` says from which step.
+
+`train_runtime` likewise covers one call; each checkpoint also records the seconds of training so far, and a resumed
+run reports them plus its own call's (`train_runtime_from_step` when the checkpoint lacks the record), so a sweep's
+budget counts the steps a run kept, whether or not it was interrupted.
 """
 
 from __future__ import annotations
@@ -17,20 +22,22 @@ from typing import Any
 
 STATE_KEY = "SRNetRunLoss"  # the entry of TrainerState.stateful_callbacks (saved in trainer_state.json)
 TRAINER_STATE = "trainer_state.json"
+RUN_WIDE_METRICS = ("train_loss", "train_loss_from_step", "train_runtime", "train_runtime_from_step")
 
 
 @dataclass(frozen=True)
 class ResumedLoss:
-    """What a checkpoint says about the steps before a resume: how many, and the sum of their losses (None when
-    the checkpoint does not record it)."""
+    """What a checkpoint says about the steps before a resume: how many, the sum of their losses and the seconds
+    they took to train (None when the checkpoint does not record it)."""
 
     global_step: int
     loss_sum: float | None
+    runtime: float | None = None
 
 
-def loss_record(loss_sum: float | None, global_step: int) -> dict[str, Any]:
-    """The `stateful_callbacks` entry a checkpoint at `global_step` records (None: the sum is not known)."""
-    return {"loss_sum": loss_sum, "global_step": global_step}
+def loss_record(loss_sum: float | None, global_step: int, runtime: float | None = None) -> dict[str, Any]:
+    """The `stateful_callbacks` entry a checkpoint at `global_step` records (None: the value is not known)."""
+    return {"loss_sum": loss_sum, "global_step": global_step, "runtime": runtime}
 
 
 def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
@@ -41,18 +48,24 @@ def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
         state = json.load(f)
     record = (state.get("stateful_callbacks") or {}).get(STATE_KEY)
     step = int(state.get("global_step", 0))
-    if isinstance(record, dict) and record.get("global_step") == step and record.get("loss_sum") is not None:
-        return ResumedLoss(step, float(record["loss_sum"]))
-    return ResumedLoss(step, None)
+    if not isinstance(record, dict) or record.get("global_step") != step:
+        return ResumedLoss(step, None)
+    loss_sum, runtime = record.get("loss_sum"), record.get("runtime")
+    return ResumedLoss(step, None if loss_sum is None else float(loss_sum), None if runtime is None else float(runtime))
 
 
 def whole_run_metrics(metrics: dict[str, Any], global_step: int, before: ResumedLoss) -> dict[str, Any]:
-    """`metrics` of a resumed `train()` with `train_loss` over the whole run (steps 1..`global_step`), or, when the
-    checkpoint lacks the loss sum, with `train_loss_from_step` naming the first step its mean covers."""
+    """`metrics` of a resumed `train()` with `train_loss` and `train_runtime` over the whole run (steps
+    1..`global_step`); a value the checkpoint lacks stays this call's, and `train_loss_from_step` /
+    `train_runtime_from_step` name the first step it covers."""
     metrics = dict(metrics)
     after = global_step - before.global_step
     if before.loss_sum is None:
         metrics["train_loss_from_step"] = before.global_step + 1
-        return metrics
-    metrics["train_loss"] = (before.loss_sum + metrics["train_loss"] * after) / max(global_step, 1)
+    else:
+        metrics["train_loss"] = (before.loss_sum + metrics["train_loss"] * after) / max(global_step, 1)
+    if before.runtime is None:
+        metrics["train_runtime_from_step"] = before.global_step + 1
+    elif "train_runtime" in metrics:
+        metrics["train_runtime"] = before.runtime + metrics["train_runtime"]
     return metrics

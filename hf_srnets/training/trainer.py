@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -29,7 +30,7 @@ from .length_sorted_eval import (
     restore_if_per_example,
     restore_order,
 )
-from .resumed_loss import STATE_KEY, ResumedLoss, loss_record, resumed_loss, whole_run_metrics
+from .resumed_loss import RUN_WIDE_METRICS, STATE_KEY, ResumedLoss, loss_record, resumed_loss, whole_run_metrics
 
 logger = logging.get_logger(__name__)
 
@@ -253,14 +254,15 @@ class SRNetTrainer(Trainer):
             return False
         return super()._determine_best_metric(metrics, trial)
 
-    # -- the whole run's training loss across a resume -------------------------------------------------------------
+    # -- the whole run's training loss and time across a resume ---------------------------------------------------
     def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any) -> TrainOutput:
-        """`Trainer.train`; after a resume, `train_loss` is the mean over every step of the run, not only the steps
-        of this call (`hf_srnets.training.resumed_loss`)."""
+        """`Trainer.train`; after a resume, `train_loss` is the mean over every step of the run and `train_runtime`
+        the seconds of every step kept, not only those of this call (`hf_srnets.training.resumed_loss`)."""
         checkpoint = resume_from_checkpoint
         if isinstance(checkpoint, bool):
             checkpoint = get_last_checkpoint(self.args.output_dir) if checkpoint else None
         self._resumed_loss = resumed_loss(checkpoint)
+        self._train_call_start = time.monotonic()
         output = super().train(resume_from_checkpoint, *args, **kwargs)
         before = self._resumed_loss
         if before is None or before.global_step == 0:
@@ -268,7 +270,7 @@ class SRNetTrainer(Trainer):
         metrics = whole_run_metrics(output.metrics, output.global_step, before)
         for entry in reversed(self.state.log_history):  # the final log entry holds the metrics train() logged
             if "train_loss" in entry:
-                entry.update({k: metrics[k] for k in ("train_loss", "train_loss_from_step") if k in metrics})
+                entry.update({k: metrics[k] for k in RUN_WIDE_METRICS if k in metrics})
                 break
         return TrainOutput(output.global_step, metrics["train_loss"], metrics)
 
@@ -282,10 +284,20 @@ class SRNetTrainer(Trainer):
         since = getattr(self, "_total_loss_scalar", 0.0) + (float(pending.item()) if pending is not None else 0.0)
         return before.loss_sum + since
 
+    def _run_runtime(self) -> float | None:
+        """Seconds of training so far, those before a resume included (None when the resumed checkpoint did not
+        record theirs)."""
+        before = getattr(self, "_resumed_loss", None) or ResumedLoss(0, 0.0, 0.0)
+        if before.runtime is None:
+            return None
+        return before.runtime + time.monotonic() - getattr(self, "_train_call_start", time.monotonic())
+
     # -- saving and loading ----------------------------------------------------------------------------------
     def _save_checkpoint(self, model: nn.Module, trial: Any) -> None:
         self._saving_checkpoint = True
-        self.state.stateful_callbacks[STATE_KEY] = loss_record(self._run_loss_sum(), self.state.global_step)
+        self.state.stateful_callbacks[STATE_KEY] = loss_record(
+            self._run_loss_sum(), self.state.global_step, self._run_runtime()
+        )
         try:
             super()._save_checkpoint(model, trial)
         finally:

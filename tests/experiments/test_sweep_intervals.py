@@ -149,6 +149,11 @@ def test_the_budget_line_sums_training_and_every_sets_evaluation_time():
     assert budget_line(records) == (
         "Budget: 2 runs, 2.00 h of training and 0.10 h of evaluation (summed runtimes; torch threads 1, bf16).\n"
     )
+    records[1]["train_runtime_from_step"] = 151  # resumed from an older checkpoint: 5,400 s after step 150 only
+    assert budget_line(records).endswith(
+        "(summed runtimes; torch threads 1, bf16). 1 of the runs resumed from a checkpoint that did not record the "
+        "time before it: only their time after the resume is counted.\n"
+    )
 
 
 def test_runs_without_or_with_foreign_prediction_files_are_named_not_paired(tmp_path) -> None:

@@ -1,6 +1,8 @@
-"""After `resume_from_checkpoint`, `train_loss` is the whole run's mean, as an uninterrupted run reports it."""
+"""After `resume_from_checkpoint`, `train_loss` is the whole run's mean, as an uninterrupted run reports it, and
+`train_runtime` counts the training time before the resume too."""
 
 import json
+import time
 
 import pytest
 from conftest import tiny_model
@@ -56,3 +58,26 @@ def test_a_checkpoint_without_the_loss_record_says_what_the_mean_covers(tmp_path
     path.write_text(json.dumps(state))
     resumed = _trainer(tmp_path, tmp_path / "resumed", False).train(resume_from_checkpoint=str(out / "checkpoint-8"))
     assert resumed.metrics["train_loss_from_step"] == 9
+    assert resumed.metrics["train_runtime_from_step"] == 9
+
+
+def test_train_runtime_after_a_resume_adds_the_time_before_it(tmp_path):
+    out = tmp_path / "out"
+    start = time.monotonic()
+    _trainer(tmp_path, out, False).train()
+    first_call = time.monotonic() - start
+    state = json.loads((out / "checkpoint-8" / "trainer_state.json").read_text())
+    before = state["stateful_callbacks"][STATE_KEY]["runtime"]
+    assert 0 < before < first_call  # measured inside the test's own clock reading of the first run
+    state["stateful_callbacks"][STATE_KEY]["runtime"] = 1000.0  # as if the first 8 steps had taken 1000 s
+    (out / "checkpoint-8" / "trainer_state.json").write_text(json.dumps(state))
+    trainer = _trainer(tmp_path, tmp_path / "resumed", False)
+    start = time.monotonic()
+    resumed = trainer.train(resume_from_checkpoint=str(out / "checkpoint-8"))
+    second_call = time.monotonic() - start
+    assert 1000.0 < resumed.metrics["train_runtime"] <= 1000.0 + second_call + 1e-3  # Trainer rounds to 4 decimals
+    assert "train_runtime_from_step" not in resumed.metrics
+    (final,) = [e for e in trainer.state.log_history if "train_runtime" in e]
+    assert final["train_runtime"] == resumed.metrics["train_runtime"]
+    record = json.loads((tmp_path / "resumed" / "checkpoint-12" / "trainer_state.json").read_text())
+    assert record["stateful_callbacks"][STATE_KEY]["runtime"] > 1000.0  # a checkpoint after the resume adds on
