@@ -4,18 +4,15 @@
     python run_attack.py --model_name_or_path out/sst2_ft --task sst2 --data_dir ../shared/data \
         --recipes textfooler textbugger --output_dir out/sst2_ft/attack
 
-The options, outputs and resuming rules are those of `hf_srnets.cli.attack` (`main`).
+The options, outputs and resuming rules are those of `hf_srnets.commands.attack` (`main`).
 """
 
 from __future__ import annotations
 
-import logging
-
-from hf_srnets.cli.attack import main
+from hf_srnets.commands.attack import main, script_main
 from hf_srnets.errors import run_script
 
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    raise SystemExit(run_script(main))
+    raise SystemExit(run_script(script_main))

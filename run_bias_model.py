@@ -4,12 +4,12 @@
     python run_bias_model.py --task mnli --data_dir ../shared/data --output_dir bias
     python run_glue_sparse.py ... --loss poe --bias_predictions bias/bias_train.jsonl
 
-The options, the files written and the output dir's rules are those of `hf_srnets.cli.bias_model` (`main`).
+The options, the files written and the output dir's rules are those of `hf_srnets.commands.bias_model` (`main`).
 """
 
 from __future__ import annotations
 
-from hf_srnets.cli.bias_model import main
+from hf_srnets.commands.bias_model import main
 from hf_srnets.errors import run_script
 
 __all__ = ["main"]

@@ -3,18 +3,15 @@
 
     python run_extract_ticket.py search_sst2 --sparsity 0.1 0.3 0.5 --output_dir tickets_sst2
 
-The options and the files written are those of `hf_srnets.cli.extract_ticket` (`main`).
+The options and the files written are those of `hf_srnets.commands.extract_ticket` (`main`).
 """
 
 from __future__ import annotations
 
-import logging
-
-from hf_srnets.cli.extract_ticket import main
+from hf_srnets.commands.extract_ticket import main, script_main
 from hf_srnets.errors import run_script
 
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
-    raise SystemExit(run_script(main))
+    raise SystemExit(run_script(script_main))

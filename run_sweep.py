@@ -3,10 +3,10 @@
 
     python run_sweep.py examples/sweep_minilm_mnli.yaml --checkpoint_steps 50
 
-Options and the recipe format: `python run_sweep.py --help` (`hf_srnets.cli.sweep`).
+Options and the recipe format: `python run_sweep.py --help` (`hf_srnets.commands.sweep`).
 """
 
-from hf_srnets.cli.sweep import main
+from hf_srnets.commands.sweep import main
 from hf_srnets.errors import run_script
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Architecture rules of the package (ARCHITECTURE.md): no import cycles among `hf_srnets` modules, layers that only
 import downwards, no pruning method named outside its own folder, at most 5 modules beside the packages, scripts of
-at most 40 lines that call `hf_srnets.cli.<script>.main`, no function over 80 lines.
+at most 40 lines that call `hf_srnets.commands.<script>.main`, no circle of packages, no function over 80 lines.
 
 Import graph: module A needs module B when A imports B anywhere in its source: at module level, inside a function
 or under `if TYPE_CHECKING:` (a deferred or type-only import hides a cycle, it does not remove it). Relative
@@ -26,9 +26,9 @@ MAX_FUNCTION_LINES = 80
 MAX_SCRIPT_LINES = 40
 MAX_LOOSE_MODULES = 5
 
-# The layers, lowest first: a module imports only modules of its own layer or below. The run's command line
-# (cli/) sits under experiments/ (sweeps and RMC stage 1 drive runs through it), and the other scripts' entry
-# points (SCRIPT_MODULES) on top of both.
+# The layers, lowest first: a module imports only modules of its own layer or below. Each package sits on one
+# floor: the command line's parsing (cli/) under one run's phases (runner/), under the experiments made of runs
+# (experiments/), under the scripts' commands (commands/).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "run_files", "version", "resources"),
     ("metrics", "data"),
@@ -37,10 +37,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("training",),
     ("publish",),
     ("cli",),
+    ("runner",),
     ("experiments",),
-    ("scripts",),
+    ("commands",),
 )
-SCRIPT_MODULES = ("attack", "bias_model", "extract_ticket", "sample_difficulty", "sweep")
 
 
 def module_files(root: Path, package: str) -> dict[str, Path]:
@@ -173,13 +173,26 @@ def long_functions(files: list[Path], root: Path, limit: int = MAX_FUNCTION_LINE
 
 
 def layer_of(module: str) -> str | None:
-    """The layer (`LAYERS`) of a module of the package; None for the package's `__init__`, which may import all."""
+    """The layer (`LAYERS`) of a module of the package: its top-level package or module; None for the package's
+    `__init__`, which may import all."""
     parts = module.split(".")
-    if len(parts) == 1:
-        return None
-    if parts[1] == "cli" and len(parts) > 2 and parts[2] in SCRIPT_MODULES:
-        return "scripts"
-    return parts[1]
+    return parts[1] if len(parts) > 1 else None
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph drawn per floor member: top-level package (or loose module) -> those it imports."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        here = layer_of(module)
+        if here is None:
+            continue
+        out.setdefault(here, set()).update(t for t in map(layer_of, targets) if t is not None and t != here)
+    return out
+
+
+def package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Circles of packages that import each other (through any of their modules), one per strongly connected set."""
+    return import_cycles(package_graph(graph))
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -230,15 +243,16 @@ def loose_modules(root: Path, package: str) -> list[str]:
 
 
 def script_problems(root: Path) -> list[str]:
-    """Each top-level `run_<name>.py` longer than `MAX_SCRIPT_LINES` or not calling `hf_srnets.cli.<module>.main`."""
+    """Each top-level `run_<name>.py` longer than `MAX_SCRIPT_LINES` or not calling
+    `hf_srnets.commands.<module>.main`."""
     problems = []
     for path in sorted(root.glob("run_*.py")):
         text = path.read_text(encoding="utf-8")
         lines = len(text.splitlines())
         if lines > MAX_SCRIPT_LINES:
             problems.append(f"{path.name}: {lines} lines")
-        if not re.search(r"^from hf_srnets\.cli(\.\w+)? import .*\bmain\b", text, re.MULTILINE):
-            problems.append(f"{path.name}: does not take `main` from hf_srnets.cli")
+        if not re.search(r"^from hf_srnets\.commands\.\w+ import .*\bmain\b", text, re.MULTILINE):
+            problems.append(f"{path.name}: does not take `main` from hf_srnets.commands")
     return problems
 
 
@@ -260,6 +274,19 @@ def test_no_import_cycles_in_the_package():
         + "\nsets: "
         + "; ".join(", ".join(t) for t in tangled)
     )
+
+
+def test_no_circle_of_packages():
+    """A package that imports another which imports it back sits on two floors (as `cli/` once did)."""
+    circles = package_cycles(import_graph(ROOT, PACKAGE))
+    assert not circles, "packages that import each other:\n" + "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_every_package_has_a_floor():
+    packages = {path.parent.name for path in (ROOT / PACKAGE).glob("*/__init__.py")}
+    loose = {path.stem for path in (ROOT / PACKAGE).glob("*.py")} - {"__init__"}
+    floors = {name for names in LAYERS for name in names}
+    assert packages | loose == floors, f"not in LAYERS: {sorted((packages | loose) - floors)}"
 
 
 def test_layers_only_import_downwards():
@@ -369,17 +396,41 @@ def test_the_layer_and_name_checks_find_what_they_look_for(tmp_path):
         "pkg/data/load.py": "from ..cli.options import X\nMODE = 'imp'\n",  # up two layers, and a method name
         "pkg/cli/__init__.py": "",
         "pkg/cli/options.py": "from ..data import load\nX = 'threshold'\n",  # down: fine; cli/ may name methods
-        "pkg/cli/sweep.py": "from ..experiments import runs\n",  # a script module: above experiments
+        "pkg/commands/__init__.py": "",
+        "pkg/commands/sweep.py": "from ..experiments import runs\n",  # the top floor: above experiments
         "pkg/experiments/__init__.py": "",
-        "pkg/experiments/runs.py": '"""imp"""\nfrom ..cli import options\n',  # a docstring is not a name
+        "pkg/experiments/runs.py": '"""imp"""\nfrom ..cli import options\nfrom ..commands import sweep\n',  # up one
     }
     root = write_tree(tmp_path, files)
-    assert upward_imports(import_graph(root, "pkg")) == ["pkg.data.load -> pkg.cli.options"]
+    assert upward_imports(import_graph(root, "pkg")) == [
+        "pkg.data.load -> pkg.cli.options",
+        "pkg.experiments.runs -> pkg.commands.sweep",
+    ]
     assert method_name_literals(root, "pkg", {"imp", "threshold"}) == ["pkg/data/load.py:2 'imp'"]
     assert loose_modules(root, "pkg") == ["__init__.py"]
-    (root / "run_long.py").write_text("from hf_srnets.cli.long import main\n" + "x = 1\n" * 40)
-    (root / "run_thin.py").write_text("from hf_srnets.errors import run_script\n")
-    assert script_problems(root) == ["run_long.py: 41 lines", "run_thin.py: does not take `main` from hf_srnets.cli"]
+    (root / "run_long.py").write_text("from hf_srnets.commands.long import main\n" + "x = 1\n" * 40)
+    (root / "run_thin.py").write_text("from hf_srnets.cli import main\n")  # the parser's floor, not a command
+    assert script_problems(root) == [
+        "run_long.py: 41 lines",
+        "run_thin.py: does not take `main` from hf_srnets.commands",
+    ]
+
+
+def test_a_circle_of_packages_is_found_where_no_module_cycle_is(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a/__init__.py": "",
+        "pkg/a/x.py": "from ..b import y\n",
+        "pkg/a/w.py": "",
+        "pkg/b/__init__.py": "",
+        "pkg/b/y.py": "",
+        "pkg/b/z.py": "from ..a import w\n",  # b needs a while a needs b: one package on two floors
+        "pkg/c.py": "from .a import x\n",
+    }
+    graph = import_graph(write_tree(tmp_path, files), "pkg")
+    assert import_cycles(graph) == []
+    assert package_graph(graph) == {"a": {"b"}, "b": {"a"}, "c": {"a"}}
+    assert package_cycles(graph) == [["a", "b", "a"]]
 
 
 def test_test_module_names_are_unique():

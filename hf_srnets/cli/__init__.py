@@ -1,9 +1,10 @@
-"""The command line of `run_glue_sparse.py`: its options (`options`, over `parser.SRNetArgumentParser`) and a run
-as package phases (`run.main`: parse -> validate -> output dir -> `data` -> `model` -> trainer -> train ->
-evaluate -> `outputs`)."""
+"""The command line of `run_glue_sparse.py`, parsing only: its options (`options`, over `parser.SRNetArgumentParser`
+and the dataclasses of `arguments` and `training.arguments`) turned into a checked `RunArguments`.
 
-from .glue_sparse import main, run
+The commands themselves (`main` of every script) are in `hf_srnets.commands`; one run's phases in
+`hf_srnets.runner`."""
+
 from .options import RunArguments, build_parser, parse_args, validate_args
 from .parser import SRNetArgumentParser
 
-__all__ = ["RunArguments", "SRNetArgumentParser", "build_parser", "main", "parse_args", "run", "validate_args"]
+__all__ = ["RunArguments", "SRNetArgumentParser", "build_parser", "parse_args", "validate_args"]

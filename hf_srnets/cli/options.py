@@ -23,9 +23,9 @@ from ..losses import LOSSES
 from ..objectives import OBJECTIVES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
 from ..training.arguments import SRNetTrainingArguments
+from ..training.precision import cpu_bf16_overrides
 from .arguments import DataArguments, ModelArguments
 from .parser import SRNetArgumentParser, cli_field_names
-from .precision import cpu_bf16_overrides
 
 logger = logging.getLogger(__name__)
 

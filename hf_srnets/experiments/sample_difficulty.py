@@ -4,7 +4,7 @@ easy/hard split of the dev set (Du et al. 2023, §4.1, §5.1, Fig. 2).
 
 The IMP runs are ordinary `run_glue_sparse.py` runs (`--pruning imp --sparsity s`, k = ⌈s/0.1⌉ rounds of s/k each,
 every 1/k of the run, so no round prunes more than 10% as in Win-win Table 4). The sets are read with the run's own
-data phase (`hf_srnets.cli.data`), so the ids, rows and label order are the ones a later `--loss rmc` run joins
+data phase (`hf_srnets.runner.data`), so the ids, rows and label order are the ones a later `--loss rmc` run joins
 `--sample_difficulty` on.
 """
 
@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from ..cli import parse_args, validate_args
-from ..cli.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from ..data.columns import write_difficulty
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
 from ..pruning.magnitude import MagnitudePruning
 from ..run_files import RESULTS_NAME, is_finished
+from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from .child_runs import sets_flag
 
 logger = logging.getLogger(__name__)

@@ -13,10 +13,10 @@ import pytest
 
 from hf_srnets.bias import compute_bias_predictions
 from hf_srnets.cli.arguments import DataArguments
-from hf_srnets.cli.columns import attach_probabilities
-from hf_srnets.cli.data import split_files
 from hf_srnets.data import BIAS_COLUMN, custom_task, get_task, load_file, read_predictions
 from hf_srnets.data.splits import add_extra_training_data
+from hf_srnets.runner.columns import attach_probabilities
+from hf_srnets.runner.data import split_files
 from hf_srnets.training.arguments import SRNetTrainingArguments
 
 MNLI = get_task("mnli")

@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA_DIR
 
 from hf_srnets.bias import compute_bias_predictions, overlap_features, save_bias_predictions, tokenize
-from hf_srnets.cli import bias_model as bias_model_cli
+from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, load_file, load_source, read_predictions
 from hf_srnets.resources.word_vectors import WordVectors, glove_package_dir
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR
 
-from hf_srnets.cli import bias_model as bias_model_cli
+from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import read_predictions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -7,10 +7,10 @@ import pytest
 
 from hf_srnets.cli import parse_args
 from hf_srnets.cli.arguments import ModelArguments
-from hf_srnets.cli.data import check_model_inputs
 from hf_srnets.compact.loading import check_model_path
 from hf_srnets.errors import InputError, MissingInputError
 from hf_srnets.experiments.sample_difficulty import SampleDifficultyArguments
+from hf_srnets.runner.data import check_model_inputs
 
 BASE = ["--model_name_or_path", "m", "--output_dir", "o"]
 

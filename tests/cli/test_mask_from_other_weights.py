@@ -10,7 +10,7 @@ import torch
 from conftest import mnli_run_args
 from transformers import AutoModelForSequenceClassification
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning.l0 import L0Config
 

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 from conftest import mnli_run_args
 
-from hf_srnets.cli import main
-from hf_srnets.cli.precision import check_precision, cpu_bf16, cpu_flags, training_precision
+from hf_srnets.commands.glue_sparse import main
+from hf_srnets.training.precision import check_precision, cpu_bf16, cpu_flags, training_precision
 
 # The shape of Linux's /proc/cpuinfo: "key<TAB>: value" lines, one block per logical CPU.
 AVX2_CPU = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse sse2 avx avx2 fma\n\nprocessor\t: 1\n"
@@ -36,7 +36,7 @@ def _args(device: str, bf16: bool = False, fp16: bool = False) -> SimpleNamespac
 
 
 def test_bf16_on_a_cpu_that_emulates_it_warns_and_is_recorded(caplog):
-    with caplog.at_level(logging.INFO, logger="hf_srnets.cli.precision"):
+    with caplog.at_level(logging.INFO, logger="hf_srnets.training.precision"):
         record = check_precision(_args("cpu", bf16=True), flags={"avx2"})
     assert record == {"precision": "bf16", "cpu_bf16": "emulated"}
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -45,7 +45,7 @@ def test_bf16_on_a_cpu_that_emulates_it_warns_and_is_recorded(caplog):
 
 def test_fp32_on_a_cpu_with_bf16_says_what_bf16_would_do_without_turning_it_on(caplog):
     args = _args("cpu")
-    with caplog.at_level(logging.INFO, logger="hf_srnets.cli.precision"):
+    with caplog.at_level(logging.INFO, logger="hf_srnets.training.precision"):
         record = check_precision(args, flags={"avx512_bf16"})
     assert record == {"precision": "fp32", "cpu_bf16": "native (avx512_bf16)"}
     assert args.bf16 is False  # the user's choice stands

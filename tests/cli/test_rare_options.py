@@ -9,12 +9,13 @@ import torch
 from datasets import Dataset
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from hf_srnets.cli import outputs, parse_args
-from hf_srnets.cli.columns import _attach_fitted_bias
-from hf_srnets.cli.data import check_model_inputs, position_limit
+from hf_srnets.cli import parse_args
 from hf_srnets.data import BIAS_COLUMN, get_task
 from hf_srnets.errors import InputError
 from hf_srnets.pruning.threshold.schedules import schedule_end_step, sparsity_at
+from hf_srnets.runner import outputs
+from hf_srnets.runner.columns import _attach_fitted_bias
+from hf_srnets.runner.data import check_model_inputs, position_limit
 
 BASE = ["--model_name_or_path", "m", "--output_dir", "out/run1"]
 CUBIC = ["--pruning", "mask", "--sparsity", "0.9", "--initial_sparsity", "0.5", "--sparsity_schedule", "cubic"]

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.cli.arguments import DataArguments
-from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import load_file
 from hf_srnets.data.splits import load_splits
+from hf_srnets.runner.data import run_task, split_files
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 FEVER = FIXTURES / "fever"

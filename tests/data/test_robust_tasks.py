@@ -14,12 +14,12 @@ import pytest
 from conftest import DATA_DIR, assert_run_predictions_match_hand
 
 from hf_srnets.cli.arguments import DataArguments
-from hf_srnets.cli.data import split_files
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
 from hf_srnets.data.tasks import display_name
 from hf_srnets.experiments.sweep_summary import metric_title
+from hf_srnets.runner.data import split_files
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 
@@ -129,7 +129,7 @@ def test_real_files(task_name, split):
 
 
 def run_cli(pretrained: Path, data_dir: Path, out: Path, *extra: str) -> dict:
-    from hf_srnets.cli import main
+    from hf_srnets.commands.glue_sparse import main
 
     main(
         [

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.cli.arguments import DataArguments
-from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import add_extra_training_data, load_splits
 from hf_srnets.data.tasks import HANS_LABELS
+from hf_srnets.runner.data import run_task, split_files
 
 FEVER = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "fever"
 NLI = ("entailment", "neutral", "contradiction")

@@ -8,11 +8,11 @@ import pytest
 from datasets import Dataset
 
 from hf_srnets.cli.arguments import DataArguments
-from hf_srnets.cli.data import attach_hard_flags
 from hf_srnets.data import get_task, load_file
 from hf_srnets.evaluation import build_evaluator, easy_hard_table, hard_flags, read_hard_flags
 from hf_srnets.publish.card import render_model_card
 from hf_srnets.publish.card_facts import CardFacts
+from hf_srnets.runner.data import attach_hard_flags
 
 # The header and first lines of the published mnli_hard/mnli_validation_matched_hardness.csv
 HARDNESS_CSV = "idx,pairID,hardness\n0,63735n,1\n1,91383c,1\n2,755e,1\n3,78013c,1\n4,96377c,0\n5,139749c,0\n"

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from hf_srnets.cli import parse_args, validate_args
-from hf_srnets.cli import sweep as run_sweep
+from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.data import custom_task, get_task
 from hf_srnets.experiments import sweep_runs
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hf_srnets.cli import sweep as run_sweep
+from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
 from hf_srnets.experiments.sweep_summary import add_f_bias, collect, evaluated_sets, metric_title
 

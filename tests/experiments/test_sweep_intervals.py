@@ -11,7 +11,7 @@ import os
 import pytest
 from sklearn.metrics import f1_score
 
-from hf_srnets.cli import sweep as run_sweep
+from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
 from hf_srnets.experiments.sweep_summary import (
     add_paired_intervals,

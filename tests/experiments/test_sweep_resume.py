@@ -18,7 +18,7 @@ import pytest
 import yaml
 from conftest import mnli_run_args
 
-from hf_srnets.cli import sweep as sweep_cli
+from hf_srnets.commands import sweep as sweep_cli
 from hf_srnets.errors import InputError
 from hf_srnets.experiments.sweep_runs import RUN_META, planned_runs, run_dir, run_status, status_report
 

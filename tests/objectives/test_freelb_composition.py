@@ -11,7 +11,7 @@ from conftest import mnli_run_args, tiny_model
 from torch import nn
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import FreeLB

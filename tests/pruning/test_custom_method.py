@@ -16,7 +16,7 @@ from conftest import mnli_run_args
 from torch import nn
 from transformers import AutoModelForSequenceClassification, BertModel
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import (
     PRUNING_METHODS,

@@ -10,7 +10,7 @@ import torch
 from conftest import mnli_run_args, tiny_model
 from transformers import AutoModelForSequenceClassification, BertModel
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import exact_mask
 from hf_srnets.pruning.l0 import L0Config, extract_ticket, read_search_dir, write_ticket

@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import mnli_run_args, tiny_model
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import RandomConfig, RandomPruning, ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config

@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import tiny_model
 
-from hf_srnets.cli import extract_ticket as extract_ticket_cli
+from hf_srnets.commands import extract_ticket as extract_ticket_cli
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config

@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import mnli_run_args
 
-from hf_srnets.cli import main
+from hf_srnets.commands.glue_sparse import main
 
 
 @pytest.mark.slow  # one MiniLM evaluation of 32 dev and 64 HANS pairs

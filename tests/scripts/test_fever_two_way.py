@@ -15,7 +15,7 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from hf_srnets.cli import bias_model as bias_model_cli
+from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.masking import SRNetModel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))

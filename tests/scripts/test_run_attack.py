@@ -14,7 +14,7 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 
 from hf_srnets.attack import ATTACK_RECIPES, AttackRecipe, AttackResult, build_classifier, load_victim
 from hf_srnets.attack.base import register_attack_recipe
-from hf_srnets.cli import attack as attack_cli
+from hf_srnets.commands import attack as attack_cli
 from hf_srnets.data.tasks import get_task
 from hf_srnets.errors import InputError
 

@@ -12,11 +12,11 @@ from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets.cli import parse_args, validate_args
-from hf_srnets.cli.data import run_task, split_files
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import load_splits
 from hf_srnets.masking import SRNetModel
 from hf_srnets.masking.hub_upload import HubUploadError
+from hf_srnets.runner.data import run_task, split_files
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 import run_glue_sparse

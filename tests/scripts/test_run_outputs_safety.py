@@ -14,10 +14,10 @@ from conftest import mnli_run_args
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 import run_glue_sparse
-from hf_srnets.cli.glue_sparse import files_read
 from hf_srnets.cli.options import parse_args
-from hf_srnets.cli.outputs import check_train_predictions_path
 from hf_srnets.errors import InputError
+from hf_srnets.runner import files_read
+from hf_srnets.runner.outputs import check_train_predictions_path
 
 TSV = "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\t"
 

@@ -5,8 +5,8 @@ import inspect
 
 from transformers import HfArgumentParser
 
-from hf_srnets.cli import bias_model as run_bias_model
 from hf_srnets.cli.arguments import DataArguments, TaskDataArguments
+from hf_srnets.commands import bias_model as run_bias_model
 
 SHARED = {"task", "data_dir", "train_file", "task_labels", "bias_model", "ood_file", "ood_labels", "max_train_samples"}
 

@@ -34,11 +34,11 @@ from transformers import HfArgumentParser
 
 from ..bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
 from ..bias.report import near_uniform_warning
+from ..cli.arguments import TaskDataArguments
 from ..data import EvalSet, TaskSpec, ood_file_set, resolve_task
 from ..data.splits import check_same_inputs, ood_label_options, parse_ood_labels, read_split
-from ..errors import InputError
+from ..errors import InputError, run_script
 from ..training.output_dir import prepare_output_dir
-from .arguments import TaskDataArguments
 
 logger = logging.getLogger("run_bias_model")
 CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir
@@ -246,3 +246,7 @@ def run(args: BiasModelArguments) -> dict[str, Any]:
         paths["train"],
     )
     return report
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(main))

@@ -45,16 +45,16 @@ from ..attack import (
     select_indices,
     summarize_records,
 )
+from ..cli.parser import SRNetArgumentParser
 from ..data import TaskSpec
 from ..data.attack_samples import read_attack_sample
 from ..data.splits import read_split
 from ..data.tasks import resolve_task
-from ..errors import InputError
+from ..errors import InputError, run_script
 from ..publish.card import update_card_attack_section
 from ..run_files import RESULTS_NAME
 from ..training.output_dir import acquire_lock
-from .parser import SRNetArgumentParser
-from .precision import warn_if_bf16_is_emulated
+from ..training.precision import warn_if_bf16_is_emulated
 
 logger = logging.getLogger("run_attack")
 
@@ -318,3 +318,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return _attack_all(args, task, examples, data_desc)
     finally:
         lock.release()
+
+
+def script_main() -> None:
+    """`main()` as `run_attack.py` and `python -m hf_srnets.commands.attack` run it, logging at INFO."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(script_main))

@@ -10,6 +10,7 @@ from typing import Any
 from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
+from ..cli.options import RunArguments
 from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, prune_heads
 from ..compact.loading import load_classifier
 from ..data import TaskSpec
@@ -18,7 +19,6 @@ from ..training.arguments import SRNetTrainingArguments
 from ..training.collator import SRNetDataCollator
 from ..training.trainer import SRNetTrainer
 from .data import RunData
-from .options import RunArguments
 
 logger = logging.getLogger(__name__)
 

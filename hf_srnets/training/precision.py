@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..training.arguments import training_precision
+from .arguments import training_precision
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import InputError
+from ..cli.options import parse_args, validate_args
+from ..cli.parser import load_config_file
+from ..errors import InputError, run_script
 from ..experiments.child_runs import run_glue_sparse, sets_flag
 from ..experiments.sweep_runs import (
     PlannedRun,
@@ -78,10 +80,8 @@ from ..experiments.sweep_summary import (
     sweep_f_bias_table,
     write_csv,
 )
+from ..runner.data import run_task
 from ..training.output_dir import is_checkpoint
-from .data import run_task
-from .options import parse_args, validate_args
-from .parser import load_config_file
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -293,3 +293,7 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
     for row in rows:
         print(row)
     return rows
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(main))

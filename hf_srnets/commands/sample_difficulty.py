@@ -24,11 +24,13 @@ it has one, as MNLI's dev_matched.tsv). A reused `--output_dir` of other setting
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
 from transformers import HfArgumentParser
 
+from ..errors import run_script
 from ..experiments.child_runs import run_glue_sparse
 from ..experiments.sample_difficulty import SampleDifficultyArguments, compute_difficulty
 
@@ -62,3 +64,14 @@ def main(argv: list[str] | None = None, runner: Any = run_one) -> dict[str, Any]
     print(f"alpha {report['alpha']}, {report['train']['examples']} training examples, {dev['hard_examples']} of "
           f"{dev['examples']} dev examples hard{agreement}")  # fmt: skip
     return report
+
+
+def script_main() -> None:
+    """`main()` as `run_sample_difficulty.py` and `python -m hf_srnets.commands.sample_difficulty` run it, logging at
+    INFO."""
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
+    main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(script_main))

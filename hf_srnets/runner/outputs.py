@@ -7,6 +7,7 @@ import logging
 import os
 from typing import Any
 
+from ..cli.options import RunArguments
 from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
@@ -18,7 +19,6 @@ from ..publish.hub import MERGED_DIR, push_run, save_merged
 from ..training.arguments import training_precision
 from ..training.output_dir import is_inside, is_run_output
 from .data import RunData
-from .options import RunArguments
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Literal
 
 from transformers import HfArgumentParser
 
-from ..errors import InputError, MissingInputError
+from ..errors import InputError, MissingInputError, run_script
 from ..pruning.l0 import read_search_dir, write_ticket
 
 logger = logging.getLogger("run_extract_ticket")
@@ -122,3 +122,13 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         json.dump({"search_dir": args.search_dir, "tickets": {**earlier, **reports}}, f, indent=2)
         f.write("\n")
     return reports
+
+
+def script_main() -> None:
+    """`main()` as `run_extract_ticket.py` and `python -m hf_srnets.commands.extract_ticket` run it, logging at INFO."""
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
+    main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(script_main))

@@ -30,6 +30,7 @@ from datasets import Dataset
 from ..bias.cache import cache_key, entry_dir, load_cached, save_cached
 from ..bias.pipeline import choose_bias_model, compute_bias_predictions
 from ..bias.report import near_uniform_warning
+from ..cli.arguments import DataArguments
 from ..data.columns import (
     BIAS_COLUMN,
     DIFFICULTY_COLUMN,
@@ -42,7 +43,6 @@ from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..losses import LOSSES
 from ..training.arguments import SRNetTrainingArguments
-from .arguments import DataArguments
 
 logger = logging.getLogger(__name__)
 

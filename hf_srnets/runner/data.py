@@ -11,6 +11,7 @@ import transformers
 from datasets import Dataset
 from transformers import AutoTokenizer
 
+from ..cli.arguments import DataArguments, ModelArguments
 from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
 from ..data.label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
@@ -19,7 +20,6 @@ from ..data.tasks import resolve_task
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..training.arguments import SRNetTrainingArguments
-from .arguments import DataArguments, ModelArguments
 from .columns import attach_probabilities
 
 

@@ -1,5 +1,6 @@
-"""`main`: one run of `run_glue_sparse.py` as phases: parse, validate, output dir, data, model, trainer, train,
-evaluate, save (results, card, merged checkpoint), train predictions, upload.
+"""`run`: one run of `run_glue_sparse.py` in a prepared output dir, as phases: data, model, trainer, train, evaluate,
+save (results, card, merged checkpoint), train predictions, upload. `hf_srnets.commands.glue_sparse.main` parses,
+validates and prepares the output dir first.
 
 The order of the phases is the order of the operations a run's numbers depend on (seeding, data loading,
 tokenising, model loading, training): keep it.
@@ -8,13 +9,12 @@ tokenising, model loading, training): keep it.
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
 import torch
-import transformers
 from transformers import set_seed
 
+from ..cli.options import RunArguments
 from ..data import SplitSource, id_set_name
 from ..evaluation import (
     MetricRow,
@@ -29,42 +29,13 @@ from ..evaluation import (
 )
 from ..evaluation.eval_predictions import write_eval_predictions
 from ..training.collator import SRNetDataCollator
-from ..training.output_dir import prepare_output_dir
+from ..training.precision import check_precision
 from ..training.trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
 from .model import build_model
-from .options import RunArguments, parse_args, validate_args
-from .outputs import (
-    check_train_predictions_path,
-    hub_repo_id,
-    push_outputs,
-    save_outputs,
-    write_train_predictions,
-)
-from .precision import check_precision
+from .outputs import hub_repo_id, push_outputs, save_outputs, write_train_predictions
 
 logger = logging.getLogger(__name__)
-
-
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Parse and check the arguments, prepare the output dir, and run; return the results (all_results.json)."""
-    run_args = parse_args(argv)
-    logging.basicConfig(
-        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
-        level=logging.INFO,
-        handlers=[logging.StreamHandler(sys.stdout)],
-    )
-    transformers.utils.logging.set_verbosity(run_args.training.get_process_log_level())
-    validate_args(run_args)
-    check_train_predictions_path(run_args, files_read(run_args))
-    with prepare_output_dir(
-        run_args.training.output_dir,
-        overwrite=run_args.model.overwrite_output_dir,
-        resume=run_args.training.resume_from_checkpoint,
-        is_main_process=run_args.training.should_save,
-        reads=files_read(run_args),
-    ):
-        return run(run_args)
 
 
 def files_read(run_args: RunArguments) -> list[str | None]:
