@@ -7,7 +7,8 @@ a multinomial logistic regression (`model`, C chosen on held-out training rows) 
 p_b for the training set and every other split, plus a report (`report`: accuracy, calibration, per-label
 breakdown). `save_bias_predictions` (`prediction_files`) writes them as `bias_<split>.jsonl`
 (`hf_srnets.data.read_predictions` format) and `bias_report.json`; `cache` keeps fitted predictions keyed by the
-data and settings they depend on (a run joins them to its training set in `hf_srnets.cli.columns`). This
+data and settings they depend on, and `fit_or_load_bias_predictions` (`fit_or_load`) loads them from there or fits
+and caches them (a run joins them to its training set by id with `hf_srnets.data.joins`). This
 `__init__` only re-exports: the modules import each other, never the package.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from ..resources.tokens import tokenize, vocabulary
 from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
+from .fit_or_load import fit_or_load_bias_predictions, fitted_bias_description
 from .model import BiasModel, missing_labels_message, select_C
 from .pipeline import BIAS_MODELS, check_split, choose_bias_model, compute_bias_predictions
 from .prediction_files import save_bias_predictions
@@ -28,6 +30,8 @@ __all__ = [
     "choose_bias_model",
     "claim_features",
     "compute_bias_predictions",
+    "fit_or_load_bias_predictions",
+    "fitted_bias_description",
     "format_report",
     "missing_labels_message",
     "near_uniform_warning",

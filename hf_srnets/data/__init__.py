@@ -13,6 +13,7 @@ from .columns import (
     write_difficulty,
     write_predictions,
 )
+from .joins import extra_names, extra_sets, join_probabilities, row_sources
 from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
 from .tasks import (
     TASKS,
@@ -40,8 +41,11 @@ __all__ = [
     "add_probability_column",
     "canonicalize",
     "custom_task",
+    "extra_names",
+    "extra_sets",
     "get_task",
     "id_set_name",
+    "join_probabilities",
     "load_file",
     "load_source",
     "ood_file_set",
@@ -50,6 +54,7 @@ __all__ = [
     "read_predictions",
     "read_rows",
     "resolve_task",
+    "row_sources",
     "write_difficulty",
     "write_predictions",
 ]

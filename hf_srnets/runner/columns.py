@@ -3,7 +3,8 @@
 p_b comes from `--bias_predictions FILE` or, without it, from the bias model fitted here: `--bias_model`, else
 the task's paper bias model (`TaskSpec.bias_model`: word overlap for MNLI/QQP, claim-only for FEVER). A fitted
 p_b is cached in `<output_dir>/bias_model/<key>/`, the key hashing the data, vectors, seed, labels and code it
-depends on (`hf_srnets.bias.cache`), so a reused output folder never reuses p_b fitted on other data.
+depends on (`hf_srnets.bias.fit_or_load`), so a reused output folder never reuses p_b fitted on other data. The
+joins by id, extra rows included, are `hf_srnets.data.joins`; this module picks the run's sources from its options.
 
 Extra training rows (`--extra_train NAME=PATH`, OOD-informed search, Win-win §4.5) carry `source_name` NAME and
 `source_id`, their id in their own file. Their p_b:
@@ -21,15 +22,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
-from collections.abc import Sequence
-from typing import Any
 
 from datasets import Dataset
 
-from ..bias.cache import cache_key, entry_dir, load_cached, save_cached
-from ..bias.pipeline import choose_bias_model, compute_bias_predictions
-from ..bias.report import near_uniform_warning
+from ..bias.fit_or_load import fit_or_load_bias_predictions, fitted_bias_description
+from ..bias.pipeline import choose_bias_model
 from ..cli.arguments import DataArguments
 from ..data.columns import (
     BIAS_COLUMN,
@@ -39,6 +36,7 @@ from ..data.columns import (
     read_difficulty,
     read_predictions,
 )
+from ..data.joins import TRAIN_SOURCE, extra_names, extra_sets, join_probabilities, row_sources
 from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..losses import LOSSES
@@ -46,100 +44,7 @@ from ..training.arguments import SRNetTrainingArguments
 
 logger = logging.getLogger(__name__)
 
-TRAIN_SOURCE = "train"
 EXTRA_SPLIT_PREFIX = "extra_"  # fitted p_b of extra set NAME is the split `extra_NAME` of the cache entry
-EXTRA_NAME = re.compile(r"^(?P<name>[\w.-]+)=")
-
-
-def extra_names(specs: Sequence[str]) -> list[str]:
-    """The NAMEs of `--extra_train NAME=PATH[xK]` specs, in order, each once."""
-    names = [m["name"] for m in (EXTRA_NAME.match(s) for s in specs) if m]
-    return list(dict.fromkeys(names))
-
-
-def row_sources(train: Dataset, names: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Per training row: the set it comes from (`"train"` or an extra set's NAME) and its id in that set.
-
-    From the `source_name`/`source_id` columns when the rows have them, else from the `NAME:`/`NAME#k:` id
-    prefix `add_extra_training_data` gives extra rows.
-    """
-    data = train.select_columns([c for c in ("id", "source_name", "source_id") if c in train.column_names]).to_dict()
-    ids = [str(i) for i in data["id"]]
-    if "source_name" in data and "source_id" in data:
-        return [str(s) for s in data["source_name"]], [str(s) for s in data["source_id"]]
-    if not names:
-        return [TRAIN_SOURCE] * len(ids), ids
-    prefix = re.compile(r"^(?P<name>" + "|".join(re.escape(n) for n in names) + r")(?:#\d+)?:(?P<id>.*)$", re.S)
-    sources, source_ids = [], []
-    for row_id in ids:
-        match = prefix.match(row_id)
-        sources.append(match["name"] if match else TRAIN_SOURCE)
-        source_ids.append(match["id"] if match else row_id)
-    return sources, source_ids
-
-
-def extra_sets(train: Dataset, sources: list[str], source_ids: list[str]) -> dict[str, Dataset]:
-    """Each extra set's rows once (its `NAME#k:` copies share a source id), with its own ids: NAME -> dataset."""
-    columns = [c for c in ("sentence1", "sentence2", "label") if c in train.column_names]
-    data = train.select_columns(columns).to_dict()
-    out: dict[str, dict[str, list]] = {}
-    seen: dict[str, set[str]] = {}
-    for i, (name, source_id) in enumerate(zip(sources, source_ids, strict=True)):
-        if name == TRAIN_SOURCE or source_id in seen.setdefault(name, set()):
-            continue
-        seen[name].add(source_id)
-        rows = out.setdefault(name, {"id": [], **{c: [] for c in columns}})
-        rows["id"].append(source_id)
-        for c in columns:
-            rows[c].append(data[c][i])
-    return {name: Dataset.from_dict(rows) for name, rows in out.items()}
-
-
-def join_probabilities(
-    train: Dataset,
-    column: str,
-    sources: list[str],
-    source_ids: list[str],
-    own: dict[str, list[float]],
-    own_source: str,
-    extra: dict[str, tuple[dict[str, list[float]], str]],
-    *,
-    allow_extra: bool,
-) -> Dataset:
-    """Add `column` to `train`: the task's own rows from `own` by id, extra set NAME's rows from
-    `extra[NAME] = (predictions, source)` by source id. Missing rows are an error naming the file and the fix;
-    so are predictions for rows not in the training set, unless `allow_extra`."""
-    ids = [str(i) for i in train.select_columns(["id"]).to_dict()["id"]]
-    values: list[list[float]] = []
-    missing: dict[str, list[str]] = {}
-    for row_id, name, source_id in zip(ids, sources, source_ids, strict=True):
-        if name == TRAIN_SOURCE:
-            probs = own.get(row_id)
-        elif row_id in own:  # a file that has the extra rows under their full (prefixed) ids
-            probs = own[row_id]
-        else:
-            probs = extra[name][0].get(source_id) if name in extra else None
-        if probs is None:
-            missing.setdefault(name, []).append(source_id if name != TRAIN_SOURCE else row_id)
-        values.append(probs)
-    for name, rows in missing.items():
-        source = own_source if name == TRAIN_SOURCE or name not in extra else extra[name][1]
-        what = "training rows" if name == TRAIN_SOURCE else f"rows of the extra training set {name!r}"
-        raise InputError(
-            f"{source}: no prediction for {len(rows)} {what}, first missing id {rows[0]!r}. "
-            "Were the predictions made for this split and data?"
-        )
-    if not allow_extra:
-        id_set = set(ids)
-        unused = [k for k in own if k not in id_set]
-        if unused:
-            raise InputError(
-                f"{own_source}: {len(unused)} predictions have ids not in the training set, first extra id "
-                f"{unused[0]!r}. Were they made for another split?"
-            )
-    if column in train.column_names:
-        train = train.remove_columns(column)
-    return train.add_column(column, values)
 
 
 def _user_extra_predictions(
@@ -164,46 +69,6 @@ def _user_extra_predictions(
     return out
 
 
-def fit_or_load_bias_predictions(
-    task: TaskSpec,
-    full_train: Dataset,
-    splits: dict[str, Dataset],
-    *,
-    cache_root: str,
-    vectors: str | None,
-    seed: int,
-) -> tuple[dict[str, str], dict[str, Any], bool]:
-    """p_b files of `full_train` and `splits` from the cache entry of their key, fitting and caching them if there
-    is none; return (split -> file, report, whether it was fitted now)."""
-    key, parts = cache_key(
-        label_names=tuple(task.label_names),
-        bias_model=task.bias_model,
-        train=full_train,
-        splits=splits,
-        vectors=vectors,
-        seed=seed,
-        C=None,
-    )
-    cached = load_cached(cache_root, key)
-    if cached is not None:
-        files, report = cached
-        logger.info(
-            f"Loaded the {task.bias_model} bias model's p_b from the cache {entry_dir(cache_root, key)} "
-            f"(key {key}: same data, vectors, seed, labels and bias-model code)"
-        )
-        return files, report, False
-    logger.info(
-        f"Fitting the {task.bias_model} bias model on {len(full_train)} training rows; "
-        f"p_b cached in {entry_dir(cache_root, key)} (key {key})"
-    )
-    predictions, report = compute_bias_predictions(
-        task, full_train, splits, vectors=vectors, cache_dir=cache_root, seed=seed
-    )
-    report = {**report, "cache": {"key": key, **parts}}
-    files = save_cached(cache_root, key, predictions, report)
-    return files, report, True
-
-
 def _attach_given_bias(
     train: Dataset, task: TaskSpec, path: str, names: list[str], sources: list[str], source_ids: list[str], subset: bool
 ) -> tuple[Dataset, str]:
@@ -220,34 +85,6 @@ def _attach_given_bias(
     )
     train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset)
     return train, bias_desc
-
-
-def _fitted_bias_description(
-    bias_model: str, report: dict[str, Any], rows: int, fitted: bool, extras: Sequence[str]
-) -> str:
-    """The model card's description of a fitted (or cached) bias model and its calibration on the training set."""
-    vectors = report.get("vectors", {}).get("kind", "?")
-    how = (
-        f"fitted in this run on {rows} training rows"
-        if fitted
-        else f"loaded from the cache of a fit on the same {rows} training rows"
-    )
-    bias_desc = (
-        f"{bias_model} features ({vectors} vectors) + logistic regression (C={report['model']['C']:g}; "
-        f"appendix B.3.1), {how} (cache key `{report['cache']['key']}`)"
-        + (f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else "")
-    )
-    cal = report.get("splits", {}).get("train", {}).get("calibration")
-    if cal:
-        bias_desc += (
-            f"; on the training set: accuracy {cal['accuracy']:.3f}, mean p_b of the gold label "
-            f"{cal['mean_gold_prob']:.3f} (uniform: {cal['uniform_prob']:.3f})"
-        )
-        if cal["near_uniform"]:
-            bias_desc += ", near uniform: this loss then differs little from cross-entropy"
-            if not fitted:  # a fit logs its own warning
-                logger.warning(near_uniform_warning(report))
-    return bias_desc
 
 
 def _attach_fitted_bias(
@@ -285,7 +122,7 @@ def _attach_fitted_bias(
     extra_files = {n: files[f"{EXTRA_SPLIT_PREFIX}{n}"] for n in extras}
     extra = {n: (read_predictions(f, task.num_labels), f) for n, f in extra_files.items()}
     train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True)
-    return train, _fitted_bias_description(bias_model, report, len(full_train), fitted, list(extras))
+    return train, fitted_bias_description(bias_model, report, len(full_train), fitted, list(extras))
 
 
 def attach_probabilities(
