@@ -5,7 +5,8 @@
 - `l0`: hard-concrete L0 masks (Robust Tickets §3.2) and one-shot ticket extraction (§3.3), `--pruning l0`.
 - `random`: random masks with a given ticket's per-matrix sparsity (Robust Tickets §4.2), `--pruning random`.
 
-A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`).
+A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`); its layer
+subclasses `MaskedLayer` (`wrapped.py`).
 """
 
 from .base import (
@@ -35,6 +36,7 @@ from .threshold import (
     schedule_end_step,
     sparsity_at,
 )
+from .wrapped import MaskedLayer
 
 __all__ = [
     "CONFIG_NAME",
@@ -49,6 +51,7 @@ __all__ = [
     "MagnitudeConfig",
     "MagnitudePruning",
     "MaskThresholdCallback",
+    "MaskedLayer",
     "MaskedLinear",
     "PruningConfig",
     "PruningMethod",

@@ -2,9 +2,9 @@
 
 A pruning method is a `PruningMethod` subclass registered with `@register_pruning_method`: a `name` (what
 `--pruning` and `srnet_config.json` call it), a `config_class` (a `PruningConfig` subclass whose own fields are
-the method's options), a `layer_class` (the module wrapping each frozen `nn.Linear` of θ_pr, Win-win §3.1) and the
-hooks `SRNetModel` and `SRNetTrainer` call: initial masks, score parameters, callbacks (the per-step controller),
-the target sparsity at a step and the first step at which the best checkpoint may be chosen.
+the method's options), a `layer_class` (a `MaskedLayer` wrapping each frozen `nn.Linear` of θ_pr, Win-win §3.1)
+and the hooks `SRNetModel` and `SRNetTrainer` call: initial masks, score parameters, callbacks (the per-step
+controller), the target sparsity at a step and the first step at which the best checkpoint may be chosen.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
 from .fixed_mask import FixedMaskCallback
+from .wrapped import MaskedLayer
 
 CONFIG_NAME = "srnet_config.json"
 MASKS_NAME = "srnet_masks.safetensors"
@@ -243,7 +244,7 @@ class PruningMethod:
 
     name: ClassVar[str]
     config_class: ClassVar[type[PruningConfig]]
-    layer_class: ClassVar[type[nn.Module]]
+    layer_class: ClassVar[type[MaskedLayer]]
     # other `--pruning` names, each with the config values it sets (`imp-rw`: magnitude pruning, rewind=True);
     # a subclass does not inherit them (`own_aliases`)
     aliases: ClassVar[dict[str, dict[str, Any]]] = {}
@@ -269,7 +270,7 @@ class PruningMethod:
         elif fresh_head and not config.trainable_classifier:
             logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
 
-    def make_layer(self, base_layer: nn.Linear) -> nn.Module:
+    def make_layer(self, base_layer: nn.Linear) -> MaskedLayer:
         """The method's layer over a frozen `base_layer` (default: `layer_class(base_layer)`; l0 passes its
         temperature and initial gate)."""
         return self.layer_class(base_layer)
@@ -330,6 +331,12 @@ def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
             raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
     if not issubclass(method.config_class, PruningConfig):
         raise TypeError(f"{method.__name__}.config_class must subclass PruningConfig.")
+    layer = method.layer_class
+    if not (isinstance(layer, type) and issubclass(layer, MaskedLayer)):
+        raise TypeError(
+            f"{method.__name__}.layer_class is {getattr(layer, '__name__', layer)!r}, not a MaskedLayer: subclass "
+            "hf_srnets.pruning.MaskedLayer (it wraps the frozen nn.Linear and defines binary_mask and set_fixed_mask)."
+        )
     names = [method.name, *own_aliases(method)]
     taken = [n for n in names if n in PRUNING_METHODS or n in PRUNING_ALIASES or n == "none"]
     if taken:
