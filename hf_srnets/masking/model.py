@@ -20,7 +20,7 @@ from transformers import TrainerCallback
 from ..compact import compact_model
 from ..errors import InputError
 from ..metrics.sparsity import sparsity_report
-from ..pruning import MASKS_NAME, PruningConfig, get_pruning_method
+from ..pruning import MASKS_NAME, MaskedLayer, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
 from ..pruning.mask_files import (
     decode_masks,
@@ -117,7 +117,7 @@ class SRNetModel(nn.Module):
     def get_base_model(self) -> nn.Module:
         return self.base_model
 
-    def masked_layers(self) -> dict[str, nn.Module]:
+    def masked_layers(self) -> dict[str, MaskedLayer]:
         """Module name (relative to the base model) -> the method's masked layer, in model order (at a structured
         `mask_granularity`, the `UnitMaskedLinear` layers)."""
         layer_class = UnitMaskedLinear if self.srnet_config.structured else self.method.layer_class
@@ -185,11 +185,13 @@ class SRNetModel(nn.Module):
 
     @torch.no_grad()
     def zero_pruned_weights(self) -> None:
+        """W ← m ⊙ W in every masked layer: pruned weights become exactly 0."""
         for layer in self.masked_layers().values():
             layer.base_layer.weight.mul_(layer.binary_mask().to(layer.base_layer.weight.dtype))
 
     @torch.no_grad()
     def binary_masks(self) -> dict[str, torch.Tensor]:
+        """Module name -> the layer's current binary mask (bool, True = kept)."""
         return {name: layer.binary_mask() for name, layer in self.masked_layers().items()}
 
     @torch.no_grad()
@@ -251,20 +253,20 @@ class SRNetModel(nn.Module):
         save_mask_files(save_directory, self.srnet_config, masks, extra)
 
     def search_state_tensors(self) -> dict[str, torch.Tensor]:
-        """The float state of layers that have one (`search_state()`: the l0 layers' log α while searching)."""
+        """The float state of layers that have one (`MaskedLayer.search_state()`: the l0 layers' log α while
+        searching; nothing for the others)."""
         out: dict[str, torch.Tensor] = {}
         for name, layer in self.masked_layers().items():
-            state = layer.search_state() if hasattr(layer, "search_state") else {}  # an optional layer hook
-            out.update({f"{SEARCH_PREFIX}{name}.{key}": tensor for key, tensor in state.items()})
+            out.update({f"{SEARCH_PREFIX}{name}.{key}": tensor for key, tensor in layer.search_state().items()})
         return out
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
-        """Trainable tensors and the search state modules declare (`checkpoint_tensors`, e.g. the scores and
-        thresholds of mask training): what a checkpoint needs to resume."""
+        """Trainable tensors and the search state masked layers declare (`MaskedLayer.checkpoint_tensors`, e.g. the
+        scores and thresholds of mask training): what a checkpoint needs to resume."""
         declared = {
-            f"{module_name}.{tensor}" if module_name else tensor
-            for module_name, module in self.base_model.named_modules()
-            for tensor in getattr(module, "checkpoint_tensors", ())
+            f"{layer_name}.{tensor}"
+            for layer_name, layer in self.masked_layers().items()
+            for tensor in layer.checkpoint_tensors
         }
         state = {}
         for name, tensor in self.base_model.state_dict(keep_vars=True).items():
@@ -370,7 +372,7 @@ class SRNetModel(nn.Module):
         layers = self.masked_layers()
         unknown = sorted(set(states) - set(layers))
         missing = sorted(set(layers) - set(states))
-        if unknown or missing or not all(hasattr(layer, "load_search_state") for layer in layers.values()):
+        if unknown or missing or not all(layer.has_search_state for layer in layers.values()):
             what = f"for {unknown[0]!r}, not a masked layer" if unknown else f"but none for {(missing or ['?'])[0]!r}"
             raise InputError(f"The saved search state has tensors {what}: the mask files are inconsistent.")
         for name, layer in layers.items():

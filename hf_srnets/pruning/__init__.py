@@ -5,7 +5,8 @@
 - `l0`: hard-concrete L0 masks (Robust Tickets §3.2) and one-shot ticket extraction (§3.3), `--pruning l0`.
 - `random`: random masks with a given ticket's per-matrix sparsity (Robust Tickets §4.2), `--pruning random`.
 
-A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`).
+A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`); its layer
+subclasses `MaskedLayer` (`wrapped.py`), and its hooks see the model as a `MaskedModel` (`masked_model.py`).
 """
 
 from .base import (
@@ -24,6 +25,7 @@ from .base import (
 from .fixed_mask import FixedMaskCallback
 from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
+from .masked_model import MaskConfig, MaskedModel
 from .random import RandomConfig, RandomPruning
 from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
@@ -35,6 +37,7 @@ from .threshold import (
     schedule_end_step,
     sparsity_at,
 )
+from .wrapped import MaskedLayer
 
 __all__ = [
     "CONFIG_NAME",
@@ -48,8 +51,11 @@ __all__ = [
     "L0Pruning",
     "MagnitudeConfig",
     "MagnitudePruning",
+    "MaskConfig",
     "MaskThresholdCallback",
+    "MaskedLayer",
     "MaskedLinear",
+    "MaskedModel",
     "PruningConfig",
     "PruningMethod",
     "RandomConfig",

@@ -2,9 +2,10 @@
 
 A pruning method is a `PruningMethod` subclass registered with `@register_pruning_method`: a `name` (what
 `--pruning` and `srnet_config.json` call it), a `config_class` (a `PruningConfig` subclass whose own fields are
-the method's options), a `layer_class` (the module wrapping each frozen `nn.Linear` of θ_pr, Win-win §3.1) and the
-hooks `SRNetModel` and `SRNetTrainer` call: initial masks, score parameters, callbacks (the per-step controller),
-the target sparsity at a step and the first step at which the best checkpoint may be chosen.
+the method's options), a `layer_class` (a `MaskedLayer` wrapping each frozen `nn.Linear` of θ_pr, Win-win §3.1)
+and the hooks `SRNetModel` and `SRNetTrainer` call, which receive the model as a `MaskedModel`: initial masks, score
+parameters, callbacks (the per-step controller), the target sparsity at a step and the first step at which the best
+checkpoint may be chosen.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
 from .fixed_mask import FixedMaskCallback
+from .masked_model import MaskedModel
+from .wrapped import MaskedLayer
 
 CONFIG_NAME = "srnet_config.json"
 MASKS_NAME = "srnet_masks.safetensors"
@@ -235,15 +238,16 @@ class PruningMethod:
     """A pruning method: how the masks of an `SRNetModel` start, which tensors train, and what runs per step.
 
     Subclasses set the class attributes and override the hooks they need; `srnet` is the `SRNetModel` the
-    method belongs to. The defaults describe fixed masks: nothing to initialise, no scores, a constant target
-    sparsity, and `FixedMaskCallback` when the weights train under the masks. The model card asks the method for
-    its settings (`card_settings`), the search in words (`search_description`) and what its saved search state
-    is (`search_state_words`).
+    method belongs to, seen through `MaskedModel` (the only members a method and its callbacks may use). The
+    defaults describe fixed masks: nothing to initialise, no scores, a constant target sparsity, and
+    `FixedMaskCallback` when the weights train under the masks. The model card asks the method for its settings
+    (`card_settings`), the search in words (`search_description`) and what its saved search state is
+    (`search_state_words`).
     """
 
     name: ClassVar[str]
     config_class: ClassVar[type[PruningConfig]]
-    layer_class: ClassVar[type[nn.Module]]
+    layer_class: ClassVar[type[MaskedLayer]]
     # other `--pruning` names, each with the config values it sets (`imp-rw`: magnitude pruning, rewind=True);
     # a subclass does not inherit them (`own_aliases`)
     aliases: ClassVar[dict[str, dict[str, Any]]] = {}
@@ -269,32 +273,32 @@ class PruningMethod:
         elif fresh_head and not config.trainable_classifier:
             logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
 
-    def make_layer(self, base_layer: nn.Linear) -> nn.Module:
+    def make_layer(self, base_layer: nn.Linear) -> MaskedLayer:
         """The method's layer over a frozen `base_layer` (default: `layer_class(base_layer)`; l0 passes its
         temperature and initial gate)."""
         return self.layer_class(base_layer)
 
-    def saved_masks(self, srnet: nn.Module) -> dict[str, torch.Tensor]:
+    def saved_masks(self, srnet: MaskedModel) -> dict[str, torch.Tensor]:
         """The binary masks `save_pretrained` packs and `--mask_from` retrains: the current masks by default; l0
         saves the ticket at `--sparsity` ranked from log α."""
         return srnet.binary_masks()
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         """Set the masks a new search starts from (not called when masks are loaded)."""
 
-    def score_parameters(self, srnet: nn.Module) -> list[nn.Parameter]:
+    def score_parameters(self, srnet: MaskedModel) -> list[nn.Parameter]:
         """The mask parameters that train with `mask_learning_rate` and no weight decay."""
         return srnet.masked_layers_scores()
 
-    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+    def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
         """The method's controller for `SRNetTrainer`; fixed masks with training weights keep pruned weights 0."""
         return [FixedMaskCallback(srnet)] if srnet.fixed_masks else []
 
-    def regularization(self, srnet: nn.Module, step: int, max_steps: int) -> torch.Tensor | None:
+    def regularization(self, srnet: MaskedModel, step: int, max_steps: int) -> torch.Tensor | None:
         """A penalty added to the training loss at `step` (logged as `loss_penalty`), or None (the default)."""
         return None
 
-    def log_metrics(self, srnet: nn.Module) -> dict[str, float]:
+    def log_metrics(self, srnet: MaskedModel) -> dict[str, float]:
         """Method-specific training metrics logged with the training loss (e.g. the l0 gates' statistics)."""
         return {}
 
@@ -330,6 +334,12 @@ def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
             raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
     if not issubclass(method.config_class, PruningConfig):
         raise TypeError(f"{method.__name__}.config_class must subclass PruningConfig.")
+    layer = method.layer_class
+    if not (isinstance(layer, type) and issubclass(layer, MaskedLayer)):
+        raise TypeError(
+            f"{method.__name__}.layer_class is {getattr(layer, '__name__', layer)!r}, not a MaskedLayer: subclass "
+            "hf_srnets.pruning.MaskedLayer (it wraps the frozen nn.Linear and defines binary_mask and set_fixed_mask)."
+        )
     names = [method.name, *own_aliases(method)]
     taken = [n for n in names if n in PRUNING_METHODS or n in PRUNING_ALIASES or n == "none"]
     if taken:

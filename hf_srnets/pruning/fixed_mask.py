@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch import nn
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+
+from .masked_model import MaskedModel
 
 
 class FixedMaskCallback(TrainerCallback):
     """Keep pruned weights exactly 0 after every optimiser step (AdamW momentum would otherwise move them).
 
-    `model` is an `SRNetModel` (anything with `zero_pruned_weights()`).
+    `model` is the `MaskedModel` (an `SRNetModel`) whose masks are fixed.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: MaskedModel) -> None:
         self.model = model
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):

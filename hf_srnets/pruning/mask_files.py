@@ -74,11 +74,15 @@ def config_checksum(config: PruningConfig) -> str:
 
 
 def weights_fingerprint(model: nn.Module, names: list[str]) -> str:
-    """sha256 over the named linear layers' weights (float32, C order): identifies the base weights."""
+    """sha256 over the named linear layers' weights (float32, C order): identifies the base weights.
+
+    A masked layer counts with its frozen `base_layer`'s weight (`MaskedLayer.weight`), so masked and plain models
+    agree.
+    """
     digest = hashlib.sha256()
     for name in sorted(names):
         module = model.get_submodule(name)
-        weight = module.base_layer.weight if hasattr(module, "base_layer") else module.weight
+        weight = module.weight
         digest.update(name.encode())
         digest.update(weight.detach().float().cpu().contiguous().numpy().tobytes())
     return digest.hexdigest()[:16]

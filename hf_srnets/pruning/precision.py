@@ -24,7 +24,7 @@ from torch import nn
 class KeepsFloat32:
     """Mixin for an `nn.Module` whose own parameters/buffers named in `float32_tensors` keep their dtype (float32).
 
-    Put it before `nn.Module` in the bases, e.g. ``class MaskedLinear(KeepsFloat32, WrappedLinear)`` with
+    Put it before `nn.Module` in the bases, e.g. ``class MaskedLinear(KeepsFloat32, MaskedLayer)`` with
     ``float32_tensors = ("mask_scores", "threshold")``. A cast applied to the module (`half()`, `to(dtype)`, ...)
     moves those tensors (and their gradients) to the device the cast asks for without changing their values;
     every other tensor, and every child module (the frozen `base_layer`), is cast as usual.

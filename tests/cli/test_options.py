@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-from torch import nn
 from transformers.debug_utils import DebugOption
 
 from hf_srnets.cli import build_parser, parse_args, validate_args
@@ -21,6 +20,7 @@ from hf_srnets.cli.parser import cli_field_names
 from hf_srnets.pruning import (
     PRUNING_METHODS,
     MagnitudeConfig,
+    MaskedLinear,
     PruningConfig,
     PruningMethod,
     ThresholdConfig,
@@ -227,7 +227,7 @@ class ToyConfig(PruningConfig):
 class ToyMethod(PruningMethod):
     name = "toy_cli"
     config_class = ToyConfig
-    layer_class = nn.Identity
+    layer_class = MaskedLinear
 
 
 @pytest.fixture

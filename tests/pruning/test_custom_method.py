@@ -1,7 +1,8 @@
 """A pruning method added from this file alone runs through `run_glue_sparse.py`: the registry is the only seam.
 
 `toy_random` keeps a random ⌊(1−s)·n⌋ of each matrix, drawn from a seed in its config, and trains the weights
-under these fixed masks (pruned weights held at 0). Nothing outside this file knows it.
+under these fixed masks (pruned weights held at 0). Nothing outside this file knows it. Its layer is a `MaskedLayer`
+(`MaskedLinear`) and its hook sees the model as a `MaskedModel`; a layer of another class is refused at registration.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from hf_srnets.commands.glue_sparse import main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import (
     PRUNING_METHODS,
+    MaskedLayer,
     MaskedLinear,
+    MaskedModel,
     PruningConfig,
     PruningMethod,
     register_pruning_method,
@@ -52,7 +55,7 @@ class RandomPruning(PruningMethod):
     config_class = RandomConfig
     layer_class = MaskedLinear
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         cfg = self.config
         srnet.set_masks(random_masks(cfg.module_shapes, cfg.sparsity, cfg.toy_mask_seed))
         srnet.train_weights_with_fixed_masks()
@@ -61,6 +64,7 @@ class RandomPruning(PruningMethod):
 @pytest.fixture
 def random_method():
     assert "toy_random" not in PRUNING_METHODS
+    assert issubclass(RandomPruning.layer_class, MaskedLayer)
     register_pruning_method(RandomPruning)
     yield RandomPruning
     unregister_pruning_method("toy_random")
@@ -101,3 +105,20 @@ def test_a_method_registered_in_a_test_runs_through_the_script(random_method, pr
     for name, mask in expected.items():
         weight = merged.get_submodule(name).weight
         assert torch.all(weight[~mask] == 0) and torch.all(weight[mask] != 0), name
+
+
+class PlainLinear(nn.Linear):
+    """A layer that masks nothing and does not subclass `MaskedLayer`."""
+
+
+def test_a_method_whose_layer_is_not_a_masked_layer_is_refused_at_registration():
+    class Unmasked(RandomPruning):
+        name = "toy_unmasked"
+        layer_class = PlainLinear
+
+    with pytest.raises(TypeError) as refusal:
+        register_pruning_method(Unmasked)
+    message = str(refusal.value)
+    assert "Unmasked.layer_class is 'PlainLinear', not a MaskedLayer" in message
+    assert "subclass hf_srnets.pruning.MaskedLayer" in message and "\n" not in message  # one line, with the fix
+    assert "toy_unmasked" not in PRUNING_METHODS

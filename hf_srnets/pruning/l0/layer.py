@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..precision import KeepsFloat32
-from ..wrapped import WrappedLinear
+from ..wrapped import MaskedLayer
 
 GAMMA = -0.1
 ZETA = 1.1
@@ -59,17 +59,18 @@ def expected_nonzero(log_alpha: torch.Tensor, temperature: float) -> torch.Tenso
     return torch.sigmoid(log_alpha - temperature * math.log(-GAMMA / ZETA))
 
 
-class HardConcreteLinear(KeepsFloat32, WrappedLinear):
+class HardConcreteLinear(KeepsFloat32, MaskedLayer):
     """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
 
-    The interface `SRNetModel` relies on: `base_layer`, `mask_scores` (= `log_alpha`), `binary_mask()`,
-    `merged_weight()`, `set_fixed_mask()`, `search_state()` / `load_search_state()`.
+    A `MaskedLayer` with a search state (`has_search_state`): `mask_scores` (= `log_alpha`), `binary_mask()`,
+    `merged_weight()`, `set_fixed_mask()`, `search_state()` / `load_search_state()` are its own.
     In search mode `binary_mask()` is the support of the deterministic gate (m̂ > 0, the weights the evaluated
     model uses) and `merged_weight()` is m̂ ⊙ W (the evaluated model exactly); for a fixed ticket both are the
     ticket.
     """
 
     float32_tensors = ("log_alpha",)
+    has_search_state = True
 
     def __init__(self, base_layer: nn.Linear, temperature: float = 2 / 3, init_keep: float = 0.9) -> None:
         super().__init__(base_layer)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..base import CardContext, PruningMethod, register_pruning_method
+from ..masked_model import MaskedModel
 from .config import L0Config
 from .extract import extract_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
@@ -57,14 +58,14 @@ class L0Pruning(PruningMethod):
         """The layer over `base_layer`, at this config's temperature and initial gate."""
         return HardConcreteLinear(base_layer, self.config.l0_temperature, self.config.l0_init_keep)
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         srnet.record_fingerprint()
 
     @staticmethod
-    def searching_layers(srnet: nn.Module) -> list[HardConcreteLinear]:
+    def searching_layers(srnet: MaskedModel) -> list[HardConcreteLinear]:
         return [layer for layer in srnet.masked_layers().values() if not layer.fixed]
 
-    def regularization(self, srnet: nn.Module, step: int, max_steps: int) -> torch.Tensor | None:
+    def regularization(self, srnet: MaskedModel, step: int, max_steps: int) -> torch.Tensor | None:
         """λ_t · R(m) (Eq. 4 and 8); None for a fixed ticket or frozen gates."""
         layers = self.searching_layers(srnet)
         if not layers or not any(layer.log_alpha.requires_grad for layer in layers):
@@ -73,7 +74,7 @@ class L0Pruning(PruningMethod):
         return self.current_lambda * l0_penalty(layers, self.config.l0_temperature)
 
     @torch.no_grad()
-    def log_metrics(self, srnet: nn.Module) -> dict[str, float]:
+    def log_metrics(self, srnet: MaskedModel) -> dict[str, float]:
         """E[density] = R(m) (Eq. 4), its complement, and the fractions of Eq. 5 gates exactly 0 and 1 (Fig. 1)."""
         layers = self.searching_layers(srnet)
         if not layers:
@@ -90,7 +91,7 @@ class L0Pruning(PruningMethod):
         }
 
     @torch.no_grad()
-    def saved_masks(self, srnet: nn.Module) -> dict[str, torch.Tensor]:
+    def saved_masks(self, srnet: MaskedModel) -> dict[str, torch.Tensor]:
         """The binary ticket a save writes: ranked from log α at `sparsity` and `sparsity_scope` while searching,
         the fixed ticket otherwise."""
         layers = srnet.masked_layers()

@@ -7,10 +7,10 @@ import math
 from typing import Any
 
 import torch
-from torch import nn
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from ..fixed_mask import FixedMaskCallback
+from ..masked_model import MaskedModel
 from .rounds import imp_rounds, magnitude_prune
 
 logger = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ class IMPCallback(FixedMaskCallback):
 
     def __init__(
         self,
-        model: nn.Module,
+        model: MaskedModel,
         target_sparsity: float,
         prune_ratio: float = 0.1,
         interval: float = 0.1,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from torch import nn
 from transformers import TrainerCallback
 
 from ..base import CardContext, PruningMethod, register_pruning_method
+from ..masked_model import MaskedModel
 from ..threshold.layer import MaskedLinear
 from .config import MagnitudeConfig
 from .controller import IMPCallback
@@ -37,10 +37,10 @@ class MagnitudePruning(PruningMethod):
             config.trainable_classifier = False
         imp_rounds(config.sparsity, config.imp_prune_ratio, config.imp_interval, rewind=config.rewind)
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         srnet.train_weights_with_fixed_masks()
 
-    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+    def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
         if not srnet.is_search:  # loaded masks: fine-tune the subnetwork with them fixed
             return super().callbacks(srnet)
         cfg = self.config

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
 from ...errors import InputError
+from ..masked_model import MaskedModel
 from ..selection import exact_mask
 from ..units import magnitude_prune_units
 
@@ -48,7 +48,7 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
 
 
 @torch.no_grad()
-def magnitude_prune(srnet: nn.Module, sparsity: float) -> None:
+def magnitude_prune(srnet: MaskedModel, sparsity: float) -> None:
     """Prune, per matrix, the smallest remaining |W| until exactly ⌊s·n⌋ weights are 0 (Algorithm 1, line 8).
 
     Already pruned weights stay pruned (they rank first); ties are broken by position. At a structured

@@ -7,11 +7,11 @@ import os
 from typing import Any
 
 import torch
-from torch import nn
 
 from ...errors import InputError
 from ..base import CardContext, PruningConfig, PruningMethod, register_pruning_method
 from ..mask_files import read_mask_dir
+from ..masked_model import MaskedModel
 from ..threshold.layer import MaskedLinear
 from .config import RandomConfig
 
@@ -70,7 +70,7 @@ class RandomPruning(PruningMethod):
         if config.random_seed is None:
             config.random_seed = int(getattr(training_args, "seed", 42))
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         cfg = self.config
         if cfg.random_like is None or cfg.random_seed is None:
             raise ValueError("RandomConfig needs random_like and random_seed (set by prepare_config).")

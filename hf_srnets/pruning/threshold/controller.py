@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from torch import nn
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.utils import logging
 
+from ..masked_model import MaskedModel
 from .schedules import sparsity_at
 from .thresholds import update_thresholds
 
@@ -28,7 +28,7 @@ class MaskThresholdCallback(TrainerCallback):
     `SRNetModel` whose masks train.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: MaskedModel) -> None:
         self.model = model
 
     def target_sparsity(self, state: TrainerState) -> float:

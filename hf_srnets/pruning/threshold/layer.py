@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..scores import ThresholdedScores
-from ..wrapped import WrappedLinear
+from ..wrapped import MaskedLayer
 
 
 class _MaskedWeight(torch.autograd.Function):
@@ -42,12 +42,13 @@ class _MaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None
 
 
-class MaskedLinear(ThresholdedScores, WrappedLinear):
+class MaskedLinear(ThresholdedScores, MaskedLayer):
     """Wraps a frozen `nn.Linear` (`base_layer`) with real-valued mask scores m̂ and a threshold φ.
 
     `mask_scores` has the weight's shape and is the only tensor that trains (unless the base layer is
-    made trainable, as for a classifier trained from scratch). The interface `SRNetModel` relies on:
-    `base_layer`, `mask_scores`, `binary_mask()`, `merged_weight()`, `set_fixed_mask()`.
+    made trainable, as for a classifier trained from scratch). A `MaskedLayer`: `binary_mask()` and
+    `set_fixed_mask()` are its own, `merged_weight()` the default; `checkpoint_tensors` (from `ThresholdedScores`)
+    adds φ and its tie rule to what a training checkpoint restores.
     `mask_scores` and `threshold` stay float32 under any cast of the model (`ThresholdedScores`).
     """
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from torch import nn
 from transformers import TrainerCallback
 
 from ..base import CardContext, PruningMethod, register_pruning_method
+from ..masked_model import MaskedModel
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
 from .layer import MaskedLinear
@@ -44,11 +44,11 @@ class ThresholdPruning(PruningMethod):
             config.sparsity_schedule = "cubic"
         config.validate()
 
-    def initialize(self, srnet: nn.Module) -> None:
+    def initialize(self, srnet: MaskedModel) -> None:
         initialize_scores(srnet)
         srnet.record_fingerprint()
 
-    def callbacks(self, srnet: nn.Module) -> list[TrainerCallback]:
+    def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
         if any(p.requires_grad for p in srnet.masked_layers_scores()):
             return [MaskThresholdCallback(srnet)]
         return super().callbacks(srnet)  # masks frozen (loaded, or fixed for fine-tuning the subnetwork)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
+from ..masked_model import MaskedModel
 from ..selection import exact_thresholds
 from ..units import init_unit_scores, update_unit_thresholds
 
 
 @torch.no_grad()
-def initialize_scores(srnet: nn.Module) -> None:
+def initialize_scores(srnet: MaskedModel) -> None:
     """Appendix Eq. 1 (hard) or Eq. 2 (soft) at the schedule's starting sparsity, layer by layer in model order.
 
     With the soft init and global scope, φ is then shared over all masked matrices (`update_thresholds`). At a
@@ -30,7 +30,7 @@ def initialize_scores(srnet: nn.Module) -> None:
 
 
 @torch.no_grad()
-def update_thresholds(srnet: nn.Module, sparsity: float) -> None:
+def update_thresholds(srnet: MaskedModel, sparsity: float) -> None:
     """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global).
 
     At a structured `mask_granularity`: ⌊s·n⌋ units per group (local) or per kind of unit (global).

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..scores import ThresholdedScores
-from ..wrapped import WrappedLinear
+from ..wrapped import MaskedLayer
 from .groups import UnitGroup
 
 
@@ -82,13 +82,14 @@ class _UnitMaskedWeight(torch.autograd.Function):
         return grad_weight, grad_scores, None, None
 
 
-class UnitMaskedLinear(WrappedLinear):
+class UnitMaskedLinear(MaskedLayer):
     """A frozen `nn.Linear` masked by the units of a `UnitScores` group it shares with other matrices.
 
     `tile` = (r, c) weights per unit in this matrix, `grid` = (out/r, in/c); the group's scores are viewed as that
     grid (FFN: (n, 1) for W_in, (1, n) for W_out; heads: (H, 1) for Q, K, V, (1, H) for W_AO; blocks: (out/b, in/b)).
-    The interface of `MaskedLinear` that `SRNetModel` relies on: `base_layer`, `mask_scores` (the shared scores),
-    `binary_mask()` (the element mask), `merged_weight()`; `units` is the group's `UnitScores`.
+    A `MaskedLayer`: `mask_scores` (the shared scores), `binary_mask()` (the element mask), `set_fixed_mask()` (fixes
+    the shared units), `merged_weight()` (the default); `units` is the group's `UnitScores`. The group's first member
+    (`owner`) registers the scores and lists their tensors in `checkpoint_tensors`, so a checkpoint restores each once.
     """
 
     def __init__(
@@ -100,6 +101,7 @@ class UnitMaskedLinear(WrappedLinear):
             raise ValueError(f"A unit grid {grid} of {tile} tiles does not cover a {rows}×{cols} weight.")
         if owner:
             self.unit_scores = units  # registered here only: other members refer to it without registering it
+            self.checkpoint_tensors = tuple(f"unit_scores.{name}" for name in units.checkpoint_tensors)
         object.__setattr__(self, "_units", units)
         self.tile = tile
         self.grid = grid
@@ -115,6 +117,13 @@ class UnitMaskedLinear(WrappedLinear):
     def binary_mask(self) -> torch.Tensor:
         """The element mask m_e = m_u (bool, the weight's shape)."""
         return expand_units(self._units.unit_mask().reshape(self.grid), self.tile)
+
+    @torch.no_grad()
+    def set_fixed_mask(self, mask: torch.Tensor) -> None:
+        """Fix the group's units to those `mask` keeps: every matrix sharing them follows (`set_unit_masks` fixes a
+        whole group from all its matrices' masks and checks that they agree)."""
+        scores = self._units.mask_scores
+        self._units.set_fixed(self.unit_mask_of(mask.to(scores.device), type(self).__name__).reshape(scores.shape))
 
     def unit_mask_of(self, mask: torch.Tensor, name: str) -> torch.Tensor:
         """The unit grid of an element mask; `ValueError` naming the module if it is not constant over a unit."""

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
+from ..masked_model import MaskedModel
 from ..selection import exact_mask, exact_thresholds
 from .layer import UnitMaskedLinear, UnitScores, sum_over_units
 
@@ -60,7 +61,7 @@ def _pools(groups: list[tuple[UnitScores, Members]], scope: str) -> list[list[Un
 
 
 @torch.no_grad()
-def update_unit_thresholds(srnet: nn.Module, sparsity: float) -> None:
+def update_unit_thresholds(srnet: MaskedModel, sparsity: float) -> None:
     """φ per pool such that exactly ⌊s·n⌋ units of each pool are pruned (ties by position)."""
     groups = unit_layer_groups(srnet.masked_layers().items())
     for pool in _pools(groups, srnet.srnet_config.sparsity_scope):
@@ -71,7 +72,7 @@ def update_unit_thresholds(srnet: nn.Module, sparsity: float) -> None:
 
 
 @torch.no_grad()
-def init_unit_scores(srnet: nn.Module, mask_init: str, sparsity: float, alpha: float, init_threshold: float) -> None:
+def init_unit_scores(srnet: MaskedModel, mask_init: str, sparsity: float, alpha: float, init_threshold: float) -> None:
     """Appendix Eq. 1 / Eq. 2 per unit group, with a_u the aggregated magnitude.
 
     Hard (Eq. 1): m̂_u = 0 for the ⌊s·n⌋ units with the smallest a_u (ties by position), α·φ elsewhere, φ =
@@ -82,7 +83,7 @@ def init_unit_scores(srnet: nn.Module, mask_init: str, sparsity: float, alpha: f
 
 
 @torch.no_grad()
-def magnitude_prune_units(srnet: nn.Module, sparsity: float) -> None:
+def magnitude_prune_units(srnet: MaskedModel, sparsity: float) -> None:
     """IMP round at unit granularity: per group, prune the units with the smallest a_u of the *current* weights
     until exactly ⌊s·n⌋ are pruned; already pruned units rank first (a = −1), ties by position."""
     for units, members in unit_layer_groups(srnet.masked_layers().items()):
