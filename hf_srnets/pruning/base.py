@@ -139,6 +139,17 @@ class PruningConfig:
         block = {"block_size": self.block_size} if self.mask_granularity == "block" else {}
         return {"mask_granularity": self.mask_granularity, **block}
 
+    def unused_options(self) -> dict[str, str]:
+        """The options these settings leave unused -> why each does nothing (`--block_size` without
+        `--mask_granularity block`, ...). The command line refuses each one given, with its reason, so a method's
+        config extends this with its own conditional options (calling `super().unused_options()` first)."""
+        unused = {}
+        if self.mask_granularity != "block":
+            unused["block_size"] = "it is the tile side of --mask_granularity block"
+        if self.structured:
+            unused["mask_classifier"] = "the classifier is masked at --mask_granularity element only"
+        return unused
+
     def __post_init__(self) -> None:
         if self.pruning_method is None:
             self.pruning_method = method_name_of(type(self))
