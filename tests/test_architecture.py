@@ -30,7 +30,7 @@ MAX_LOOSE_MODULES = 5
 # (cli/) sits under experiments/ (sweeps and RMC stage 1 drive runs through it), and the other scripts' entry
 # points (SCRIPT_MODULES) on top of both.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "run_files", "version", "resources"),
+    ("errors", "registry", "run_files", "version", "resources"),
     ("metrics", "data"),
     ("pruning", "masking", "losses", "objectives", "compact", "bias"),
     ("evaluation", "attack", "difficulty"),

@@ -76,10 +76,9 @@ def register_loss(cls: type[DebiasingLoss]) -> type[DebiasingLoss]:
     """Class decorator: make a loss available by its `name` (e.g. `--loss poe`)."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name`")
-    if cls.name in LOSSES and LOSSES[cls.name] is not cls:
-        raise ValueError(f"A loss named {cls.name!r} is already registered ({LOSSES[cls.name].__name__})")
-    LOSSES[cls.name] = cls
-    return cls
+    from ..registry import register
+
+    return register(LOSSES, cls.name, cls, "loss")
 
 
 def get_loss(name: str, **kwargs: Any) -> DebiasingLoss:

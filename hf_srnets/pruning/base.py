@@ -22,6 +22,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
+from ..registry import register
 from .fixed_mask import FixedMaskCallback
 
 CONFIG_NAME = "srnet_config.json"
@@ -341,11 +342,12 @@ def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
             raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
     if not issubclass(method.config_class, PruningConfig):
         raise TypeError(f"{method.__name__}.config_class must subclass PruningConfig.")
-    names = [method.name, *own_aliases(method)]
-    taken = [n for n in names if n in PRUNING_METHODS or n in PRUNING_ALIASES or n == "none"]
-    if taken:
-        raise ValueError(f"A pruning method {taken[0]!r} exists already.")
-    PRUNING_METHODS[method.name] = method
+    # every --pruning value taken -> what holds it; all the method's names are checked before any is registered
+    holders: dict[str, object] = {"none": "no pruning, --pruning none", **PRUNING_METHODS}
+    holders.update({alias: PRUNING_METHODS[name] for alias, (name, _) in PRUNING_ALIASES.items()})
+    for name in [method.name, *own_aliases(method)]:
+        register(holders, name, method, "pruning method")
+    register(PRUNING_METHODS, method.name, method, "pruning method")
     PRUNING_ALIASES.update({alias: (method.name, overrides) for alias, overrides in own_aliases(method).items()})
     return method
 
