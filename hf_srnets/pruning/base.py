@@ -262,7 +262,7 @@ class PruningMethod:
     # what error messages call the method (`mask training`); None: `--pruning <name>`
     title: ClassVar[str | None] = None
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
-    citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
+    citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.resources.citations.BIBTEX) a card cites for it
     granularities: ClassVar[tuple[str, ...]] = ("element",)  # the `mask_granularity` values the method supports
     # how a card names the float state a search saves beside its masks (`SRNetModel.search_state_tensors`)
     search_state_words: ClassVar[str] = "the float search state of every masked layer"
