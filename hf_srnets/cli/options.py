@@ -6,7 +6,8 @@ time (a test, a plugin) gets its flags. `--pruning` picks the method (`resolve_p
 method name) and its config is built from the options given. An option given that the run would not use is an error
 naming it (`refuse_unused_options`): another method's option, any pruning option with `--pruning none` (with or
 without `--mask_from`, whose masks keep their own settings), and an option that the method's other settings leave
-unused (`--block_size` without `--mask_granularity block`, `--sparsity` with `--pruning random`, ...).
+unused (`--block_size` without `--mask_granularity block`, `--sparsity` with `--pruning random`, ...), which the
+method's config names (`PruningConfig.unused_options`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from ..errors import InputError
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
-from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, RandomConfig, pruning_choices, resolve_pruning
+from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, pruning_choices, resolve_pruning
 from ..training.arguments import SRNetTrainingArguments
 from ..training.precision import cpu_bf16_overrides
 from .arguments import DataArguments, ModelArguments
@@ -164,39 +165,6 @@ def _unused_common_options(run: RunArguments) -> tuple[list[str], str]:
     return options, why
 
 
-# Options that a method's other settings leave unused: (option, used?, why not). `used` sees the run's config.
-CONDITIONAL_OPTIONS: tuple[tuple[str, Any, str], ...] = (
-    ("block_size", lambda c: c.mask_granularity == "block", "it is the tile side of --mask_granularity block"),
-    (
-        "mask_classifier",
-        lambda c: not c.structured,
-        "the classifier is masked at --mask_granularity element only",
-    ),
-    (
-        "sparsity",
-        lambda c: not isinstance(c, RandomConfig),
-        "--pruning random copies the per-matrix zeros (and so the sparsity) of --random_like",
-    ),
-    ("sparsity_scope", lambda c: not isinstance(c, RandomConfig), "--pruning random copies --random_like"),
-    (
-        "schedule_start",
-        lambda c: getattr(c, "initial_sparsity", None) is not None,
-        "the cubic schedule runs only with --initial_sparsity",
-    ),
-    (
-        "schedule_end",
-        lambda c: getattr(c, "initial_sparsity", None) is not None,
-        "the cubic schedule runs only with --initial_sparsity",
-    ),
-    ("alpha", lambda c: getattr(c, "mask_init", "hard") == "hard", "α sets the hard init only (--mask_init hard)"),
-    (
-        "init_threshold",
-        lambda c: getattr(c, "mask_init", "hard") == "hard",
-        "φ is set by the hard init only (the soft init chooses it for the sparsity)",
-    ),
-)
-
-
 def refuse_unused_options(run: RunArguments) -> None:
     """Raise `InputError` naming each pruning option given that the run would not use, and why; another method's
     options first (`refuse_other_methods_options`), and another step objective's (`refuse_other_objectives_options`)."""
@@ -212,8 +180,8 @@ def refuse_unused_options(run: RunArguments) -> None:
             )
         return
     fields = cli_field_names(type(run.pruning))
-    for option, used, why in CONDITIONAL_OPTIONS:
-        if option in fields and _given(run, option) and not used(run.pruning):
+    for option, why in run.pruning.unused_options().items():  # the config knows its settings: see its docstring
+        if option in fields and _given(run, option):
             raise InputError(f"--{option} would do nothing with --pruning {run.model.pruning}: {why}. Drop it.")
 
 

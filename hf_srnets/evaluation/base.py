@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from ..data.tasks import EvalSet, TaskSpec
+from ..registry import register
 
 EVALUATORS: dict[str, type[Evaluator]] = {}
 
@@ -21,11 +22,8 @@ E = TypeVar("E", bound="type[Evaluator]")
 
 
 def register_evaluator(cls: E) -> E:
-    """Class decorator: make an `Evaluator` subclass available under its `name`."""
-    if cls.name in EVALUATORS and EVALUATORS[cls.name] is not cls:
-        raise ValueError(f"an evaluator named {cls.name!r} is already registered: {EVALUATORS[cls.name].__name__}")
-    EVALUATORS[cls.name] = cls
-    return cls
+    """Class decorator: make an `Evaluator` subclass available under its `name` (a taken name is refused)."""
+    return register(EVALUATORS, cls.name, cls, "evaluator")
 
 
 class Evaluator(ABC):

@@ -30,7 +30,7 @@ from ..run_files import RESULTS_NAME
 
 logger = logging.getLogger(__name__)
 
-CITATION_KEY = "rmc"  # the key of this paper in hf_srnets.objectives.BIBTEX (the RMC loss cites it too)
+CITATION_KEY = "rmc"  # the key of this paper in hf_srnets.resources.citations.BIBTEX (the RMC loss cites it too)
 
 
 def read_reference_results(path: str | os.PathLike) -> tuple[dict[str, Any], str]:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..cli import parse_args, validate_args
+from ..cli.parser import cli_field_names
 from ..data.columns import write_difficulty
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
@@ -92,15 +93,26 @@ def imp_dir_name(sparsity: float) -> str:
     return f"imp_s{sparsity:g}"
 
 
+def magnitude_flag(option: str) -> str:
+    """`--option`, an option of the magnitude method's config (`MagnitudePruning.config_class`); a `ValueError`
+    (at import, below) if the method has no such option, so a rename there cannot silently break the IMP runs."""
+    if option not in cli_field_names(MagnitudePruning.config_class):
+        raise ValueError(f"--pruning {MagnitudePruning.name} has no option {option!r}: update sample_difficulty.py")
+    return f"--{option}"
+
+
+# the magnitude options `imp_schedule` fills in for every IMP run (Δs, Δt) unless the user gives them
+SCHEDULE_FLAGS = (magnitude_flag("imp_prune_ratio"), magnitude_flag("imp_interval"))
+
+
 def imp_run_argv(run_argv: list[str], sparsity: float, output_dir: str) -> list[str]:
     """The run_glue_sparse.py arguments of the IMP model at `sparsity`: the user's, plus the pruning, the sparsity,
     the run dir and (unless given) the `imp_schedule` ratio and interval."""
     _, ratio, interval = imp_schedule(sparsity)
     argv = [*run_argv, "--pruning", MagnitudePruning.name, "--sparsity", repr(sparsity)]
-    if not sets_flag(run_argv, "--imp_prune_ratio"):
-        argv += ["--imp_prune_ratio", repr(ratio)]
-    if not sets_flag(run_argv, "--imp_interval"):
-        argv += ["--imp_interval", repr(interval)]
+    for flag, value in zip(SCHEDULE_FLAGS, (ratio, interval), strict=True):
+        if not sets_flag(run_argv, flag):
+            argv += [flag, repr(value)]
     return argv + ["--output_dir", os.path.join(output_dir, imp_dir_name(sparsity))]
 
 

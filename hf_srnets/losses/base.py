@@ -15,7 +15,7 @@ class DebiasingLoss(nn.Module):
 
     Subclasses set `name` (the `--loss` value), `requires` (the dataset columns they need, among
     `"bias_probs"`, `"teacher_probs"` and `"difficulty"`), `options` (the `SRNetTrainingArguments` fields their
-    constructor takes, e.g. `distil_lambda`) and `citations` (BibTeX keys of `hf_srnets.objectives.BIBTEX`: the
+    constructor takes, e.g. `distil_lambda`) and `citations` (BibTeX keys of `hf_srnets.resources.citations.BIBTEX`: the
     papers that define the formula), and implement `forward`, returning the batch-mean loss and a dict of scalar
     components to log. Notation of Win-win §3.3: p_m the main model's softmax, y the one-hot gold label of class
     c, p_b the bias model's probabilities, β = p_b^c the bias degree, p_t a teacher's softmax; d_i the sample
@@ -76,10 +76,9 @@ def register_loss(cls: type[DebiasingLoss]) -> type[DebiasingLoss]:
     """Class decorator: make a loss available by its `name` (e.g. `--loss poe`)."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name`")
-    if cls.name in LOSSES and LOSSES[cls.name] is not cls:
-        raise ValueError(f"A loss named {cls.name!r} is already registered ({LOSSES[cls.name].__name__})")
-    LOSSES[cls.name] = cls
-    return cls
+    from ..registry import register
+
+    return register(LOSSES, cls.name, cls, "loss")
 
 
 def get_loss(name: str, **kwargs: Any) -> DebiasingLoss:

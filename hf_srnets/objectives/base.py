@@ -26,7 +26,7 @@ class Objective:
       step (one forward and backward through `compute_loss`), or runs the step itself and returns the
       detached loss to report.
     - `requires` names the dataset columns the objective reads (kept through the Trainer's column pruning),
-      `citations` the BibTeX keys of `hf_srnets.objectives.BIBTEX` that define it, and `get_config_dict()` the
+      `citations` the BibTeX keys of `hf_srnets.resources.citations.BIBTEX` that define it, and `get_config_dict()` the
       settings the model card records.
 
     Subclasses document their formula with its equation number and citation in their docstring.
@@ -41,7 +41,7 @@ class Objective:
 
     @property
     def citations(self) -> tuple[str, ...]:
-        """BibTeX keys (of `hf_srnets.objectives.BIBTEX`) of the papers that define this objective."""
+        """BibTeX keys (of `hf_srnets.resources.citations.BIBTEX`) of the papers that define this objective."""
         return ()
 
     def compute_loss(

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..losses import LOSSES, DebiasingLoss, get_loss
+from ..registry import register
 from ..resources.citations import PACKAGE_CITATION
 from .base import Objective
 from .loss import LossObjective
@@ -20,10 +21,7 @@ def register_objective(cls: type[StepObjective]) -> type[StepObjective]:
         raise ValueError(f"{cls.__name__} needs a non-empty `name`")
     if not issubclass(cls, StepObjective):
         raise TypeError(f"{cls.__name__} is not a StepObjective: register losses with hf_srnets.losses.register_loss")
-    if cls.name in OBJECTIVES and OBJECTIVES[cls.name] is not cls:
-        raise ValueError(f"An objective named {cls.name!r} is already registered ({OBJECTIVES[cls.name].__name__})")
-    OBJECTIVES[cls.name] = cls
-    return cls
+    return register(OBJECTIVES, cls.name, cls, "step objective")
 
 
 def build_objective(

@@ -23,6 +23,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
+from ..registry import register
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
 from .wrapped import MaskedLayer
@@ -142,6 +143,17 @@ class PruningConfig:
         block = {"block_size": self.block_size} if self.mask_granularity == "block" else {}
         return {"mask_granularity": self.mask_granularity, **block}
 
+    def unused_options(self) -> dict[str, str]:
+        """The options these settings leave unused -> why each does nothing (`--block_size` without
+        `--mask_granularity block`, ...). The command line refuses each one given, with its reason, so a method's
+        config extends this with its own conditional options (calling `super().unused_options()` first)."""
+        unused = {}
+        if self.mask_granularity != "block":
+            unused["block_size"] = "it is the tile side of --mask_granularity block"
+        if self.structured:
+            unused["mask_classifier"] = "the classifier is masked at --mask_granularity element only"
+        return unused
+
     def __post_init__(self) -> None:
         if self.pruning_method is None:
             self.pruning_method = method_name_of(type(self))
@@ -254,7 +266,7 @@ class PruningMethod:
     # what error messages call the method (`mask training`); None: `--pruning <name>`
     title: ClassVar[str | None] = None
     trains_scores: ClassVar[bool] = False  # whether `--mask_learning_rate` means something for the method
-    citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.objectives.BIBTEX) a card cites for it
+    citations: ClassVar[tuple[str, ...]] = ()  # BibTeX keys (hf_srnets.resources.citations.BIBTEX) a card cites for it
     granularities: ClassVar[tuple[str, ...]] = ("element",)  # the `mask_granularity` values the method supports
     # how a card names the float state a search saves beside its masks (`SRNetModel.search_state_tensors`)
     search_state_words: ClassVar[str] = "the float search state of every masked layer"
@@ -340,11 +352,12 @@ def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
             f"{method.__name__}.layer_class is {getattr(layer, '__name__', layer)!r}, not a MaskedLayer: subclass "
             "hf_srnets.pruning.MaskedLayer (it wraps the frozen nn.Linear and defines binary_mask and set_fixed_mask)."
         )
-    names = [method.name, *own_aliases(method)]
-    taken = [n for n in names if n in PRUNING_METHODS or n in PRUNING_ALIASES or n == "none"]
-    if taken:
-        raise ValueError(f"A pruning method {taken[0]!r} exists already.")
-    PRUNING_METHODS[method.name] = method
+    # every --pruning value taken -> what holds it; all the method's names are checked before any is registered
+    holders: dict[str, object] = {"none": "no pruning, --pruning none", **PRUNING_METHODS}
+    holders.update({alias: PRUNING_METHODS[name] for alias, (name, _) in PRUNING_ALIASES.items()})
+    for name in [method.name, *own_aliases(method)]:
+        register(holders, name, method, "pruning method")
+    register(PRUNING_METHODS, method.name, method, "pruning method")
     PRUNING_ALIASES.update({alias: (method.name, overrides) for alias, overrides in own_aliases(method).items()})
     return method
 

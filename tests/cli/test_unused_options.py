@@ -4,13 +4,21 @@ settings leave unused (`--block_size` without block granularity, `--sparsity` wi
 
 import dataclasses
 import re
+from dataclasses import dataclass, field
 
 import pytest
 
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.cli.options import SCORE_OPTIONS
 from hf_srnets.errors import InputError
-from hf_srnets.pruning import PRUNING_METHODS, PruningConfig
+from hf_srnets.pruning import (
+    PRUNING_METHODS,
+    MaskedLinear,
+    PruningConfig,
+    PruningMethod,
+    register_pruning_method,
+    unregister_pruning_method,
+)
 from hf_srnets.pruning.threshold.config import ThresholdConfig
 
 BASE = ["--model_name_or_path", "m", "--output_dir", "o"]
@@ -139,3 +147,45 @@ def test_a_step_objectives_options_without_it_are_refused_by_name():
     with pytest.raises(InputError, match="give them one way"):
         parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--adversarial", "freelb", "--adv_steps", "3",
                     "--adversarial_options", '{"adv_lr": 0.1}'])  # fmt: skip
+
+
+@dataclass
+class GatedConfig(PruningConfig):
+    """A method's config with a conditional option: `toy_gate_width` does something only with `toy_gate`."""
+
+    toy_gate: bool = field(default=False, metadata={"help": "Gate the toy masks."})
+    toy_gate_width: int = field(default=4, metadata={"help": "Width of the toy gate (with --toy_gate true)."})
+
+    def unused_options(self) -> dict[str, str]:
+        unused = super().unused_options()
+        if not self.toy_gate:
+            unused["toy_gate_width"] = "the width is the toy gate's"
+        return unused
+
+
+class GatedPruning(PruningMethod):
+    name = "toy_gated"
+    config_class = GatedConfig
+    layer_class = MaskedLinear
+
+
+@pytest.fixture
+def gated_method():
+    assert "toy_gated" not in PRUNING_METHODS
+    register_pruning_method(GatedPruning)
+    yield GatedPruning
+    unregister_pruning_method("toy_gated")
+    assert "toy_gated" not in PRUNING_METHODS
+
+
+def test_a_registered_methods_conditional_option_is_refused_when_its_settings_leave_it_unused(gated_method):
+    with pytest.raises(InputError) as err:
+        validate_args(parse_args([*BASE, "--pruning", "toy_gated", "--toy_gate_width", "8"]))
+    expected = "--toy_gate_width would do nothing with --pruning toy_gated: the width is the toy gate's. Drop it."
+    assert str(err.value) == expected
+    # the common conditional options still come from PruningConfig's part
+    with pytest.raises(InputError, match=re.escape("--block_size would do nothing with --pruning toy_gated: it is")):
+        validate_args(parse_args([*BASE, "--pruning", "toy_gated", "--toy_gate", "true", "--block_size", "16"]))
+    run = parse_args([*BASE, "--pruning", "toy_gated", "--toy_gate", "true", "--toy_gate_width", "8"])
+    validate_args(run)
+    assert isinstance(run.pruning, GatedConfig) and run.pruning.toy_gate_width == 8

@@ -97,3 +97,17 @@ def test_imp_run_argv_keeps_the_users_ratio_and_interval():
     assert argv.count("--imp_prune_ratio") == 1 and "--imp_interval" not in argv
     run = parse_args(argv)
     assert (run.pruning.imp_prune_ratio, run.pruning.imp_interval) == (0.2, 0.25)
+
+
+def test_imp_run_argv_is_the_users_then_the_magnitude_methods_flags():
+    # s = 0.25: k = ⌈0.25/0.1⌉ = 3 rounds of Δs = 0.25/3 every Δt = 1/3 of the run
+    argv = imp_run_argv(["--model_name_or_path", "m", "--task", "mnli"], 0.25, "out")
+    assert argv == [
+        "--model_name_or_path", "m", "--task", "mnli", "--pruning", "magnitude", "--sparsity", "0.25",
+        "--imp_prune_ratio", repr(0.25 / 3), "--imp_interval", repr(1 / 3), "--output_dir", "out/imp_s0.25",
+    ]  # fmt: skip
+    given = imp_run_argv(["--imp_interval", "0.5"], 0.2, "o")
+    assert given == [
+        "--imp_interval", "0.5", "--pruning", "magnitude", "--sparsity", "0.2", "--imp_prune_ratio", "0.1",
+        "--output_dir", "o/imp_s0.2",
+    ]  # fmt: skip

@@ -23,3 +23,11 @@ class RandomConfig(PruningConfig):
         default=None, metadata={"help": "random: the mask directory whose per-matrix sparsity to copy."}
     )
     random_seed: int | None = field(default=None, metadata={"help": "random: seed of the masks; default: --seed."})
+
+    def unused_options(self) -> dict[str, str]:
+        """The common options, and `sparsity` and `sparsity_scope`: the masks copy those of `random_like`."""
+        return {
+            **super().unused_options(),
+            "sparsity": "--pruning random copies the per-matrix zeros (and so the sparsity) of --random_like",
+            "sparsity_scope": "--pruning random copies --random_like",
+        }

@@ -73,6 +73,18 @@ class ThresholdConfig(PruningConfig):
         if self.threshold_update_interval is not None and self.threshold_update_interval < 1:
             raise InputError(f"threshold_update_interval must be >= 1, got {self.threshold_update_interval}.")
 
+    def unused_options(self) -> dict[str, str]:
+        """The common options, the cubic ramp's ends without `initial_sparsity` and the hard init's α and φ with
+        the soft init."""
+        unused = super().unused_options()
+        if self.initial_sparsity is None:
+            why = "the cubic schedule runs only with --initial_sparsity"
+            unused.update(schedule_start=why, schedule_end=why)
+        if self.mask_init != "hard":
+            unused["alpha"] = "α sets the hard init only (--mask_init hard)"
+            unused["init_threshold"] = "φ is set by the hard init only (the soft init chooses it for the sparsity)"
+        return unused
+
     @property
     def start_sparsity(self) -> float:
         """Sparsity at step 0: s_i for the cubic schedule, s otherwise."""

@@ -44,10 +44,6 @@ class UnitGroup:
     shape: tuple[int, ...]
     members: tuple[UnitMember, ...]
 
-    @property
-    def num_units(self) -> int:
-        return math.prod(self.shape)
-
 
 def _largest_fitting_block(dims: list[int], wanted: int) -> int:
     """The largest divisor of gcd(dims) not above `wanted` (1 at worst)."""

@@ -1,8 +1,8 @@
 """How far a mask search moved from its start: the fraction of mask entries that differ from magnitude pruning
 of the same weights at the same sparsity (the soft init, appendix Eq. 2; the hard init, Eq. 1, prunes the same
-entries). Used in results/README.md for the short-run study:
+entries). Used in results/README.md for the short-run study (`short_run_hparams.yaml`), which gives the command:
 
-    python results/mask_changes.py outputs/sweep_minilm_mnli/full_ce/s0/seed1 0.7 outputs/short_run_hparams/*/s0.7/seed1
+    python examples/mask_changes.py BASE_MODEL SPARSITY RUN_DIR [RUN_DIR ...]
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print, for each run, how many mask entries differ from the soft init's (argv: as on the command line)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("base", help="the model the searches started from")
     parser.add_argument("sparsity", type=float)
     parser.add_argument("runs", nargs="+", help="output dirs of mask searches on that model")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     start = SRNetModel(
         AutoModelForSequenceClassification.from_pretrained(args.base),
         ThresholdConfig(sparsity=args.sparsity, mask_init="soft"),
