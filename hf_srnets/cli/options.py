@@ -2,11 +2,13 @@
 
 The pruning options are the fields of `PruningConfig` (common to every method) and the own fields of each
 registered method's `config_class`, read from the registry when the parser is built, so a method registered at any
-time (a test, a plugin) gets its flags. `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
-method name) and its config is built from the options given. An option given that the run would not use is an error
-naming it (`refuse_unused_options`): another method's option, any pruning option with `--pruning none` (with or
-without `--mask_from`, whose masks keep their own settings), and an option that the method's other settings leave
-unused (`--block_size` without `--mask_granularity block`, `--sparsity` with `--pruning random`, ...), which the
+time (a test, a plugin) gets its flags; the same holds for a loss's `options_class` (`--distil_lambda`,
+`--focal_gamma`) and a step objective's (`--adv_steps`). `--pruning` picks the method (`resolve_pruning`: `mask`,
+`imp`, `imp-rw` or a method name) and its config is built from the options given. An option given that the run
+would not use is an error naming it (`refuse_unused_options`): another method's, loss's or step objective's option,
+any pruning option with `--pruning none` (with or without `--mask_from`, whose masks keep their own settings), and
+an option that the method's other settings leave unused (`--block_size` without `--mask_granularity block`,
+`--sparsity` with `--pruning random`, ...), which the
 method's config names (`PruningConfig.unused_options`).
 """
 
@@ -34,8 +36,9 @@ logger = logging.getLogger(__name__)
 @dataclass
 class RunArguments:
     """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`), `objective` the
-    options of the `--adversarial` step objective (None without one, or for one without options) and `given` the
-    options given explicitly (config file and command line), by field name."""
+    options of the `--adversarial` step objective (None without one, or for one without options), `loss_options`
+    the options of `--loss` (None for a loss without options) and `given` the options given explicitly (config
+    file and command line), by field name."""
 
     model: ModelArguments
     data: DataArguments
@@ -43,6 +46,7 @@ class RunArguments:
     training: SRNetTrainingArguments
     given: dict[str, Any] = dataclasses.field(default_factory=dict)
     objective: Any | None = None
+    loss_options: Any | None = None
 
     @property
     def method(self) -> type[PruningMethod] | None:
@@ -55,12 +59,28 @@ def objective_options_classes() -> dict[str, type]:
     return {name: cls.options_class for name, cls in OBJECTIVES.items() if cls.options_class is not None}
 
 
+def loss_options_classes() -> dict[str, type]:
+    """Each registered loss with options -> its `options_class` (several losses may share one, or a field)."""
+    return {name: cls.options_class for name, cls in LOSSES.items() if cls.options_class is not None}
+
+
+def loss_option_owners() -> dict[str, list[str]]:
+    """Each loss option (a field of an `options_class`) -> the losses that have it, sorted."""
+    owners: dict[str, list[str]] = {}
+    for name, options_class in sorted(loss_options_classes().items()):
+        for option in sorted(cli_field_names(options_class)):
+            owners.setdefault(option, []).append(name)
+    return owners
+
+
 def build_parser() -> SRNetArgumentParser:
-    """The parser of every option, pruning methods' and step objectives' from the registries as they are now."""
+    """The parser of every option, pruning methods', losses' and step objectives' from the registries as they are
+    now (an option several dataclasses share is declared once)."""
     configs = [method.config_class for method in PRUNING_METHODS.values()]
+    losses = list(dict.fromkeys(loss_options_classes().values()))
     objectives = list(objective_options_classes().values())
     return SRNetArgumentParser(
-        [ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments, *objectives]
+        [ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments, *losses, *objectives]
     )
 
 
@@ -93,7 +113,27 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
     if model.pruning != "none":
         method, overrides = resolve_pruning(model.pruning)
         pruning = parser.build(method.config_class, given, **overrides)
-    return RunArguments(model, data, pruning, training, given, objective_options(parser, training, given))
+    objective = objective_options(parser, training, given)
+    return RunArguments(model, data, pruning, training, given, objective, loss_options(parser, training, given))
+
+
+def loss_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
+    """The `--loss`'s options, from its own flags (or `--loss_options`), also set as `training.loss_options` for
+    the trainer; None for a loss without options."""
+    options_class = loss_options_classes().get(training.loss)
+    if options_class is None:
+        return None
+    flags = sorted(name for name in cli_field_names(options_class) if given.get(name) is not None)
+    if training.loss_options and flags:
+        raise InputError(
+            f"{', '.join(f'--{f}' for f in flags)} and --loss_options both set --loss {training.loss}'s options: "
+            "give them one way"
+        )
+    if training.loss_options:
+        return options_class(**training.loss_options)
+    options = parser.build(options_class, given)
+    training.loss_options = dataclasses.asdict(options)
+    return options
 
 
 def objective_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
@@ -126,6 +166,22 @@ def refuse_other_objectives_options(run: RunArguments) -> None:
                 f"{', '.join(f'--{f}' for f in flags)} configure --adversarial {name} and would do nothing with "
                 f"--adversarial {run.training.adversarial}: add --adversarial {name}, or drop them."
             )
+
+
+def refuse_other_losses_options(run: RunArguments) -> None:
+    """Raise `InputError` for loss options given that the selected `--loss` does not have."""
+    loss = run.training.loss
+    owners = loss_option_owners()
+    foreign = [o for o in owners if _given(run, o) and loss not in owners[o]]
+    if not foreign:
+        return
+    losses = sorted({name for o in foreign for name in owners[o]})
+    flags, verb = ", ".join(f"--{o}" for o in foreign), "configures" if len(foreign) == 1 else "configure"
+    them = "it" if len(foreign) == 1 else "them"
+    raise InputError(
+        f"{flags} {verb} --loss {' / '.join(losses)} and would do nothing with --loss {loss}: use --loss "
+        f"{' or '.join(losses)}, or drop {them}."
+    )
 
 
 def refuse_other_methods_options(run: RunArguments) -> None:
@@ -167,9 +223,11 @@ def _unused_common_options(run: RunArguments) -> tuple[list[str], str]:
 
 def refuse_unused_options(run: RunArguments) -> None:
     """Raise `InputError` naming each pruning option given that the run would not use, and why; another method's
-    options first (`refuse_other_methods_options`), and another step objective's (`refuse_other_objectives_options`)."""
+    options first (`refuse_other_methods_options`), another step objective's (`refuse_other_objectives_options`)
+    and another loss's (`refuse_other_losses_options`)."""
     refuse_other_methods_options(run)
     refuse_other_objectives_options(run)
+    refuse_other_losses_options(run)
     if run.pruning is None:
         options, why = _unused_common_options(run)
         if options:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from .base import DebiasingLoss, register_loss
@@ -11,12 +12,12 @@ from .base import DebiasingLoss, register_loss
 class CrossEntropyLoss(DebiasingLoss):
     """L_std = −y·log p_m, averaged over the batch (Win-win §3.3, unnumbered; Liu et al. 2022).
 
-    Ignores any bias or teacher columns. Logs `ce`.
+    Reads no column (any bias or teacher column given is left out). Logs `ce`.
     """
 
     name = "ce"
     citations = ("winwin",)
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         loss = F.cross_entropy(logits.float(), labels)
         return loss, {"ce": loss.detach()}

@@ -28,8 +28,9 @@ class ConfidenceRegularizationLoss(DebiasingLoss):
     requires = ("bias_probs", "teacher_probs")
     citations = ("winwin", "utama")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, bias_probs=bias_probs, teacher_probs=teacher_probs)
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor, teacher_probs: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
         target = scaled_teacher(teacher_probs.float(), beta)
         log_pm = F.log_softmax(logits.float(), dim=-1)

@@ -7,9 +7,12 @@ Holds the two pieces the compression losses share: the smoothing of the teacher'
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 import torch.nn.functional as F
 
+from ..errors import InputError
 from .base import DebiasingLoss, register_loss, safe_log
 
 
@@ -43,8 +46,21 @@ def distillation_loss(
 def check_distil_lambda(distil_lambda: float) -> float:
     """λ of Eq. 3 must be in [0, 1]; the error names the flag."""
     if not 0.0 <= distil_lambda <= 1.0:
-        raise ValueError(f"--distil_lambda must be in [0, 1] (Eq. 3's λ; paper: 0.9), got {distil_lambda}")
+        raise InputError(f"--distil_lambda must be in [0, 1] (Eq. 3's λ; paper: 0.9), got {distil_lambda}")
     return float(distil_lambda)
+
+
+@dataclass
+class DistillationOptions:
+    """The settings of `distil` and `rmc` (Du et al. 2023, Eq. 3), each a flag of `run_glue_sparse.py --loss`."""
+
+    distil_lambda: float = field(
+        default=0.9,
+        metadata={"help": "λ of RMC Eq. 3: (1-λ)·CE + λ·KL(target ‖ p_student), for distil/smooth/rmc (paper: 0.9)."},
+    )
+
+    def __post_init__(self) -> None:
+        self.distil_lambda = check_distil_lambda(self.distil_lambda)
 
 
 @register_loss
@@ -54,25 +70,29 @@ class DistillationLoss(DebiasingLoss):
     The "Distil" baseline of Du et al. 2023 (§6.2, appendix C; EACL 2023), task-specific knowledge distillation
     after Hinton et al. 2015: Eq. 3 with s = p_t, i.e. Eq. 2 with d_i = 1. p_t is a fine-tuned teacher's softmax
     on the training set (the `teacher_probs` column, `--teacher_predictions`). λ = `distil_lambda` (0.9 in all
-    the paper's experiments); λ = 0 gives cross-entropy. Logs `distil`, `ce` and `kl`.
+    the paper's experiments; `DistillationOptions`); λ = 0 gives cross-entropy. Logs `distil`, `ce` and `kl`.
     """
 
     name = "distil"
     requires = ("teacher_probs",)
-    options = ("distil_lambda",)
+    options_class = DistillationOptions
     citations = ("rmc", "hinton")
-
-    def __init__(self, distil_lambda: float = 0.9) -> None:
-        super().__init__()
-        self.distil_lambda = check_distil_lambda(distil_lambda)
+    distil_lambda: float
 
     def degree(self, difficulty: torch.Tensor | None) -> torch.Tensor | float:
         """d of Eq. 2 for the batch: 1 here (p_t itself, renormalised and with zeros clipped); `smooth` and `rmc`
         override it."""
         return 1.0
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, teacher_probs=teacher_probs, difficulty=difficulty)
+    def distil(
+        self, logits: torch.Tensor, labels: torch.Tensor, teacher_probs: torch.Tensor, difficulty: torch.Tensor | None
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Eq. 3 on the teacher smoothed by Eq. 2 with `degree(difficulty)`; the loss and its logged parts."""
         target = smoothed_teacher(teacher_probs, self.degree(difficulty))
         loss, parts = distillation_loss(logits, labels, target, self.distil_lambda)
         return loss, {self.name: loss.detach(), **parts}
+
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, teacher_probs: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        return self.distil(logits, labels, teacher_probs, None)

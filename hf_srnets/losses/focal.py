@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 import torch.nn.functional as F
 
+from ..errors import InputError
 from .base import DebiasingLoss, register_loss
 
 
@@ -20,6 +23,20 @@ def focal_weights(logits: torch.Tensor, labels: torch.Tensor, focal_gamma: float
     return len(labels) * torch.softmax(focal_gamma * log_one_minus_p, dim=0)
 
 
+@dataclass
+class FocalOptions:
+    """The setting of `focal` (Du et al. 2023, appendix C), a flag of `run_glue_sparse.py --loss focal`."""
+
+    focal_gamma: float = field(default=2.0, metadata={"help": "focal: γ of (1 - p_c)^γ (paper: 2.0)."})
+
+    def __post_init__(self) -> None:
+        if not self.focal_gamma >= 0:
+            raise InputError(
+                f"--focal_gamma must be >= 0 (the focusing exponent γ; paper: 2.0), got {self.focal_gamma}"
+            )
+        self.focal_gamma = float(self.focal_gamma)
+
+
 @register_loss
 class FocalLoss(DebiasingLoss):
     """FL_i = −[(1 − p_i)^γ / ((1/N) Σ_k (1 − p_k)^γ)]·log p_i, averaged over the batch of N examples.
@@ -29,20 +46,16 @@ class FocalLoss(DebiasingLoss):
     confident (easy) examples get weights below 1, hard ones above. p_i is the student's probability of the gold
     class, γ = `focal_gamma` (2.0 in the paper); γ = 0 gives cross-entropy. The formula is implemented as written:
     gradients flow through the weights and their normalisation too, not only through log p_i. The weights are
-    computed in log space (`focal_weights`). Logs `focal`, `ce` and the largest weight `max_weight`.
+    computed in log space (`focal_weights`); γ is `FocalOptions.focal_gamma`. Logs `focal`, `ce` and the largest weight
+    `max_weight`.
     """
 
     name = "focal"
-    options = ("focal_gamma",)
+    options_class = FocalOptions
     citations = ("rmc", "focal")
+    focal_gamma: float
 
-    def __init__(self, focal_gamma: float = 2.0) -> None:
-        super().__init__()
-        if not focal_gamma >= 0:
-            raise ValueError(f"--focal_gamma must be >= 0 (the focusing exponent γ; paper: 2.0), got {focal_gamma}")
-        self.focal_gamma = float(focal_gamma)
-
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = logits.float()
         ce = F.cross_entropy(logits, labels, reduction="none")  # −log p_i
         weights = focal_weights(logits, labels, self.focal_gamma)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from .base import DebiasingLoss, register_loss, safe_log
@@ -21,8 +22,9 @@ class ProductOfExpertsLoss(DebiasingLoss):
     requires = ("bias_probs",)
     citations = ("winwin", "clark")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, bias_probs=bias_probs)
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         log_pm = F.log_softmax(logits.float(), dim=-1)
         combined = log_pm + safe_log(bias_probs.float())
         loss = F.cross_entropy(combined, labels)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 
 from .base import DebiasingLoss, register_loss
@@ -20,8 +21,9 @@ class ReweightLoss(DebiasingLoss):
     requires = ("bias_probs",)
     citations = ("winwin", "clark")
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        self._check(logits, bias_probs=bias_probs)
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         per_example = F.cross_entropy(logits.float(), labels, reduction="none")
         beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
         loss = ((1.0 - beta) * per_example).mean()

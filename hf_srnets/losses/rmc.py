@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from .base import register_loss
-from .distil import DistillationLoss
+from .distil import DistillationLoss, DistillationOptions
 
 
 @register_loss
@@ -22,10 +22,10 @@ class RMCLoss(DistillationLoss):
 
     name = "rmc"
     requires = ("teacher_probs", "difficulty")
-    options = ("distil_lambda",)
+    options_class = DistillationOptions
     citations = ("rmc", "hinton")
 
-    def degree(self, difficulty):
+    def degree(self, difficulty: torch.Tensor | None) -> torch.Tensor:
         degree = difficulty.float()
         if not bool(torch.all((degree > 0) & (degree <= 1))):
             raise ValueError(
@@ -34,6 +34,8 @@ class RMCLoss(DistillationLoss):
             )
         return degree
 
-    def forward(self, logits, labels, bias_probs=None, teacher_probs=None, difficulty=None):
-        loss, parts = super().forward(logits, labels, teacher_probs=teacher_probs, difficulty=difficulty)
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, teacher_probs: torch.Tensor, difficulty: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss, parts = self.distil(logits, labels, teacher_probs, difficulty)
         return loss, {**parts, "difficulty": difficulty.float().mean().detach()}

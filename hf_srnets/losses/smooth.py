@@ -2,8 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import torch
+
+from ..errors import InputError
 from .base import register_loss
-from .distil import DistillationLoss
+from .distil import DistillationLoss, DistillationOptions
+
+
+@dataclass
+class SmoothedDistillationOptions(DistillationOptions):
+    """The settings of `smooth` (Du et al. 2023, §6.2, Eq. 2-3): λ and the one global degree d."""
+
+    smooth_degree: float = field(
+        default=0.9,
+        metadata={"help": "smooth: the global exponent d of s_j ∝ p_t,j^d, in (0, 1] (§6.2: 0.9, as RMC's d_i)."},
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 < self.smooth_degree <= 1.0:
+            raise InputError(f"--smooth_degree must be in (0, 1] (Eq. 2's d; paper: 0.9), got {self.smooth_degree}")
+        self.smooth_degree = float(self.smooth_degree)
 
 
 @register_loss
@@ -13,19 +34,14 @@ class SmoothedDistillationLoss(DistillationLoss):
     Du et al. 2023 (EACL 2023), §6.2 and appendix C: Eq. 3 on the teacher smoothed by Eq. 2 with the same degree
     d for every training example ("global smoothing", after Müller et al. 2019; the paper uses d = 0.9, the
     constructor's default). d = `smooth_degree` in (0, 1]; d = 1 is `distil`. p_t is the `teacher_probs` column
-    (`--teacher_predictions`), λ = `distil_lambda`. Logs `smooth`, `ce` and `kl`.
+    (`--teacher_predictions`), λ = `distil_lambda` (`SmoothedDistillationOptions`). Logs `smooth`, `ce` and `kl`.
     """
 
     name = "smooth"
     requires = ("teacher_probs",)
-    options = ("distil_lambda", "smooth_degree")
+    options_class = SmoothedDistillationOptions
     citations = ("rmc", "hinton", "muller")
+    smooth_degree: float
 
-    def __init__(self, distil_lambda: float = 0.9, smooth_degree: float = 0.9) -> None:
-        super().__init__(distil_lambda)
-        if not 0.0 < smooth_degree <= 1.0:
-            raise ValueError(f"--smooth_degree must be in (0, 1] (Eq. 2's d; paper: 0.9), got {smooth_degree}")
-        self.smooth_degree = float(smooth_degree)
-
-    def degree(self, difficulty):
+    def degree(self, difficulty: torch.Tensor | None) -> float:
         return self.smooth_degree

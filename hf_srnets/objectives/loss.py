@@ -8,18 +8,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data.columns import EXAMPLE_COLUMNS
+from ..data import columns
 from ..losses import DebiasingLoss
 from .base import Objective
 
 
 class LossObjective(Objective):
-    """L = loss(logits, y, p_b, p_t) of a `DebiasingLoss`, whose docstring gives the formula and citation.
+    """L = loss(logits, y, **columns) of a `DebiasingLoss`, whose docstring gives the formula and citation.
 
-    `compute_loss` takes `labels` and the per-example columns (`bias_probs`, `teacher_probs`, `difficulty`) out of
-    the batch,
-    runs the model on the rest and applies the loss. Evaluation batches that lack a column the loss needs (ID
-    dev and OOD sets carry no bias predictions) report plain cross-entropy, −y·log p_m, with no components.
+    `compute_loss` takes `labels` and the per-example columns (`bias_probs`, `teacher_probs`, `difficulty` and any
+    other the loss `requires`) out of the batch, runs the model on the rest and applies the loss to the columns it
+    `requires`, only those. Evaluation batches that lack a column the loss needs (ID dev and OOD sets carry no bias
+    predictions) report plain cross-entropy, −y·log p_m, with no components.
     The batch dict passed in is not modified, so a step-level objective may call this several times.
     """
 
@@ -43,12 +43,13 @@ class LossObjective(Objective):
         labels = inputs.pop("labels", None)
         if labels is None:
             raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
-        probs = {c: inputs.pop(c, None) for c in EXAMPLE_COLUMNS}
+        names = dict.fromkeys((*columns.EXAMPLE_COLUMNS, *self.loss.requires))  # each once
+        popped = {c: inputs.pop(c, None) for c in names}
+        required = {c: popped[c] for c in self.loss.requires}
         outputs = model(**inputs)
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-        has_columns = all(probs[c] is not None for c in self.loss.requires)
-        if training or has_columns:
-            loss, components = self.loss(logits, labels, **probs)
+        if training or all(value is not None for value in required.values()):
+            loss, components = self.loss(logits, labels, **required)
         else:  # evaluation sets carry no bias predictions: report cross-entropy there
             loss, components = F.cross_entropy(logits.float(), labels), {}
         return loss, outputs, components

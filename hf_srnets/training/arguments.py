@@ -25,15 +25,12 @@ class SRNetTrainingArguments(TrainingArguments):
             predictions; `distil`, `smooth` and `jtt` teacher predictions; `rmc` teacher predictions and the
             sample difficulty.
 
-    Parameters of the compression losses (Du et al. 2023, "Robustness Challenges", §5 and appendix C); each loss
-    takes the ones it names in its `options`:
-        distil_lambda: λ of Eq. 3, the weight of the distillation term against cross-entropy (`distil`, `smooth`,
-            `rmc`; 0.9 in all the paper's experiments).
-        smooth_degree: the one global smoothing exponent of `smooth` (s_j ∝ p_t^d; §6.2: d = 0.9, "the same
-            level of regularization as in RMC").
-        focal_gamma: γ of the focal loss (2.0 in the paper).
-        jtt_upweight: λ_up of JTT, the weight of the examples the ERM model got wrong before normalising
-            (2.0 in the paper).
+        loss_options: the loss's settings, the fields of its `options_class` (a mapping or its JSON; those not
+            given keep their defaults), e.g. `{"distil_lambda": 0.5}` for `distil`, `smooth` and `rmc`
+            (`hf_srnets.losses.DistillationOptions`; the compression losses of Du et al. 2023, §5 and appendix C:
+            λ of Eq. 3 `distil_lambda`, `smooth`'s global degree `smooth_degree`, `focal`'s γ `focal_gamma`, JTT's
+            λ_up `jtt_upweight`). `run_glue_sparse.py` fills it from their own flags (`--distil_lambda 0.5`).
+            `loss_settings()` gives all of them, defaults filled.
 
     Parameters that control the mask search:
         mask_learning_rate: Learning rate of the mask scores m̂. `None` uses `learning_rate` (the paper uses
@@ -61,17 +58,12 @@ class SRNetTrainingArguments(TrainingArguments):
     """
 
     loss: str = field(default="ce", metadata={"help": f"Training loss, one of {sorted(LOSSES)}."})
-    distil_lambda: float = field(
-        default=0.9,
-        metadata={"help": "λ of RMC Eq. 3: (1-λ)·CE + λ·KL(target ‖ p_student), for distil/smooth/rmc (paper: 0.9)."},
-    )
-    smooth_degree: float = field(
-        default=0.9,
-        metadata={"help": "smooth: the global exponent d of s_j ∝ p_t,j^d, in (0, 1] (§6.2: 0.9, as RMC's d_i)."},
-    )
-    focal_gamma: float = field(default=2.0, metadata={"help": "focal: γ of (1 - p_c)^γ (paper: 2.0)."})
-    jtt_upweight: float = field(
-        default=2.0, metadata={"help": "jtt: λ_up, the weight of the examples the ERM model got wrong (paper: 2.0)."}
+    loss_options: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={
+            "help": "The --loss's settings as JSON, e.g. '{\"distil_lambda\": 0.5}' (defaults for those not given); "
+            "the command line sets them with their own flags (--distil_lambda 0.5) instead."
+        },
     )
     mask_learning_rate: float | None = field(
         default=None, metadata={"help": "Learning rate of the mask scores; defaults to --learning_rate."}
@@ -121,9 +113,12 @@ class SRNetTrainingArguments(TrainingArguments):
         options = dict(self.adversarial_options or {})
         return self.adversarial, asdict(options_class(**options)) if options_class is not None else options
 
-    def loss_options(self) -> dict[str, object]:
-        """The options of `--loss` (the fields its class names in `options`), for its constructor."""
-        return {option: getattr(self, option) for option in LOSSES[self.loss].options}
+    def loss_settings(self) -> dict[str, object]:
+        """All the options of `--loss` (the fields of its `options_class`, defaults filled, checked), for its
+        constructor; `{}` for a loss without options."""
+        options_class = LOSSES[self.loss].options_class
+        options = dict(self.loss_options or {})
+        return asdict(options_class(**options)) if options_class is not None else options
 
     def __post_init__(self) -> None:
         if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
@@ -131,14 +126,7 @@ class SRNetTrainingArguments(TrainingArguments):
         super().__post_init__()
         if self.loss not in LOSSES:
             raise InputError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
-        if not 0.0 <= self.distil_lambda <= 1.0:
-            raise InputError(f"--distil_lambda must be in [0, 1], got {self.distil_lambda}")
-        if not 0.0 < self.smooth_degree <= 1.0:
-            raise InputError(f"--smooth_degree must be in (0, 1], got {self.smooth_degree}")
-        if self.focal_gamma < 0 or self.jtt_upweight <= 0:
-            raise InputError(
-                f"--focal_gamma must be >= 0 and --jtt_upweight > 0, got {self.focal_gamma}, {self.jtt_upweight}"
-            )
+        self._validate_loss_options()
         if not 0.0 <= self.select_best_after < 1.0:
             raise InputError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
         if self.mask_weight_decay < 0:
@@ -147,12 +135,19 @@ class SRNetTrainingArguments(TrainingArguments):
             raise InputError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")
         self._validate_adversarial()
 
+    def _validate_loss_options(self) -> None:
+        self.loss_options = _json_object(self.loss_options, "--loss_options")
+        options_class = LOSSES[self.loss].options_class
+        if options_class is None:
+            if self.loss_options:
+                raise InputError(
+                    f"--loss {self.loss} has no options, got loss_options {sorted(self.loss_options)}: drop them"
+                )
+            return
+        _check_options(options_class, self.loss_options, f"--loss {self.loss}")
+
     def _validate_adversarial(self) -> None:
-        if isinstance(self.adversarial_options, str):
-            try:
-                self.adversarial_options = json.loads(self.adversarial_options)
-            except json.JSONDecodeError as err:
-                raise InputError(f"--adversarial_options must be a JSON object: {err}") from None
+        self.adversarial_options = _json_object(self.adversarial_options, "--adversarial_options")
         if self.adversarial != "none" and self.adversarial not in OBJECTIVES:
             raise InputError(
                 f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
@@ -160,18 +155,30 @@ class SRNetTrainingArguments(TrainingArguments):
         if self.adversarial_options and self.adversarial == "none":
             raise InputError("adversarial_options configure a step objective: set --adversarial too, or drop them")
         options_class = OBJECTIVES[self.adversarial].options_class if self.adversarial != "none" else None
-        if options_class is None:
-            return
-        known = [f.name for f in fields(options_class)]
-        unknown = sorted(set(self.adversarial_options or {}) - set(known))
-        if unknown:
-            raise InputError(
-                f"--adversarial {self.adversarial} has no option {', '.join(unknown)}; its options: {known}"
-            )
-        try:
-            options_class(**(self.adversarial_options or {}))
-        except (TypeError, ValueError) as err:
-            raise InputError(str(err)) from None
+        if options_class is not None:
+            _check_options(options_class, self.adversarial_options, f"--adversarial {self.adversarial}")
+
+
+def _json_object(value: dict[str, Any] | str | None, flag: str) -> dict[str, Any] | None:
+    """An options mapping given as a mapping or as its JSON (`flag` names it in the error)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{flag} must be a JSON object: {err}") from None
+
+
+def _check_options(options_class: type, given: dict[str, Any] | None, owner: str) -> None:
+    """`InputError` for a name `options_class` has no field for, or a value its `__post_init__` refuses."""
+    known = [f.name for f in fields(options_class)]
+    unknown = sorted(set(given or {}) - set(known))
+    if unknown:
+        raise InputError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
+    try:
+        options_class(**(given or {}))
+    except (TypeError, ValueError) as err:
+        raise InputError(str(err)) from None
 
 
 def training_precision(args: Any) -> str:

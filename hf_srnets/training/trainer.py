@@ -82,7 +82,7 @@ class SRNetTrainer(Trainer):
             objective = LossObjective(loss)
         if objective is None:
             step, step_options = args.step_objective()
-            objective = build_objective(args.loss, step=step, step_options=step_options, **args.loss_options())
+            objective = build_objective(args.loss, step=step, step_options=step_options, **args.loss_settings())
         self.objective = objective
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)
         self._saving_checkpoint = False

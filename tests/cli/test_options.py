@@ -15,7 +15,7 @@ import yaml
 from transformers.debug_utils import DebugOption
 
 from hf_srnets.cli import build_parser, parse_args, validate_args
-from hf_srnets.cli.options import RunArguments, objective_options_classes
+from hf_srnets.cli.options import RunArguments, loss_options_classes, objective_options_classes
 from hf_srnets.cli.parser import cli_field_names
 from hf_srnets.pruning import (
     PRUNING_METHODS,
@@ -46,6 +46,7 @@ SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "include_num_input_tokens_seen": (["true"], [], "all"),  # TrainingArguments maps True to "all"
     "load_best_model_at_end": (["true"], ["--eval_strategy", "steps", "--save_strategy", "steps"], True),
     "loss": (["poe"], [], "poe"),
+    "loss_options": (['{"focal_gamma": 1.5}'], ["--loss", "focal"], {"focal_gamma": 1.5}),
     "pruning": (["l0"], [], "l0"),
     "report_to": (["tensorboard"], [], ["tensorboard"]),
     "sparsity_schedule": (["cubic"], ["--initial_sparsity", "0.2"], "cubic"),
@@ -91,7 +92,8 @@ def non_default(action: argparse.Action) -> tuple[list[str], Any]:
 
 
 def method_for(dest: str) -> list[str]:
-    """`--pruning <method>` for a pruning option (mask training for the common ones), else nothing."""
+    """`--pruning <method>` for a pruning option (mask training for the common ones), `--adversarial <name>` or
+    `--loss <name>` for a step objective's or a loss's option, else nothing."""
     if dest in cli_field_names(PruningConfig) or dest in ("mask_learning_rate", "mask_weight_decay"):
         return ["--pruning", "threshold"]
     for name, method in sorted(PRUNING_METHODS.items()):
@@ -100,12 +102,17 @@ def method_for(dest: str) -> list[str]:
     for name, options_class in objective_options_classes().items():
         if dest in cli_field_names(options_class):
             return ["--adversarial", name]
+    for name, options_class in sorted(loss_options_classes().items()):
+        if dest in cli_field_names(options_class):
+            return ["--loss", name]
     return []
 
 
 def parsed_value(run: RunArguments, dest: str) -> Any:
     holders = [
-        h for h in (run.model, run.data, run.training, run.pruning, run.objective) if h is not None and hasattr(h, dest)
+        h
+        for h in (run.model, run.data, run.training, run.pruning, run.objective, run.loss_options)
+        if h is not None and hasattr(h, dest)
     ]
     assert holders, f"no dataclass of the run holds {dest}"
     return getattr(holders[0], dest)

@@ -3,12 +3,14 @@ values: distil, smooth, rmc, focal, jtt."""
 
 import math
 import re
+from dataclasses import fields
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.errors import InputError
 from hf_srnets.losses import LOSSES, focal_weights, get_loss, smoothed_teacher
 from hf_srnets.objectives import build_objective, citations_for
 from hf_srnets.resources.citations import BIBTEX, format_bibtex
@@ -68,7 +70,8 @@ def test_the_five_losses_are_registered_with_their_options():
         "focal": ("focal_gamma",),
         "jtt": ("jtt_upweight",),
     }
-    assert {name: LOSSES[name].options for name in expected} == expected
+    assert {name: tuple(f.name for f in fields(LOSSES[name].options_class)) for name in expected} == expected
+    assert LOSSES["distil"].options_class is LOSSES["rmc"].options_class  # one λ, one flag
     assert LOSSES["rmc"].requires == ("teacher_probs", "difficulty")
     assert LOSSES["distil"].requires == LOSSES["smooth"].requires == LOSSES["jtt"].requires == ("teacher_probs",)
     assert LOSSES["focal"].requires == ()
@@ -305,11 +308,69 @@ def test_bad_options_name_the_flag(name, options, error):
     ],
 )
 def test_training_arguments_options_reach_the_constructor(tmp_path, name, given, stored):
-    args = SRNetTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, loss=name, **given)
-    assert args.loss_options() == stored
-    loss = build_objective(args.loss, **args.loss_options()).loss
-    assert {option: getattr(loss, option) for option in loss.options} == stored
+    args = SRNetTrainingArguments(
+        output_dir=str(tmp_path), report_to="none", use_cpu=True, loss=name, loss_options=given
+    )
+    assert args.loss_settings() == stored
+    loss = build_objective(args.loss, **args.loss_settings()).loss
+    assert {option: getattr(loss, option) for option in stored} == stored
+    assert loss.options() == LOSSES[name].options_class(**stored)
     assert loss.get_config_dict() == {"loss": name, "requires": list(loss.requires), **stored}
+    assert type(loss)(loss.options()).get_config_dict() == loss.get_config_dict()  # or an options instance
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"distil_lambda": 1.5}, "--distil_lambda must be in [0, 1]"),
+        ({"smooth_degree": 0.5}, "--loss distil has no option smooth_degree"),
+        ('{"distil_lambda": 0.2', "--loss_options must be a JSON object"),
+    ],
+)
+def test_training_arguments_refuse_bad_loss_options(tmp_path, options, error):
+    with pytest.raises(InputError, match=re.escape(error)):
+        SRNetTrainingArguments(output_dir=str(tmp_path), report_to="none", loss="distil", loss_options=options)
+
+
+def test_training_arguments_loss_options_as_json_and_defaults(tmp_path):
+    common = {"output_dir": str(tmp_path), "report_to": "none"}
+    args = SRNetTrainingArguments(**common, loss="smooth", loss_options='{"smooth_degree": 0.5}')
+    assert args.loss_options == {"smooth_degree": 0.5}
+    assert args.loss_settings() == {"distil_lambda": 0.9, "smooth_degree": 0.5}
+    assert SRNetTrainingArguments(**common, loss="poe").loss_settings() == {}
+    with pytest.raises(InputError, match="--loss ce has no options"):
+        SRNetTrainingArguments(**common, loss="ce", loss_options={"focal_gamma": 1.0})
+
+
+@pytest.mark.parametrize(
+    ("flags", "error"),
+    [
+        (["--loss", "ce", "--focal_gamma", "3"], "--focal_gamma configures --loss focal and would do nothing with"),
+        (["--loss", "focal", "--distil_lambda", "0.5"], "--distil_lambda configures --loss distil / rmc / smooth"),
+        (["--loss", "rmc", "--smooth_degree", "0.5"], "--smooth_degree configures --loss smooth"),
+        (["--loss", "distil", "--distil_lambda", "0.5", "--loss_options", '{"distil_lambda": 0.4}'], "one way"),
+    ],
+)
+def test_cli_refuses_an_option_of_another_loss_by_name(flags, error):
+    base = ["--model_name_or_path", "m", "--output_dir", "o", "--teacher_predictions", "t.jsonl"]
+    with pytest.raises(InputError, match=re.escape(error)):
+        validate_args(parse_args([*base, "--sample_difficulty", "d.jsonl", *flags]))
+
+
+@pytest.mark.parametrize(
+    ("flags", "stored"),
+    [
+        (["--loss", "distil", "--distil_lambda", "0.25"], {"distil_lambda": 0.25}),
+        (["--loss", "rmc", "--distil_lambda", "0.25"], {"distil_lambda": 0.25}),
+        (["--loss", "smooth", "--smooth_degree", "0.5"], {"distil_lambda": 0.9, "smooth_degree": 0.5}),
+        (["--loss", "focal"], {"focal_gamma": 2.0}),
+        (["--loss", "jtt", "--loss_options", '{"jtt_upweight": 3}'], {"jtt_upweight": 3.0}),
+    ],
+)
+def test_cli_loss_flags_reach_the_training_arguments(flags, stored):
+    run = parse_args(["--model_name_or_path", "m", "--output_dir", "o", *flags])
+    assert run.training.loss_settings() == stored
+    assert run.loss_options == LOSSES[run.training.loss].options_class(**stored)
 
 
 def test_paper_defaults():

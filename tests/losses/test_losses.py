@@ -95,7 +95,7 @@ def test_register_a_new_loss():
     class Doubled(DebiasingLoss):
         name = "test-doubled-ce"
 
-        def forward(self, logits, labels, bias_probs=None, teacher_probs=None):
+        def forward(self, logits, labels):
             loss = 2 * F.cross_entropy(logits, labels)
             return loss, {}
 

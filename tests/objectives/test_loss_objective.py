@@ -28,7 +28,7 @@ def test_wrapped_loss_gives_the_same_loss_outputs_and_gradients(name):
     batch = _batch()
     loss_fn = get_loss(name)
     logits = direct_model(**{k: v for k, v in batch.items() if k not in COLUMNS}).logits
-    expected, expected_parts = loss_fn(logits, batch["labels"], batch["bias_probs"], batch["teacher_probs"])
+    expected, expected_parts = loss_fn(logits, batch["labels"], **{c: batch[c] for c in loss_fn.requires})
     expected.backward()
 
     objective = LossObjective(loss_fn)
@@ -54,7 +54,7 @@ def test_evaluation_without_bias_column_reports_cross_entropy():
         objective.compute_loss(model, batch, training=True)
     full = _batch()
     loss, _, parts = objective.compute_loss(model, full, training=False)  # with the column: the loss itself
-    assert torch.equal(loss, get_loss("poe")(outputs.logits, full["labels"], full["bias_probs"])[0])
+    assert torch.equal(loss, get_loss("poe")(outputs.logits, full["labels"], bias_probs=full["bias_probs"])[0])
     assert set(parts) == {"poe", "ce"}
 
 

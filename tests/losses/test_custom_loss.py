@@ -1,0 +1,149 @@
+"""A loss registered from this file alone gets the plugin contract the other registries keep: its option is a flag of
+`run_glue_sparse.py` (declared once, in a JSON/YAML config too) that reaches the loss the trainer builds, and is
+refused by name with another `--loss`; a loss that reads a per-example column of its own gets that column, and only
+it, in `forward`, once the column is one of `hf_srnets.data.columns.EXAMPLE_COLUMNS`. No package file changes."""
+
+import math
+from dataclasses import dataclass, field
+
+import pytest
+import torch
+import torch.nn.functional as F
+import yaml
+from conftest import tiny_model
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+
+from hf_srnets.cli import build_parser, parse_args, validate_args
+from hf_srnets.data import columns
+from hf_srnets.errors import InputError
+from hf_srnets.losses import LOSSES, DebiasingLoss, register_loss
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
+
+BASE = ["--model_name_or_path", "m"]
+WEIGHT_COLUMN = "example_weight"
+
+
+@dataclass
+class ScaledOptions:
+    """The one setting of `ScaledCrossEntropyLoss`."""
+
+    ce_scale: float = field(default=1.0, metadata={"help": "s of L = s·CE (a loss registered by a test); > 0."})
+
+    def __post_init__(self) -> None:
+        if not self.ce_scale > 0:
+            raise InputError(f"--ce_scale must be > 0 (the factor s of L = s·CE), got {self.ce_scale}")
+
+
+class ScaledCrossEntropyLoss(DebiasingLoss):
+    """L = s·(−y·log p_m), averaged over the batch, s = `ce_scale`: a loss with one option. Logs `scaled`."""
+
+    name = "test-scaled-ce"
+    options_class = ScaledOptions
+    ce_scale: float
+
+    def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        loss = self.ce_scale * F.cross_entropy(logits.float(), labels)
+        return loss, {"scaled": loss.detach()}
+
+
+class WeightedCrossEntropyLoss(DebiasingLoss):
+    """L = (1/N) Σ_i w_i·(−y_i·log p_m,i), w_i the `example_weight` column: a loss reading a column of its own.
+    Logs the batch-mean weight `mean_weight`."""
+
+    name = "test-weighted-ce"
+    requires = (WEIGHT_COLUMN,)
+
+    def forward(
+        self, logits: torch.Tensor, labels: torch.Tensor, example_weight: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        per_example = F.cross_entropy(logits.float(), labels, reduction="none")
+        return (example_weight * per_example).mean(), {"mean_weight": example_weight.mean()}
+
+
+@pytest.fixture
+def registry():
+    """The loss registry as it was before the test, restored after it."""
+    saved = dict(LOSSES)
+    yield LOSSES
+    LOSSES.clear()
+    LOSSES.update(saved)
+
+
+def _option_strings() -> set[str]:
+    return {option for action in build_parser()._actions for option in action.option_strings}
+
+
+def test_a_loss_with_one_option_gets_its_flag_and_the_trainer_builds_it_with_the_value(registry, tmp_path):
+    assert "--ce_scale" not in _option_strings()
+    register_loss(ScaledCrossEntropyLoss)
+    assert "--ce_scale" in _option_strings() and "s of L = s·CE" in build_parser().format_help()
+
+    run = parse_args([*BASE, "--output_dir", str(tmp_path), "--loss", "test-scaled-ce", "--ce_scale", "3"])
+    validate_args(run)
+    assert run.loss_options == ScaledOptions(3.0)
+    assert run.training.loss_options == {"ce_scale": 3.0}
+    trainer = SRNetTrainer(model=tiny_model("bert"), args=run.training)
+    loss = trainer.objective.loss
+    assert isinstance(loss, ScaledCrossEntropyLoss) and loss.ce_scale == 3.0
+    # 3 classes, equal logits: CE = ln 3, so L = 3·ln 3
+    value, parts = loss(torch.zeros(1, 3), torch.tensor([0]))
+    assert value.item() == pytest.approx(3 * math.log(3)) and set(parts) == {"scaled"}
+    assert loss.get_config_dict() == {"loss": "test-scaled-ce", "requires": [], "ce_scale": 3.0}
+
+
+def test_a_registered_loss_option_in_a_config_file_and_its_checks(registry, tmp_path):
+    register_loss(ScaledCrossEntropyLoss)
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"model_name_or_path": "m", "output_dir": "o", "loss": "test-scaled-ce"}))
+    assert parse_args([str(config), "--ce_scale", "0.5"]).training.loss_settings() == {"ce_scale": 0.5}
+    config.write_text(yaml.safe_dump({"model_name_or_path": "m", "output_dir": "o", "ce_scale": 0.25}))
+    assert parse_args([str(config), "--loss", "test-scaled-ce"]).loss_options == ScaledOptions(0.25)
+    assert parse_args([*BASE, "--output_dir", "o", "--loss", "test-scaled-ce"]).loss_options == ScaledOptions(1.0)
+    with pytest.raises(InputError, match="--ce_scale must be > 0"):
+        parse_args([*BASE, "--output_dir", "o", "--loss", "test-scaled-ce", "--ce_scale", "-1"])
+
+
+@pytest.mark.parametrize("other", ["ce", "focal", "distil"])
+def test_a_registered_loss_option_with_another_loss_is_refused_by_name(registry, other):
+    register_loss(ScaledCrossEntropyLoss)
+    run = parse_args(
+        [*BASE, "--output_dir", "o", "--teacher_predictions", "t.jsonl", "--loss", other, "--ce_scale", "2"]
+    )
+    with pytest.raises(InputError) as refused:
+        validate_args(run)
+    assert str(refused.value) == (
+        f"--ce_scale configures --loss test-scaled-ce and would do nothing with --loss {other}: use --loss "
+        "test-scaled-ce, or drop it."
+    )
+
+
+def test_a_loss_reading_a_column_of_its_own_gets_only_that_column(registry, monkeypatch, tmp_path):
+    monkeypatch.setattr(columns, "EXAMPLE_COLUMNS", (*columns.EXAMPLE_COLUMNS, WEIGHT_COLUMN))
+    register_loss(WeightedCrossEntropyLoss)
+    loss = LOSSES["test-weighted-ce"]()
+    # equal logits: CE_i = ln 3; weights 2 and 0 give (2·ln 3 + 0)/2 = ln 3; other columns are not passed on
+    value, _ = loss(torch.zeros(2, 3), torch.tensor([0, 1]), example_weight=torch.tensor([2.0, 0.0]), bias_probs=None)
+    assert value.item() == pytest.approx(math.log(3))
+    with pytest.raises(ValueError, match="needs the 'example_weight' column; add it to the dataset"):
+        loss(torch.zeros(2, 3), torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"example_weight has shape \(3,\): one value per example expected"):
+        loss(torch.zeros(2, 3), torch.tensor([0, 1]), example_weight=torch.ones(3))
+
+    tokenizer = tiny_tokenizer(tmp_path)
+    data = synthetic_nli(tokenizer, n=32)  # with a bias_probs column, which this loss must not receive
+    # integer weights: as an example column the collator stacks them as float32 (the tokenizer's padding would not)
+    train = data.add_column(WEIGHT_COLUMN, [2] * 32)
+    trainer = SRNetTrainer(
+        model=tiny_model("bert"),
+        args=cpu_args(tmp_path / "out", loss="test-weighted-ce", max_steps=2, logging_steps=1),
+        train_dataset=train,
+        eval_dataset=data,  # no weights: evaluation reports cross-entropy
+        data_collator=SRNetDataCollator(tokenizer),
+    )
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert batch[WEIGHT_COLUMN].dtype == torch.float32 and batch[WEIGHT_COLUMN].shape == (8,)
+    trainer.train()
+    logs = [entry for entry in trainer.state.log_history if "loss" in entry]
+    assert len(logs) == 2 and all(entry["loss_mean_weight"] == 2.0 for entry in logs)
+    assert math.isfinite(trainer.evaluate()["eval_loss"])
