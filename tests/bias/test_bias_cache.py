@@ -51,7 +51,8 @@ def test_code_version_changes_with_the_code(tmp_path):
 def test_public_names_stay_importable_from_the_package():
     names = [
         "BIAS_MODELS", "OVERLAP_FEATURE_NAMES", "BiasModel", "check_split", "choose_bias_model", "claim_features",
-        "compute_bias_predictions", "format_report", "missing_labels_message", "near_uniform_warning",
+        "compute_bias_predictions", "fit_or_load_bias_predictions", "fitted_bias_description", "format_report",
+        "missing_labels_message", "near_uniform_warning",
         "overlap_features", "save_bias_predictions", "select_C", "split_label_names", "split_report", "tokenize",
         "vocabulary",
     ]  # fmt: skip
