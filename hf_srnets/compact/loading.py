@@ -30,6 +30,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
 from ..errors import InputError, MissingInputError
+from ..resources.model_location import is_local_path, looks_like_path
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .neurons import set_ffn_widths
@@ -90,11 +91,6 @@ MODEL_HELP = (
 )
 
 
-def _looks_like_path(name: str) -> bool:
-    """Whether `name` can only be a local path, not a Hub id (`org/name` or `name`)."""
-    return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1 or name.endswith("/")
-
-
 def check_model_path(
     path: str, flag: str | None = "--model_name_or_path", cache_dir: str | None = None, *, need_config: bool = True
 ) -> None:
@@ -114,7 +110,7 @@ def check_model_path(
         raise InputError(f"{what} has no config.json, so it is not a saved model: {MODEL_HELP}")
     if os.path.exists(path):
         raise InputError(f"{what} is a file, not a model directory: {MODEL_HELP}")
-    if _looks_like_path(path):
+    if looks_like_path(path):
         raise MissingInputError(f"{what} does not exist: {MODEL_HELP}")
     try:
         AutoConfig.from_pretrained(path, cache_dir=cache_dir)
@@ -133,7 +129,7 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode.
     """
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
-    if os.path.exists(path) or _looks_like_path(path):  # a Hub id's errors are from_pretrained's
+    if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
     config = AutoConfig.from_pretrained(path, **hub)
     if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):

@@ -22,6 +22,7 @@ from typing import Any
 from ..data.tasks import TaskSpec, id_set_name
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
+from ..resources.model_location import is_local_path
 from .card_data import SplitUse, training_datasets
 from .card_usage import compact_usage, is_hub_snapshot, merged_usage, portable, usage_snippet
 
@@ -206,7 +207,7 @@ def _inside(path: str, directory: str) -> bool:
 
 
 def _is_hub_id(name: str | None) -> bool:
-    return bool(name) and not os.path.exists(str(name)) and not os.path.isabs(str(name))
+    return bool(name) and not is_local_path(str(name))
 
 
 def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str | None = None) -> tuple[str, str | None]:
