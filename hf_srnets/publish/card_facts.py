@@ -23,6 +23,7 @@ from ..data.tasks import TaskSpec, id_set_name
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
 from ..resources.model_location import is_local_path
+from ..run_files import MODEL_CONFIG_NAME, SRNET_CONFIG_NAME
 from .card_data import SplitUse, training_datasets
 from .card_usage import compact_usage, is_hub_snapshot, merged_usage, portable, usage_snippet
 
@@ -232,7 +233,7 @@ def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str |
     if is_hub_snapshot(base):
         return name, None
     return name, (
-        f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "
+        f"`{name}` was a local checkpoint: load the same weights ({SRNET_CONFIG_NAME} records their fingerprint, "
         "which SRNetModel.from_pretrained checks)"
     )
 
@@ -276,7 +277,7 @@ def _mask_repo_holds(srnet: Any, random_head: bool) -> str:
 
 def _records_pruned_heads(path: str) -> bool:
     """Whether the local checkpoint at `path` is head-pruned (`srnet_pruned_heads` in its config.json)."""
-    config = os.path.join(path, "config.json")
+    config = os.path.join(path, MODEL_CONFIG_NAME)
     if not os.path.isfile(config):
         return False
     with open(config, encoding="utf-8") as f:
