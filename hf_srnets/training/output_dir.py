@@ -5,14 +5,14 @@ The rules follow the `Trainer` convention users know from `run_glue.py`:
 * A fresh or empty `--output_dir` is used as is.
 * A dir that is not empty is refused, unless `--overwrite_output_dir` (first delete what an hf_srnets run writes
   there) or `--resume_from_checkpoint` (continue the run that is there; nothing is deleted).
-* `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`RUN_OUTPUTS`: model and
-  masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache, `run_attack.py`'s
-  `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and `bias_report.json`, ...) and
-  the Trainer's checkpoints: a `checkpoint-<step>` folder (digits only) all of whose entries are files a
-  checkpoint holds (`is_checkpoint`), complete or cut short while saving. Anything else (a user's notes, configs,
-  other runs' sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a checkpoint does not) stays and
-  is listed in the log. It refuses to delete a file the run reads (e.g. `--model_name_or_path OUT/checkpoint-500`
-  with `--output_dir OUT`).
+* `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`run_files.RUN_OUTPUTS`:
+  model and masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache,
+  `run_attack.py`'s `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and
+  `bias_report.json`, ...) and the Trainer's checkpoints: a `checkpoint-<step>` folder (digits only) all of whose
+  entries are files a checkpoint holds (`is_checkpoint`), complete or cut short while saving. Anything else (a
+  user's notes, configs, other runs' sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a
+  checkpoint does not) stays and is listed in the log. It refuses to delete a file the run reads (e.g.
+  `--model_name_or_path OUT/checkpoint-500` with `--output_dir OUT`).
 * A checkpoint is complete once it holds `trainer_state.json`, which the Trainer writes last. A run stopped while
   saving leaves one without it: the refusal of a reused dir points to the last complete checkpoint, and
   `--resume_from_checkpoint` refuses an incomplete one by name.
