@@ -7,7 +7,8 @@ import pytest
 
 from hf_srnets.compact.loading import load_pretrained_model
 from hf_srnets.errors import MissingInputError
-from hf_srnets.publish.card_facts import base_weights
+from hf_srnets.publish.card import card_metadata
+from hf_srnets.publish.card_facts import CardFacts, base_weights
 from hf_srnets.resources.model_location import is_local_path, looks_like_path
 
 
@@ -43,6 +44,10 @@ def test_a_missing_path_in_a_card_is_no_hub_id(tmp_path, monkeypatch):
     assert base_weights("org/name", output_dir="out", for_hub=True) == ("org/name", None)
     name, note = base_weights("runs/ft/model", output_dir="out", for_hub=True)
     assert name == "ft/model" and "was a local checkpoint" in note
+    # the card's metadata names a Hub base model only (before: also a missing ./x or x/y/z)
+    assert card_metadata(CardFacts(title="t", task="mnli", base_model="org/name"))["base_model"] == "org/name"
+    for local in ("./ft", "runs/ft/model", "/abs/ft"):
+        assert "base_model" not in card_metadata(CardFacts(title="t", task="mnli", base_model=local))
 
 
 def test_the_loader_refuses_a_missing_path_before_the_hub(tmp_path, monkeypatch):
