@@ -1,8 +1,134 @@
-"""Names of the files a run folder holds, for every package that writes or reads them."""
+"""Names of the files and folders a run folder holds, for every package that writes or reads them.
+
+One name, one constant: a module that writes or reads a run's file takes its name from here, and
+`tests/test_run_files.py` fails on a string literal elsewhere in `hf_srnets` that spells one of these names again
+(docstrings aside). The names transformers writes (`config.json`, `trainer_state.json`, the tokenizer's files, ...)
+are spelled as transformers spells them; the same test checks them against transformers' own constants.
+
+A run folder is what an hf_srnets script writes into its `--output_dir`: `run_glue_sparse.py`'s run (model or
+masks, results, card, checkpoints), `run_bias_model.py`'s p_b files, `run_attack.py`'s results,
+`run_extract_ticket.py`'s tickets, `run_sample_difficulty.py`'s d_i files, and `run_sweep.py`'s tables and plots.
+"""
+
+from __future__ import annotations
 
 import os
 
+# ---- what transformers writes (`save_pretrained`, `Trainer`), as transformers names it ----
+MODEL_CONFIG_NAME = "config.json"  # transformers.utils.CONFIG_NAME
+GENERATION_CONFIG_NAME = "generation_config.json"
+SAFE_WEIGHTS_NAME = "model.safetensors"
+SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
+WEIGHTS_NAME = "pytorch_model.bin"
+WEIGHTS_INDEX_NAME = "pytorch_model.bin.index.json"
+TRAINER_STATE_NAME = "trainer_state.json"  # written last into a checkpoint: it marks the checkpoint complete
+TRAINING_ARGS_NAME = "training_args.bin"
+LOGGING_DIR = "runs"  # the Trainer's default logging dir (TensorBoard)
+# `Trainer.save_metrics(split, ...)` writes `<split>_results.json`; "all" is the run's results (RESULTS_NAME)
+TRAINER_RESULTS = ("train_results.json", "eval_results.json", "predict_results.json")
+# The tokenizer's files that a mask repo carries (`publish.hub.MASK_REPO_FILES`), then the others some
+# tokenizers save; an output dir may hold any of them.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "merges.txt",
+    "vocab.json",
+    "spm.model",
+)
+OTHER_TOKENIZER_FILES = ("tokenizer.model", "added_tokens.json", "chat_template.jinja", "sentencepiece.bpe.model")
+
+# ---- what hf_srnets writes into a run_glue_sparse.py run's output dir ----
 RESULTS_NAME = "all_results.json"  # every metric of the run (`Trainer.save_metrics("all", ...)`)
+SPARSITY_REPORT_NAME = "sparsity_report.json"  # `SRNetModel.sparsity_report()` of the saved model
+CARD_NAME = "README.md"  # the model card
+SRNET_CONFIG_NAME = "srnet_config.json"  # an SRNet's mask config (`pruning.CONFIG_NAME`)
+MASKS_NAME = "srnet_masks.safetensors"  # its entropy-coded masks (`pruning.MASKS_NAME`)
+TRAINING_STATE_NAME = "srnet_training_state.safetensors"  # a checkpoint's mask scores and thresholds
+MERGED_DIR = "merged"  # the masks merged into the base weights (`--save_merged`)
+COMPACT_REPORT_NAME = "compact_report.json"  # what `--save_compact` removed, beside the merged checkpoint
+EARLY_START_DIR = "early_start"  # the checkpoint `--early_start_patience` trains before the search
+BIAS_MODEL_DIR = "bias_model"  # the cache of bias models fitted in runs
+EVAL_PREDICTIONS_DIR = "eval_predictions"  # per-example predictions, `<set>.jsonl` per evaluation set
+TRAIN_PREDICTIONS_NAME = "train_predictions.jsonl"  # the name messages suggest for `--write_train_predictions`
+LOCK_NAME = ".hf_srnets.lock"  # held while a run writes (`training.output_dir`)
+
+# ---- what the other scripts write into theirs ----
+BIAS_REPORT_NAME = "bias_report.json"  # run_bias_model.py (and a bias-model cache entry): the fit's report
+BIAS_PREDICTIONS_PATTERN = "bias_*.jsonl"  # ... and p_b per split: `bias_predictions_name`
+ATTACK_RESULTS_NAME = "attack_results.json"  # run_attack.py: the summary per recipe
+ATTACK_ROWS_PATTERN = "attack_*.jsonl"  # ... and each recipe's attacked examples: `attack_rows_name`
+TICKETS_NAME = "tickets.json"  # run_extract_ticket.py: the tickets extracted from one search
+DIFFICULTY_NAME = "difficulty.jsonl"  # run_sample_difficulty.py: d_i of the training set
+DIFFICULTY_VALIDATION_NAME = "difficulty_validation.jsonl"  # ... the dev set's easy/hard split
+DIFFICULTY_REPORT_NAME = "difficulty_report.json"  # ... what it scored with
+DIFFICULTY_SETTINGS_NAME = "difficulty_settings.json"  # ... the settings an output dir was made with
+SWEEP_RUN_NAME = "sweep_run.json"  # run_sweep.py: in each run's dir, the settings and inputs it was made with
+SWEEP_RUNS_TABLE = "runs.csv"  # ... at the sweep's top: one row per run
+SWEEP_SUMMARY_TABLE = "summary.csv"  # ... mean ± std per method and sparsity
+SWEEP_SUMMARY_MARKDOWN = "summary.md"  # ... the same as a Markdown table
+SWEEP_SUMMARY_PLOT = "summary.png"  # ... each metric against sparsity
+SWEEP_PAIRED_PLOT = "paired.png"  # ... the paired differences against a baseline
+
+# What an hf_srnets run writes at the top of its output dir (shell patterns). `--overwrite_output_dir` deletes these.
+RUN_OUTPUTS = (
+    # the model (full fine-tuning) or the masks, and the tokenizer
+    MODEL_CONFIG_NAME,
+    GENERATION_CONFIG_NAME,
+    SAFE_WEIGHTS_NAME,
+    "model-*-of-*.safetensors",
+    SAFE_WEIGHTS_INDEX_NAME,
+    "pytorch_model*.bin",
+    WEIGHTS_INDEX_NAME,
+    "srnet_*",
+    *TOKENIZER_FILES,
+    *OTHER_TOKENIZER_FILES,
+    # the Trainer's state, checkpoints and logs
+    TRAINING_ARGS_NAME,
+    TRAINER_STATE_NAME,
+    LOGGING_DIR,
+    # results, card and hf_srnets' own folders
+    RESULTS_NAME,
+    *TRAINER_RESULTS,
+    SPARSITY_REPORT_NAME,
+    CARD_NAME,
+    MERGED_DIR,
+    EARLY_START_DIR,
+    BIAS_MODEL_DIR,
+    EVAL_PREDICTIONS_DIR,
+    # run_attack.py's per-recipe rows and summary; run_bias_model.py's p_b files and report
+    ATTACK_ROWS_PATTERN,
+    ATTACK_RESULTS_NAME,
+    BIAS_PREDICTIONS_PATTERN,
+    BIAS_REPORT_NAME,
+)
+# What a Trainer checkpoint holds besides RUN_OUTPUTS' model files (optimizer, scheduler, RNG, DeepSpeed, FSDP)
+CHECKPOINT_FILES = (
+    "optimizer.pt",
+    "optimizer.bin",
+    "scheduler.pt",
+    "scaler.pt",
+    "rng_state.pth",
+    "rng_state_*.pth",
+    "global_step*",
+    "latest",
+    "zero_to_fp32.py",
+    "pytorch_model_fsdp*",
+    "optimizer_*",
+    "adapter_config.json",
+    "adapter_model.safetensors",
+)
+
+
+def bias_predictions_name(split: str) -> str:
+    """The p_b file of `split` that run_bias_model.py writes (a `BIAS_PREDICTIONS_PATTERN` name)."""
+    return BIAS_PREDICTIONS_PATTERN.replace("*", split)
+
+
+def attack_rows_name(recipe: str) -> str:
+    """The file of `recipe`'s attacked examples that run_attack.py writes (an `ATTACK_ROWS_PATTERN` name)."""
+    return ATTACK_ROWS_PATTERN.replace("*", recipe)
 
 
 def is_finished(directory: str) -> bool:

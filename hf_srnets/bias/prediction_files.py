@@ -6,6 +6,7 @@ import json
 import os
 
 from ..data.columns import write_predictions
+from ..run_files import BIAS_REPORT_NAME, bias_predictions_name
 
 
 def save_bias_predictions(
@@ -24,7 +25,7 @@ def save_bias_predictions(
     os.makedirs(output_dir, exist_ok=True)
     paths: dict[str, str] = {}
     for split, preds in predictions.items():
-        path = os.path.join(output_dir, f"bias_{split}.jsonl")
+        path = os.path.join(output_dir, bias_predictions_name(split))
         tmp = f"{path}.{os.getpid()}.tmp"
         write_predictions(tmp, list(preds.keys()), list(preds.values()))
         os.replace(tmp, path)
@@ -33,5 +34,5 @@ def save_bias_predictions(
     tmp_report = os.path.join(output_dir, f".bias_report.{os.getpid()}.tmp")
     with open(tmp_report, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the report
         json.dump({**report, "files": recorded}, f, indent=2)
-    os.replace(tmp_report, os.path.join(output_dir, "bias_report.json"))
+    os.replace(tmp_report, os.path.join(output_dir, BIAS_REPORT_NAME))
     return paths

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..run_files import DIFFICULTY_VALIDATION_NAME, RESULTS_NAME
 
 
 def check_at_least_one(**values: int | None) -> None:
@@ -198,7 +199,7 @@ class DataArguments(TaskDataArguments):
     reference_results: str | None = field(
         default=None,
         metadata={
-            "help": "The uncompressed reference model's all_results.json (or its run dir): F_bias = Δ_model / "
+            "help": f"The uncompressed reference model's {RESULTS_NAME} (or its run dir): F_bias = Δ_model / "
             "Δ_reference per OOD set and on average (Robustness Challenges §3.4) in the results and the card."
         },
     )
@@ -206,7 +207,7 @@ class DataArguments(TaskDataArguments):
         default=None,
         metadata={
             "help": "Easy/hard split of the ID dev set: a file of ids with a hard flag (run_sample_difficulty.py's "
-            "difficulty_validation.jsonl: the loss-variance split, or a CSV with an id and a hard/hardness column). "
+            f"{DIFFICULTY_VALIDATION_NAME}: the loss-variance split, or a CSV with an id and a hard/hardness column). "
             "Default: the dev set's own `hard` column, else the task's split (MNLI: Gururangan et al.'s "
             "hypothesis-only split in mnli_hard/ under --data_dir)."
         },

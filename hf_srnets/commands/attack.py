@@ -52,7 +52,7 @@ from ..data.splits import read_split
 from ..data.tasks import resolve_task
 from ..errors import InputError, run_script
 from ..publish.card import update_card_attack_section
-from ..run_files import RESULTS_NAME
+from ..run_files import ATTACK_RESULTS_NAME, CARD_NAME, RESULTS_NAME, SRNET_CONFIG_NAME, attack_rows_name
 from ..training.output_dir import acquire_lock
 from ..training.precision import warn_if_bf16_is_emulated
 
@@ -74,7 +74,7 @@ class AttackModelArguments:
     )
     check_fingerprint: bool = field(
         default=True,
-        metadata={"help": "Refuse base weights other than those the masks were searched on (srnet_config.json)."},
+        metadata={"help": f"Refuse base weights other than those the masks were searched on ({SRNET_CONFIG_NAME})."},
     )
     cache_dir: str | None = field(default=None, metadata={"help": "Hub cache for models and data."})
 
@@ -114,7 +114,9 @@ class AttackDataArguments:
 class AttackRunArguments:
     """The attacks and where their results go."""
 
-    output_dir: str = field(metadata={"help": "Where attack_<recipe>.jsonl and attack_results.json are written."})
+    output_dir: str = field(
+        metadata={"help": f"Where {attack_rows_name('<recipe>')} and {ATTACK_RESULTS_NAME} are written."}
+    )
     recipes: list[str] = field(
         default_factory=lambda: ["textfooler"],
         metadata={"help": "Attack recipes, e.g. textfooler textbugger bert-attack.", "nargs": "+"},
@@ -219,7 +221,7 @@ def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any
 def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], settings: dict[str, Any]) -> dict:
     """attack_results.json, the attack_* metrics merged into all_results.json, and the card's attack section
     (each updated per recipe: recipes attacked by earlier runs into the same dir stay)."""
-    path = os.path.join(output_dir, "attack_results.json")
+    path = os.path.join(output_dir, ATTACK_RESULTS_NAME)
     saved: dict[str, Any] = {"results": {}, "settings": {}}
     if os.path.isfile(path):
         with open(path) as f:
@@ -239,7 +241,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
     merged.update(metrics)
     with open(all_path, "w") as f:
         json.dump(merged, f, indent=4, sort_keys=True)
-    card = os.path.join(output_dir, "README.md")
+    card = os.path.join(output_dir, CARD_NAME)
     if os.path.isfile(card):
         with open(card, encoding="utf-8") as f:
             text = f.read()

@@ -38,6 +38,7 @@ from ..cli.arguments import TaskDataArguments
 from ..data import EvalSet, TaskSpec, ood_file_set, resolve_task
 from ..data.splits import check_same_inputs, ood_label_options, parse_ood_labels, read_split
 from ..errors import InputError, run_script
+from ..run_files import BIAS_PREDICTIONS_PATTERN, BIAS_REPORT_NAME, bias_predictions_name
 from ..training.output_dir import prepare_output_dir
 
 logger = logging.getLogger("run_bias_model")
@@ -49,13 +50,14 @@ class BiasModelArguments(TaskDataArguments):
     """The task and its files (`TaskDataArguments`, shared with run_glue_sparse.py), then the bias model's own."""
 
     output_dir: str = field(
-        kw_only=True, metadata={"help": "Where bias_<split>.jsonl and bias_report.json are written."}
+        kw_only=True, metadata={"help": f"Where {bias_predictions_name('<split>')} and {BIAS_REPORT_NAME} are written."}
     )
     overwrite_output_dir: bool = field(
         default=False,
         metadata={
             "help": "Use an --output_dir that holds files: first delete what hf_srnets scripts write there "
-            "(bias_*.jsonl, bias_report.json, ...); other files and the cache stay. Without it such a dir is refused."
+            f"({BIAS_PREDICTIONS_PATTERN}, {BIAS_REPORT_NAME}, ...); other files and the cache stay. Without it such a "
+            "dir is refused."
         },
     )
     vectors: str | None = field(
@@ -240,7 +242,7 @@ def run(args: BiasModelArguments) -> dict[str, Any]:
     labels = f" --task_labels {','.join(task.label_names)}" if args.task_labels else ""
     logger.info(
         "Wrote %s; train with: run_glue_sparse.py --task %s%s --bias_predictions %s ...",
-        os.path.join(args.output_dir, "bias_report.json"),
+        os.path.join(args.output_dir, BIAS_REPORT_NAME),
         task.name,
         labels,
         paths["train"],

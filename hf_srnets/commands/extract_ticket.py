@@ -24,6 +24,7 @@ from transformers import HfArgumentParser
 
 from ..errors import InputError, MissingInputError, run_script
 from ..pruning.l0 import read_search_dir, write_ticket
+from ..run_files import SRNET_CONFIG_NAME, TICKETS_NAME
 
 logger = logging.getLogger("run_extract_ticket")
 
@@ -48,9 +49,9 @@ class ExtractTicketArguments:
             raise MissingInputError(
                 f"search dir {self.search_dir} does not exist: give the --output_dir of a --pruning l0 run"
             )
-        if not os.path.isfile(os.path.join(self.search_dir, "srnet_config.json")):
+        if not os.path.isfile(os.path.join(self.search_dir, SRNET_CONFIG_NAME)):
             raise InputError(
-                f"{self.search_dir} holds no srnet_config.json, so it is no search: give the --output_dir of a "
+                f"{self.search_dir} holds no {SRNET_CONFIG_NAME}, so it is no search: give the --output_dir of a "
                 "--pruning l0 run"
             )
         if self.scope not in ("global", "local"):
@@ -86,7 +87,7 @@ def remove_earlier_tickets(record: str) -> None:
 def earlier_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
     """The tickets `tickets.json` in --output_dir records, if they come from the same search; refuse a folder that
     holds other files, or tickets of another search or scope, unless --overwrite_output_dir."""
-    record = os.path.join(args.output_dir, "tickets.json")
+    record = os.path.join(args.output_dir, TICKETS_NAME)
     if args.overwrite_output_dir:
         remove_earlier_tickets(record)
         return {}
@@ -94,7 +95,7 @@ def earlier_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
         return {}
     fix = "use another --output_dir, or --overwrite_output_dir true to replace them"
     if not os.path.isfile(record):
-        raise InputError(f"--output_dir {args.output_dir} is not empty and holds no tickets.json: {fix}.")
+        raise InputError(f"--output_dir {args.output_dir} is not empty and holds no {TICKETS_NAME}: {fix}.")
     with open(record, encoding="utf-8") as f:
         earlier = json.load(f)
     if os.path.abspath(earlier["search_dir"]) != os.path.abspath(args.search_dir):
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         report = write_ticket(args.search_dir, os.path.join(args.output_dir, name), sparsity, args.scope)
         logger.info(f"{name}: requested {sparsity:.4f}, actual {report['sparsity']:.4f} ({args.scope})")
         reports[name] = {"requested_sparsity": sparsity, **report}
-    with open(os.path.join(args.output_dir, "tickets.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(args.output_dir, TICKETS_NAME), "w", encoding="utf-8") as f:
         json.dump({"search_dir": args.search_dir, "tickets": {**earlier, **reports}}, f, indent=2)
         f.write("\n")
     return reports

@@ -80,6 +80,14 @@ from ..experiments.sweep_summary import (
     sweep_f_bias_table,
     write_csv,
 )
+from ..run_files import (
+    RESULTS_NAME,
+    SWEEP_PAIRED_PLOT,
+    SWEEP_RUNS_TABLE,
+    SWEEP_SUMMARY_MARKDOWN,
+    SWEEP_SUMMARY_PLOT,
+    SWEEP_SUMMARY_TABLE,
+)
 from ..runner.data import run_task
 from ..training.output_dir import is_checkpoint
 
@@ -213,18 +221,18 @@ def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
     if rows:
         per_run = ["method", "sparsity", "seed", *recipe["metrics"], *f_bias, *RUN_EXTRAS]
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
-        write_csv(runs, os.path.join(recipe["output_dir"], "runs.csv"))
-        write_csv(rows, os.path.join(recipe["output_dir"], "summary.csv"))
-        with open(os.path.join(recipe["output_dir"], "summary.md"), "w") as f:
+        write_csv(runs, os.path.join(recipe["output_dir"], SWEEP_RUNS_TABLE))
+        write_csv(rows, os.path.join(recipe["output_dir"], SWEEP_SUMMARY_TABLE))
+        with open(os.path.join(recipe["output_dir"], SWEEP_SUMMARY_MARKDOWN), "w") as f:
             f.write(
                 markdown_table(rows, recipe["metrics"], reference) + sweep_f_bias_table(rows, f_bias, reference or "")
             )
             f.write(paired_table(rows, recipe["metrics"], baseline, notes) if baseline else "")
             f.write("\n" + budget_line(records))
         panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
-        plot(rows, panels, os.path.join(recipe["output_dir"], "summary.png"))
+        plot(rows, panels, os.path.join(recipe["output_dir"], SWEEP_SUMMARY_PLOT))
         if baseline:  # the comparison at one sparsity, a method per line with its interval
-            plot_paired(rows, recipe["metrics"], baseline, os.path.join(recipe["output_dir"], "paired.png"))
+            plot_paired(rows, recipe["metrics"], baseline, os.path.join(recipe["output_dir"], SWEEP_PAIRED_PLOT))
     return rows
 
 
@@ -234,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sparsities", help="comma-separated, e.g. 0.2,0.3,0.5")
     parser.add_argument("--seeds", help="comma-separated, e.g. 1,2,3,4")
     parser.add_argument("--methods", help="comma-separated names of the recipe's methods to run (default: all)")
-    parser.add_argument("--metrics", help="comma-separated all_results.json keys to aggregate and plot")
+    parser.add_argument("--metrics", help=f"comma-separated {RESULTS_NAME} keys to aggregate and plot")
     parser.add_argument("--reference", help="a full-model method to compare every method with (e.g. full_ce)")
     parser.add_argument(
         "--baseline", help="a method to give every other method's paired differences and intervals against"

@@ -30,6 +30,8 @@ from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
 from ..errors import InputError, MissingInputError
+from ..resources.model_location import is_local_path, looks_like_path
+from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, SRNET_CONFIG_NAME, WEIGHTS_NAME
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .neurons import set_ffn_widths
@@ -38,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 HUB_KWARGS = ("cache_dir", "revision", "token", "local_files_only", "force_download", "subfolder")
 HEAD_KEYS = ("classifier", "pooler")  # weights a checkpoint may lack (a new task head), as in from_pretrained
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+WEIGHT_FILES = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME)
 
 
 def _weight_file(path: str, hub: dict[str, Any]) -> str:
@@ -86,13 +88,9 @@ def _load_weights(model: Any, state: dict[str, torch.Tensor], path: str) -> list
 
 
 MODEL_HELP = (
-    "give the directory of a saved model (with config.json: an hf_srnets run's --output_dir or merged/) or a Hub id"
+    f"give the directory of a saved model (with {MODEL_CONFIG_NAME}: an hf_srnets run's --output_dir or merged/) or "
+    "a Hub id"
 )
-
-
-def _looks_like_path(name: str) -> bool:
-    """Whether `name` can only be a local path, not a Hub id (`org/name` or `name`)."""
-    return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1 or name.endswith("/")
 
 
 def check_model_path(
@@ -104,17 +102,17 @@ def check_model_path(
     takes any directory."""
     what = f"{flag} {path}" if flag else path
     if os.path.isdir(path):
-        if not need_config or os.path.isfile(os.path.join(path, "config.json")):
+        if not need_config or os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
             return
-        if os.path.isfile(os.path.join(path, "srnet_config.json")):
+        if os.path.isfile(os.path.join(path, SRNET_CONFIG_NAME)):
             raise InputError(
-                f"{what} holds hf_srnets masks (srnet_config.json) but no config.json, so it is not a model: apply "
-                f"them with --mask_from {path} to their base model, or use the run's merged/ checkpoint"
+                f"{what} holds hf_srnets masks ({SRNET_CONFIG_NAME}) but no {MODEL_CONFIG_NAME}, so it is not a "
+                f"model: apply them with --mask_from {path} to their base model, or use the run's merged/ checkpoint"
             )
-        raise InputError(f"{what} has no config.json, so it is not a saved model: {MODEL_HELP}")
+        raise InputError(f"{what} has no {MODEL_CONFIG_NAME}, so it is not a saved model: {MODEL_HELP}")
     if os.path.exists(path):
         raise InputError(f"{what} is a file, not a model directory: {MODEL_HELP}")
-    if _looks_like_path(path):
+    if looks_like_path(path):
         raise MissingInputError(f"{what} does not exist: {MODEL_HELP}")
     try:
         AutoConfig.from_pretrained(path, cache_dir=cache_dir)
@@ -133,7 +131,7 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode.
     """
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
-    if os.path.exists(path) or _looks_like_path(path):  # a Hub id's errors are from_pretrained's
+    if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
     config = AutoConfig.from_pretrained(path, **hub)
     if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):

@@ -17,6 +17,7 @@ from typing import Any
 from datasets import Dataset
 
 from ..errors import InputError
+from ..run_files import MODEL_CONFIG_NAME
 from .columns import PROBABILITY_COLUMNS
 from .tasks import TaskSpec
 
@@ -49,7 +50,7 @@ def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tupl
     if all(_DEFAULT_NAME.match(n) for n in names):
         logger.warning(
             f"{model_name} names its labels {names}: assuming they are in the task's order {task_labels}. "
-            "If the checkpoint was trained with another order, set id2label in its config.json."
+            f"If the checkpoint was trained with another order, set id2label in its {MODEL_CONFIG_NAME}."
         )
         return None
     by_name = {_canonical(n, task): n for n in task_labels}
@@ -57,7 +58,7 @@ def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tupl
     if None in order or len(set(order)) != len(order):
         raise InputError(
             f"{model_name} was fine-tuned with labels {names}, which do not match task {task.name!r}'s labels "
-            f"{task_labels}. Use a checkpoint fine-tuned on this task, name its labels in its config.json "
+            f"{task_labels}. Use a checkpoint fine-tuned on this task, name its labels in its {MODEL_CONFIG_NAME} "
             "(id2label), or pick the task's labels with --task_labels."
         )
     if order != task_labels:

@@ -31,6 +31,7 @@ import numpy as np
 from ..data.tasks import TaskSpec
 from ..errors import InputError, MissingInputError
 from ..metrics import accuracy, softmax
+from ..run_files import DIFFICULTY_VALIDATION_NAME
 from .base import Evaluator, register_evaluator
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def _read_json_lines(path: str) -> dict[str, dict[str, int]]:
             if not isinstance(row, dict) or "id" not in row or value_key is None:
                 raise InputError(
                     f'{path}:{line_no}: expected {{"id": ..., "hard": true|false}}, got {line.strip()[:80]}. '
-                    "run_sample_difficulty.py writes such a file for the dev set (difficulty_validation.jsonl)"
+                    f"run_sample_difficulty.py writes such a file for the dev set ({DIFFICULTY_VALIDATION_NAME})"
                 )
             flags[str(row["id"])] = parse_hard(row[value_key], f"{path}:{line_no}")
     return {"id": flags}
@@ -129,7 +130,7 @@ def flags_for_ids(
     raise InputError(
         f"{source}: no hard flag for dev example id {missing[0]!r} ({len(missing)} of {len(ids)} evaluated ids "
         f"missing, joined on column {column!r}). Give --hard_subset a file that flags every evaluated dev example "
-        "(e.g. run_sample_difficulty.py's difficulty_validation.jsonl for this dev set)"
+        f"(e.g. run_sample_difficulty.py's {DIFFICULTY_VALIDATION_NAME} for this dev set)"
     )
 
 

@@ -22,8 +22,9 @@ import numpy as np
 from ..data.tasks import EvalSet, TaskSpec
 from ..errors import InputError
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
+from ..run_files import EVAL_PREDICTIONS_DIR
 
-PREDICTIONS_DIR = "eval_predictions"
+PREDICTIONS_DIR = EVAL_PREDICTIONS_DIR  # the run folder's per-example predictions (run_files)
 
 
 def predictions_path(output_dir: str | os.PathLike, set_name: str) -> str:

@@ -111,7 +111,7 @@ def load_saved_classifier(
         raise InputError(
             f"{model_name_or_path} is not a fine-tuned sequence classifier (config.architectures="
             f"{getattr(config, 'architectures', None)}): attacking it would attack a random head. Pass a fine-tuned "
-            "checkpoint, its merged/ dir, or an hf_srnets mask dir (with srnet_config.json)."
+            f"checkpoint, its merged/ dir, or an hf_srnets mask dir (with {CONFIG_NAME})."
         )
     model = load_pretrained_model(model_name_or_path, cache_dir=cache_dir)
     tokenizer = _load_tokenizer(model_name_or_path, base_model, cache_dir=cache_dir)

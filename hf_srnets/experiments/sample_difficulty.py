@@ -28,16 +28,23 @@ from ..difficulty.scoring import example_losses, load_scoring_model, measured_sp
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
 from ..pruning.magnitude import MagnitudePruning
-from ..run_files import RESULTS_NAME, is_finished
+from ..run_files import (
+    DIFFICULTY_NAME,
+    DIFFICULTY_REPORT_NAME,
+    DIFFICULTY_SETTINGS_NAME,
+    DIFFICULTY_VALIDATION_NAME,
+    RESULTS_NAME,
+    is_finished,
+)
 from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from .child_runs import sets_flag
 
 logger = logging.getLogger(__name__)
 
-DIFFICULTY_FILE = "difficulty.jsonl"
-VALIDATION_FILE = "difficulty_validation.jsonl"
-REPORT_FILE = "difficulty_report.json"
-SETTINGS_FILE = "difficulty_settings.json"
+DIFFICULTY_FILE = DIFFICULTY_NAME
+VALIDATION_FILE = DIFFICULTY_VALIDATION_NAME
+REPORT_FILE = DIFFICULTY_REPORT_NAME
+SETTINGS_FILE = DIFFICULTY_SETTINGS_NAME
 OUTPUT_FILES = (DIFFICULTY_FILE, VALIDATION_FILE, REPORT_FILE, SETTINGS_FILE)
 SCRIPT_SET_FLAGS = ("--pruning", "--sparsity", "--output_dir")
 MAX_ROUND_PRUNE = 0.1  # Win-win Table 4: IMP prunes 10% per round
@@ -47,7 +54,7 @@ MAX_ROUND_PRUNE = 0.1  # Win-win Table 4: IMP prunes 10% per round
 class SampleDifficultyArguments:
     """Where the files go, the sparsities of the IMP models (or saved models to use instead), α and the split."""
 
-    output_dir: str = field(metadata={"help": "Writes difficulty.jsonl, difficulty_validation.jsonl, the report."})
+    output_dir: str = field(metadata={"help": f"Writes {DIFFICULTY_FILE}, {VALIDATION_FILE}, the report."})
     sparsities: list[float] = field(
         default_factory=lambda: list(DEFAULT_SPARSITIES),
         metadata={"help": "Sparsities of the IMP models (Fig. 1: 0.2 0.4 0.6 0.7 0.85).", "nargs": "+"},

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..run_files import is_finished
+from ..run_files import MASKS_NAME, SAFE_WEIGHTS_NAME, SWEEP_RUN_NAME, WEIGHTS_NAME, is_finished
 from ..training.output_dir import is_inside, last_complete_checkpoint
 
-RUN_META = "sweep_run.json"
+RUN_META = SWEEP_RUN_NAME
 STATES = ("done", "resume", "start", "changed")
-INPUT_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "srnet_masks.safetensors")
+INPUT_WEIGHTS = (SAFE_WEIGHTS_NAME, WEIGHTS_NAME, MASKS_NAME)
 OUTPUT_FLAGS = ("--output_dir", "--logging_dir")  # and every --write_* flag: paths a run writes, not reads
 
 

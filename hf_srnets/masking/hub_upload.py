@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Sequence
 
 from ..pruning import CONFIG_NAME
+from ..resources.model_location import is_local_path
 
 # Fields of srnet_config.json that may hold a local path.
 PATH_FIELDS = ("base_model_name_or_path",)
@@ -42,11 +43,9 @@ def portable_path(value: str) -> str:
     """A local path as a name that means something elsewhere: its directory name (with the parent's when the
     name is generic, e.g. `.../bert-mnli/checkpoint-500` -> `bert-mnli/checkpoint-500`). Hub ids stay as they are.
     """
-    expanded = os.path.expanduser(value)
-    is_local = os.path.isabs(expanded) or value.startswith((".", "~")) or os.path.isdir(expanded)
-    if not is_local:
+    if not is_local_path(value):
         return value
-    parts = [p for p in os.path.abspath(expanded).replace(os.sep, "/").split("/") if p]
+    parts = [p for p in os.path.abspath(os.path.expanduser(value)).replace(os.sep, "/").split("/") if p]
     if not parts:
         return value
     if _GENERIC_DIR.match(parts[-1]) and len(parts) > 1:

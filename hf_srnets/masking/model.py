@@ -31,10 +31,9 @@ from ..pruning.mask_files import (
     weights_fingerprint,
 )
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
+from ..run_files import TRAINING_STATE_NAME
 from .hub_upload import make_config_portable, upload_folder
 from .targets import resolve_target_modules
-
-TRAINING_STATE_NAME = "srnet_training_state.safetensors"
 
 logger = logging.getLogger(__name__)
 

@@ -24,12 +24,12 @@ from transformers import TrainerCallback
 
 from ..errors import InputError, MissingInputError
 from ..registry import register
+from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
 from .wrapped import MaskedLayer
 
-CONFIG_NAME = "srnet_config.json"
-MASKS_NAME = "srnet_masks.safetensors"
+CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME: its masks (names in run_files)
 # keys of MASKS_NAME besides the packed masks (named by module): weights trained with the masks (a classifier, or
 # every weight under fixed masks) and a layer's float search state (the l0 method's log α): <prefix><name>
 TRAINABLE_PREFIX = "trainable."
@@ -128,7 +128,7 @@ class PruningConfig:
     )
     mask_encoding: str | None = field(
         default=None,
-        metadata={"cli": False, "help": "How srnet_masks.safetensors codes the masks; absent (None): bit-packed."},
+        metadata={"cli": False, "help": f"How {MASKS_NAME} codes the masks; absent (None): bit-packed."},
     )
 
     @property

@@ -13,6 +13,7 @@ from ..evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from ..metrics import HANS_HEURISTICS, HANS_LABELS
 from ..objectives import citations_for
 from ..resources.citations import format_bibtex
+from ..resources.model_location import is_local_path
 from ..version import __version__
 from .card_data import data_section
 from .card_facts import CardFacts
@@ -66,7 +67,7 @@ def card_metadata(facts: CardFacts) -> dict[str, Any]:
         "license": "apache-2.0",
     }
     base = facts.base_model
-    if base and not os.path.exists(str(base)) and not os.path.isabs(base):
+    if base and not is_local_path(str(base)):
         meta["base_model"] = base
     if facts.datasets:
         meta["datasets"] = facts.datasets

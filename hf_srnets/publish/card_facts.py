@@ -22,6 +22,8 @@ from typing import Any
 from ..data.tasks import TaskSpec, id_set_name
 from ..pruning import PruningConfig, PruningMethod, resolve_pruning
 from ..pruning.base import CardContext
+from ..resources.model_location import is_local_path
+from ..run_files import MODEL_CONFIG_NAME, SRNET_CONFIG_NAME
 from .card_data import SplitUse, training_datasets
 from .card_usage import compact_usage, is_hub_snapshot, merged_usage, portable, usage_snippet
 
@@ -206,7 +208,7 @@ def _inside(path: str, directory: str) -> bool:
 
 
 def _is_hub_id(name: str | None) -> bool:
-    return bool(name) and not os.path.exists(str(name)) and not os.path.isabs(str(name))
+    return bool(name) and not is_local_path(str(name))
 
 
 def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str | None = None) -> tuple[str, str | None]:
@@ -231,7 +233,7 @@ def base_weights(base: str, *, output_dir: str, for_hub: bool, pretrained: str |
     if is_hub_snapshot(base):
         return name, None
     return name, (
-        f"`{name}` was a local checkpoint: load the same weights (srnet_config.json records their fingerprint, "
+        f"`{name}` was a local checkpoint: load the same weights ({SRNET_CONFIG_NAME} records their fingerprint, "
         "which SRNetModel.from_pretrained checks)"
     )
 
@@ -275,7 +277,7 @@ def _mask_repo_holds(srnet: Any, random_head: bool) -> str:
 
 def _records_pruned_heads(path: str) -> bool:
     """Whether the local checkpoint at `path` is head-pruned (`srnet_pruned_heads` in its config.json)."""
-    config = os.path.join(path, "config.json")
+    config = os.path.join(path, MODEL_CONFIG_NAME)
     if not os.path.isfile(config):
         return False
     with open(config, encoding="utf-8") as f:

@@ -24,30 +24,25 @@ from typing import Any
 from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
 from ..pruning import CONFIG_NAME, MASKS_NAME
+from ..run_files import (
+    CARD_NAME,
+    COMPACT_REPORT_NAME,
+    MERGED_DIR,
+    MODEL_CONFIG_NAME,
+    RESULTS_NAME,
+    SPARSITY_REPORT_NAME,
+    TOKENIZER_FILES,
+    TRAINER_STATE_NAME,
+)
 from ..training.output_dir import is_run_output
 from .card import portable_card
 
 logger = logging.getLogger(__name__)
 
-MERGED_DIR = "merged"
-COMPACT_REPORT_NAME = "compact_report.json"  # what `--save_compact` removed, beside the merged checkpoint
 # What a mask repo holds: the adapter itself, its card, the tokenizer, and the run's results.
-MASK_REPO_FILES = (
-    CONFIG_NAME,
-    MASKS_NAME,
-    "README.md",
-    "all_results.json",
-    "sparsity_report.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-    "merges.txt",
-    "vocab.json",
-    "spm.model",
-)
+MASK_REPO_FILES = (CONFIG_NAME, MASKS_NAME, CARD_NAME, RESULTS_NAME, SPARSITY_REPORT_NAME, *TOKENIZER_FILES)
 # What the repo of an unpruned run (full fine-tuning) holds: the model, tokenizer, card and results.
-FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", "README.md")
+FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", CARD_NAME)
 
 
 def mask_repo_files(output_dir: str) -> list[str]:
@@ -67,8 +62,8 @@ def _staged_upload(folder: str, files: Sequence[str], repo_id: str, *, base: str
             shutil.copy2(os.path.join(folder, name), os.path.join(staging, name))
         if CONFIG_NAME in files:
             make_config_portable(staging)
-        if "README.md" in files:
-            card_path = os.path.join(staging, "README.md")
+        if CARD_NAME in files:
+            card_path = os.path.join(staging, CARD_NAME)
             with open(card_path, encoding="utf-8") as f:
                 card = portable_card(f.read(), output_dir=folder, repo_id=repo_id, base=base)
             with open(card_path, "w", encoding="utf-8") as f:
@@ -102,13 +97,13 @@ def full_model_files(output_dir: str) -> list[str]:
     """An unpruned run's model, tokenizer, card and results: files matching `FULL_MODEL_PATTERNS` that the run
     wrote (`output_dir.is_run_output`; a user's files are not sent), without `trainer_state.json` (local paths)."""
 
-    if not os.path.isfile(os.path.join(output_dir, "config.json")):
-        raise FileNotFoundError(f"{output_dir} has no config.json: not a saved transformers model")
+    if not os.path.isfile(os.path.join(output_dir, MODEL_CONFIG_NAME)):
+        raise FileNotFoundError(f"{output_dir} has no {MODEL_CONFIG_NAME}: not a saved transformers model")
     names = sorted(n for n in os.listdir(output_dir) if os.path.isfile(os.path.join(output_dir, n)))
     return [
         n
         for n in names
-        if any(fnmatch.fnmatch(n, p) for p in FULL_MODEL_PATTERNS) and is_run_output(n) and n != "trainer_state.json"
+        if any(fnmatch.fnmatch(n, p) for p in FULL_MODEL_PATTERNS) and is_run_output(n) and n != TRAINER_STATE_NAME
     ]
 
 
@@ -158,7 +153,7 @@ def save_merged(
         tokenizer.save_pretrained(merged_dir)
     text = card(report) if callable(card) else card
     if text is not None:
-        with open(os.path.join(merged_dir, "README.md"), "w", encoding="utf-8") as f:
+        with open(os.path.join(merged_dir, CARD_NAME), "w", encoding="utf-8") as f:
             f.write(text)
     return merged_dir
 
@@ -166,7 +161,7 @@ def save_merged(
 def push_merged(output_dir: str, repo_id: str, *, token: str | None = None, private: bool | None = None) -> str:
     """Upload `output_dir/merged` (written by `save_merged`) to `repo_id`, with a portable card."""
     merged_dir = os.path.join(output_dir, MERGED_DIR)
-    if not os.path.isfile(os.path.join(merged_dir, "config.json")):
+    if not os.path.isfile(os.path.join(merged_dir, MODEL_CONFIG_NAME)):
         raise FileNotFoundError(f"No merged checkpoint in {merged_dir}: run with --push_merged (or save_merged) first")
     files = sorted(n for n in os.listdir(merged_dir) if os.path.isfile(os.path.join(merged_dir, n)))
     return _staged_upload(
@@ -207,7 +202,7 @@ def push_run(
             retry = retry_command(output_dir, repo_id, full_model=True, private=private)
             uploads.append(("the model", repo_id, push_full_model, retry))
     if merged_repo_id is not None:
-        if not os.path.isfile(os.path.join(output_dir, MERGED_DIR, "config.json")):
+        if not os.path.isfile(os.path.join(output_dir, MERGED_DIR, MODEL_CONFIG_NAME)):
             raise FileNotFoundError(
                 f"No merged checkpoint in {os.path.join(output_dir, MERGED_DIR)}: run with --push_merged "
                 "(or save_merged) first"

@@ -1,2 +1,3 @@
 """Resources shared by packages that do not import each other: word vectors (the bias model's features and the
-attacks' synonym swaps) and the BibTeX of the methods (losses, objectives and cards)."""
+attacks' synonym swaps), the BibTeX of the methods (losses, objectives and cards), and the one rule for "Hub id or
+local path?" (`model_location.is_local_path`)."""

@@ -40,6 +40,7 @@ from ..data.joins import TRAIN_SOURCE, extra_names, extra_sets, join_probabiliti
 from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..losses import LOSSES
+from ..run_files import BIAS_MODEL_DIR, bias_predictions_name
 from ..training.arguments import SRNetTrainingArguments
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def _user_extra_predictions(
     for name in names:
         if any(i in own for i in train_ids if i.startswith((f"{name}:", f"{name}#"))):
             continue  # the file covers this set under its full ids
-        candidate = os.path.join(folder, f"bias_{name}.jsonl")
+        candidate = os.path.join(folder, bias_predictions_name(name))
         if not os.path.isfile(candidate):
             raise InputError(
                 f"--extra_train {name}: --bias_predictions {path} has no p_b for its rows and there is no "
@@ -114,7 +115,7 @@ def _attach_fitted_bias(
             f"the extra training set(s) {', '.join(extras)}: their p_b says how much the ID shortcut "
             "explains each extra row"
         )
-    cache_root = os.path.join(args.output_dir, "bias_model")
+    cache_root = os.path.join(args.output_dir, BIAS_MODEL_DIR)
     files, report, fitted = fit_or_load_bias_predictions(
         task, full_train, splits, cache_root=cache_root, vectors=data_args.bias_vectors, seed=args.seed
     )

@@ -15,6 +15,7 @@ from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_lay
 from ..compact.loading import load_classifier
 from ..data import TaskSpec
 from ..masking import SRNetModel
+from ..run_files import EARLY_START_DIR
 from ..training.arguments import SRNetTrainingArguments
 from ..training.collator import SRNetDataCollator
 from ..training.trainer import SRNetTrainer
@@ -43,7 +44,7 @@ def early_start(
     task = data.task
     ft_args = dataclasses.replace(
         args,
-        output_dir=os.path.join(args.output_dir, "early_start"),
+        output_dir=os.path.join(args.output_dir, EARLY_START_DIR),
         loss="ce",
         load_best_model_at_end=True,
         metric_for_best_model=task.metric,
@@ -124,7 +125,7 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
         model, early = early_start(model, run.model.early_start_patience, run.training, data, compute_metrics)
         info.update(early)
         fresh_head = False
-        searched_on = os.path.join(run.training.output_dir, "early_start")
+        searched_on = os.path.join(run.training.output_dir, EARLY_START_DIR)
     if run.model.prune_heads > 0:
         info.update(compact_heads(model, run, data, fresh_head))
     if run.pruning is not None:

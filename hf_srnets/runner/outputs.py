@@ -15,7 +15,8 @@ from ..metrics.classification import softmax
 from ..publish.card import render_model_card
 from ..publish.card_data import DataSources, describe_splits
 from ..publish.card_facts import CardFacts, RunDescription, merged_card_facts, run_card_facts
-from ..publish.hub import MERGED_DIR, push_run, save_merged
+from ..publish.hub import push_run, save_merged
+from ..run_files import CARD_NAME, MERGED_DIR, SPARSITY_REPORT_NAME, TRAIN_PREDICTIONS_NAME
 from ..training.arguments import training_precision
 from ..training.output_dir import is_inside, is_run_output
 from .data import RunData
@@ -42,7 +43,7 @@ def save_outputs(
     os.makedirs(args.output_dir, exist_ok=True)
     trainer.save_metrics("all", results, combined=False)
     if sparsity is not None:
-        with open(os.path.join(args.output_dir, "sparsity_report.json"), "w") as f:
+        with open(os.path.join(args.output_dir, SPARSITY_REPORT_NAME), "w") as f:
             json.dump(sparsity, f, indent=2)
     # the card states the data as read (files, subsets) and the effective settings of the saved model
     splits = describe_splits(
@@ -66,7 +67,7 @@ def save_outputs(
         repo_id=repo_id,
         random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
     )
-    with open(os.path.join(args.output_dir, "README.md"), "w", encoding="utf-8") as f:
+    with open(os.path.join(args.output_dir, CARD_NAME), "w", encoding="utf-8") as f:
         f.write(render_model_card(facts))
     if srnet is not None and (run.model.save_merged or run.model.push_merged or run.model.save_compact):
         save_merged_model(run, srnet, data.tokenizer, facts)
@@ -148,12 +149,10 @@ def check_train_predictions_path(run: RunArguments, reads: list[str | None]) -> 
         if read and os.path.exists(read) and is_inside(path, read):
             raise InputError(
                 f"{flag} would overwrite {read}, which this run reads: write the predictions to another file, e.g. "
-                f"{os.path.join(out, 'train_predictions.jsonl')}."
+                f"{os.path.join(out, TRAIN_PREDICTIONS_NAME)}."
             )
     if os.path.isdir(path):
-        raise InputError(
-            f"{flag} is a directory: pass a file path, e.g. {os.path.join(path, 'train_predictions.jsonl')}."
-        )
+        raise InputError(f"{flag} is a directory: pass a file path, e.g. {os.path.join(path, TRAIN_PREDICTIONS_NAME)}.")
     if os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(out) and is_run_output(
         os.path.basename(path)
     ):

@@ -5,14 +5,14 @@ The rules follow the `Trainer` convention users know from `run_glue.py`:
 * A fresh or empty `--output_dir` is used as is.
 * A dir that is not empty is refused, unless `--overwrite_output_dir` (first delete what an hf_srnets run writes
   there) or `--resume_from_checkpoint` (continue the run that is there; nothing is deleted).
-* `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`RUN_OUTPUTS`: model and
-  masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache, `run_attack.py`'s
-  `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and `bias_report.json`, ...) and
-  the Trainer's checkpoints: a `checkpoint-<step>` folder (digits only) all of whose entries are files a
-  checkpoint holds (`is_checkpoint`), complete or cut short while saving. Anything else (a user's notes, configs,
-  other runs' sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a checkpoint does not) stays and
-  is listed in the log. It refuses to delete a file the run reads (e.g. `--model_name_or_path OUT/checkpoint-500`
-  with `--output_dir OUT`).
+* `--overwrite_output_dir` deletes only the files and folders an hf_srnets script makes (`run_files.RUN_OUTPUTS`:
+  model and masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache,
+  `run_attack.py`'s `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and
+  `bias_report.json`, ...) and the Trainer's checkpoints: a `checkpoint-<step>` folder (digits only) all of whose
+  entries are files a checkpoint holds (`is_checkpoint`), complete or cut short while saving. Anything else (a
+  user's notes, configs, other runs' sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a
+  checkpoint does not) stays and is listed in the log. It refuses to delete a file the run reads (e.g.
+  `--model_name_or_path OUT/checkpoint-500` with `--output_dir OUT`).
 * A checkpoint is complete once it holds `trainer_state.json`, which the Trainer writes last. A run stopped while
   saving leaves one without it: the refusal of a reused dir points to the last complete checkpoint, and
   `--resume_from_checkpoint` refuses an incomplete one by name.
@@ -47,6 +47,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..run_files import CHECKPOINT_FILES, LOCK_NAME, RUN_OUTPUTS, TRAINER_STATE_NAME
 
 try:
     import fcntl
@@ -55,69 +56,7 @@ except ImportError:  # Windows
 
 logger = logging.getLogger(__name__)
 
-LOCK_NAME = ".hf_srnets.lock"
-
-# What an hf_srnets run writes at the top of its output dir (shell patterns). `--overwrite_output_dir` deletes these.
-RUN_OUTPUTS = (
-    # the model (full fine-tuning) or the masks, and the tokenizer
-    "config.json",
-    "generation_config.json",
-    "model.safetensors",
-    "model-*-of-*.safetensors",
-    "model.safetensors.index.json",
-    "pytorch_model*.bin",
-    "pytorch_model.bin.index.json",
-    "srnet_*",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "tokenizer.model",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "chat_template.jinja",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-    "spm.model",
-    "sentencepiece.bpe.model",
-    # the Trainer's state, checkpoints and logs
-    "training_args.bin",
-    "trainer_state.json",
-    "runs",
-    # results, card and hf_srnets' own folders
-    "all_results.json",
-    "train_results.json",
-    "eval_results.json",
-    "predict_results.json",
-    "sparsity_report.json",
-    "README.md",
-    "merged",
-    "early_start",
-    "bias_model",
-    "eval_predictions",
-    # run_attack.py's per-recipe rows and summary; run_bias_model.py's p_b files and report
-    "attack_*.jsonl",
-    "attack_results.json",
-    "bias_*.jsonl",
-    "bias_report.json",
-)
-TRAINER_STATE = "trainer_state.json"  # written last into a checkpoint: it marks the checkpoint complete
 CHECKPOINT_DIR = re.compile(r"checkpoint-(\d+)")
-# What a Trainer checkpoint holds besides RUN_OUTPUTS' model files (optimizer, scheduler, RNG, DeepSpeed, FSDP)
-CHECKPOINT_FILES = (
-    "optimizer.pt",
-    "optimizer.bin",
-    "scheduler.pt",
-    "scaler.pt",
-    "rng_state.pth",
-    "rng_state_*.pth",
-    "global_step*",
-    "latest",
-    "zero_to_fp32.py",
-    "pytorch_model_fsdp*",
-    "optimizer_*",
-    "adapter_config.json",
-    "adapter_model.safetensors",
-)
 
 
 class OutputDirError(InputError):
@@ -153,7 +92,7 @@ def is_checkpoint(path: str) -> bool:
 
 def is_complete_checkpoint(path: str) -> bool:
     """A checkpoint whose saving finished: it holds `trainer_state.json`, which the Trainer writes last."""
-    return os.path.isfile(os.path.join(path, TRAINER_STATE))
+    return os.path.isfile(os.path.join(path, TRAINER_STATE_NAME))
 
 
 def run_outputs(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
@@ -190,7 +129,7 @@ def _incomplete_note(output_dir: str) -> str:
     cut = [os.path.basename(p) for p in _checkpoints(output_dir) if _step(p) > after and not is_complete_checkpoint(p)]
     if not cut:
         return ""
-    return f" ({_short_list(cut)}: incomplete, no {TRAINER_STATE}, cut short while saving)"
+    return f" ({_short_list(cut)}: incomplete, no {TRAINER_STATE_NAME}, cut short while saving)"
 
 
 def check_resume_checkpoint(resume: str) -> None:
@@ -206,7 +145,7 @@ def check_resume_checkpoint(resume: str) -> None:
     last = last_complete_checkpoint(os.path.dirname(os.path.normpath(resume)))
     fix = f"resume from {last}, the last complete checkpoint" if last else "start the run again"
     raise OutputDirError(
-        f"--resume_from_checkpoint {resume} is incomplete: it has no {TRAINER_STATE} (the Trainer writes it last, "
+        f"--resume_from_checkpoint {resume} is incomplete: it has no {TRAINER_STATE_NAME} (the Trainer writes it last, "
         f"so the run was stopped while saving this checkpoint): {fix}."
     )
 

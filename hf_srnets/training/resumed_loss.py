@@ -20,8 +20,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from ..run_files import TRAINER_STATE_NAME
+
 STATE_KEY = "SRNetRunLoss"  # the entry of TrainerState.stateful_callbacks (saved in trainer_state.json)
-TRAINER_STATE = "trainer_state.json"
 RUN_WIDE_METRICS = ("train_loss", "train_loss_from_step", "train_runtime", "train_runtime_from_step")
 
 
@@ -42,9 +43,9 @@ def loss_record(loss_sum: float | None, global_step: int, runtime: float | None 
 
 def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
     """The steps and loss sum before a resume from `checkpoint` (None: not resuming or no trainer state)."""
-    if checkpoint is None or not os.path.isfile(os.path.join(checkpoint, TRAINER_STATE)):
+    if checkpoint is None or not os.path.isfile(os.path.join(checkpoint, TRAINER_STATE_NAME)):
         return None
-    with open(os.path.join(checkpoint, TRAINER_STATE), encoding="utf-8") as f:
+    with open(os.path.join(checkpoint, TRAINER_STATE_NAME), encoding="utf-8") as f:
         state = json.load(f)
     record = (state.get("stateful_callbacks") or {}).get(STATE_KEY)
     step = int(state.get("global_step", 0))

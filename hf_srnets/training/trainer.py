@@ -1,4 +1,7 @@
-"""`SRNetTrainer`: a `Trainer` that trains with a debiasing loss and, for an `SRNetModel`, searches its masks."""
+"""`SRNetTrainer`: a `Trainer` that trains with a debiasing loss and, for an `SRNetModel`, searches its masks.
+
+The private `Trainer` methods it overrides and the private attributes it reads are listed in `trainer_internals`
+(checked against the installed transformers)."""
 
 from __future__ import annotations
 

