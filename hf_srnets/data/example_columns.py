@@ -78,7 +78,7 @@ BIAS = register_example_column(
         help="JSON lines {id, probs} of p_b on train.",
         per_label=True,
         read=read_predictions,
-        hint="write one with run_bias_model.py, or drop it to fit the task's bias model",
+        hint="write one with run_bias_model.py",
         fitted_without_file=True,
     )
 )

@@ -18,7 +18,8 @@ class DebiasingLoss(nn.Module):
     """A classification loss that may use the bias model's p_b and/or a teacher's p_t per example.
 
     Subclasses set `name` (the `--loss` value), `requires` (the dataset columns they need, among
-    `"bias_probs"`, `"teacher_probs"` and `"difficulty"`, or a column of their own), `options_class` (None, or a
+    `"bias_probs"`, `"teacher_probs"` and `"difficulty"`, or a column of their own, registered with
+    `hf_srnets.data.register_example_column` for its flag and join by id), `options_class` (None, or a
     dataclass of their settings, e.g. `DistillationOptions(distil_lambda=0.9)`: each field with a `help`, checked
     in its `__post_init__`; `run_glue_sparse.py` gives each field as a flag of `--loss <name>`) and `citations`
     (BibTeX keys of `hf_srnets.resources.citations.BIBTEX`: the papers that define the formula), and implement

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 import torch
+import yaml
 from datasets import Dataset
 
 from hf_srnets.cli import parse_args, validate_args
@@ -12,6 +13,7 @@ from hf_srnets.data import EXAMPLE_COLUMNS, ExampleColumn, per_label_columns, re
 from hf_srnets.data.label_alignment import remap_dataset
 from hf_srnets.errors import InputError
 from hf_srnets.losses import LOSSES, DebiasingLoss, register_loss
+from hf_srnets.runner import files_read
 
 BASE = ["--model_name_or_path", "m", "--output_dir", "o"]
 
@@ -102,13 +104,17 @@ def test_a_registered_column_is_checked_by_its_kind_and_named_by_its_flag(regist
         loss(torch.zeros(2, 3), torch.tensor([0, 1]))
 
 
-def test_a_registered_column_gets_its_flag_its_file_and_its_refusals(registries):
+def test_a_registered_column_gets_its_flag_its_file_and_its_refusals(registries, tmp_path):
     register_example_column(PRIOR)
     register_loss(PriorLoss)
     run = parse_args([*BASE, "--loss", "test-prior", "--label_priors", "p.jsonl", "--teacher_predictions", "t.jsonl"])
     validate_args(run)
     assert run.data.column_files == {"label_prior": "p.jsonl"}
     assert run.data.example_column_files() == {"teacher_probs": "t.jsonl", "label_prior": "p.jsonl"}
+    assert {"p.jsonl", "t.jsonl"} <= set(files_read(run))  # --overwrite_output_dir never deletes them
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({"model_name_or_path": "m", "output_dir": "o", "label_priors": "q.jsonl"}))
+    assert parse_args([str(config), "--loss", "test-prior"]).data.column_files == {"label_prior": "q.jsonl"}
     with pytest.raises(InputError) as refused:
         validate_args(parse_args([*BASE, "--loss", "test-prior"]))
     assert str(refused.value) == "--loss test-prior needs --label_priors FILE: write one with the test."
