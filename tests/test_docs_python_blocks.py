@@ -55,3 +55,30 @@ def test_the_adding_a_method_example_runs_as_written(method_block):
     # the tiny BERT: W_Q, W_K, W_V, W_AO 32×32 (⌊0.3·1024⌋ = 307 zeros), W_in, W_out 2048 weights (⌊0.3·2048⌋ = 614)
     # in each of 2 layers, and the 3×32 classifier (⌊0.3·96⌋ = 28)
     assert sorted(zeros.values()) == [28] + [307] * 8 + [614] * 4
+
+
+def test_the_objectives_page_column_block_registers_a_column_and_a_loss_the_command_line_takes(tmp_path):
+    """docs/objectives.md's block with `register_example_column` runs as it is: `--loss weighted-ce` takes
+    `--example_weights FILE`, refuses to run without it, and the reader returns the file's weights by id."""
+    from hf_srnets.data import EXAMPLE_COLUMNS
+    from hf_srnets.errors import InputError
+    from hf_srnets.losses import LOSSES
+
+    (block,) = [b for b in python_blocks(ROOT / "docs" / "objectives.md") if "register_example_column(" in b]
+    columns, losses = dict(EXAMPLE_COLUMNS), dict(LOSSES)
+    try:
+        exec(compile(block, "docs/objectives.md", "exec", dont_inherit=True), {"__name__": "objectives_example"})
+        base = ["--model_name_or_path", "m", "--output_dir", "o", "--loss", "weighted-ce"]
+        run = parse_args([*base, "--example_weights", "w.jsonl"])
+        validate_args(run)
+        assert run.data.column_files == {"example_weight": "w.jsonl"}
+        with pytest.raises(InputError, match="--loss weighted-ce needs --example_weights FILE: write one with"):
+            validate_args(parse_args(base))
+        path = tmp_path / "w.jsonl"
+        path.write_text('{"id": "a", "weight": 2}\n\n{"id": 7, "weight": 0.5}\n', encoding="utf-8")
+        assert EXAMPLE_COLUMNS["example_weight"].read(str(path), 3) == {"a": 2.0, "7": 0.5}
+    finally:
+        EXAMPLE_COLUMNS.clear()
+        EXAMPLE_COLUMNS.update(columns)
+        LOSSES.clear()
+        LOSSES.update(losses)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..data.example_columns import BIAS, DIFFICULTY, EXAMPLE_COLUMNS, TEACHER
 from ..errors import InputError
 from ..run_files import DIFFICULTY_VALIDATION_NAME, RESULTS_NAME
 
@@ -161,7 +162,8 @@ class TaskDataArguments:
 
 @dataclass
 class DataArguments(TaskDataArguments):
-    """The data options of `run_glue_sparse.py`: evaluation sets, sample caps and probability columns."""
+    """The data options of `run_glue_sparse.py`: evaluation sets, sample caps and the files of the per-example
+    columns (the package's as fields, a plugin's in `column_files`: `example_column_files` gives them all)."""
 
     validation_file: str | None = field(default=None, metadata={"help": "ID dev file."})
     skip_incomplete_rows: bool = field(
@@ -187,15 +189,10 @@ class DataArguments(TaskDataArguments):
     max_ood_samples: int | None = field(
         default=None, metadata={"help": "Use N rows of each OOD set, drawn evenly across it (keeps HANS cells)."}
     )
-    bias_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_b on train."})
-    teacher_predictions: str | None = field(default=None, metadata={"help": "JSON lines {id, probs} of p_t on train."})
-    sample_difficulty: str | None = field(
-        default=None,
-        metadata={
-            "help": "JSON lines {id, difficulty} of RMC's d_i on train (Eq. 1), written by run_sample_difficulty.py; "
-            "needed by --loss rmc."
-        },
-    )
+    # the files of the package's per-example columns; their help is the registry's (hf_srnets.data.example_columns)
+    bias_predictions: str | None = field(default=None, metadata={"help": BIAS.help})
+    teacher_predictions: str | None = field(default=None, metadata={"help": TEACHER.help})
+    sample_difficulty: str | None = field(default=None, metadata={"help": DIFFICULTY.help})
     reference_results: str | None = field(
         default=None,
         metadata={
@@ -227,6 +224,8 @@ class DataArguments(TaskDataArguments):
             "(teacher predictions for --loss confreg)."
         },
     )
+    # the files of the columns registered by plugins, by column name (their flags: hf_srnets.cli.column_options)
+    column_files: dict[str, str] = field(default_factory=dict, metadata={"cli": False})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -235,3 +234,10 @@ class DataArguments(TaskDataArguments):
             max_eval_samples=self.max_eval_samples,
             max_ood_samples=self.max_ood_samples,
         )
+
+    def example_column_files(self) -> dict[str, str]:
+        """Each registered per-example column given a file -> that file, in the registry's order: the package's
+        columns from their fields (`--teacher_predictions`, ...), a plugin's from `column_files`."""
+        columns = EXAMPLE_COLUMNS.items()
+        files = {name: getattr(self, column.flag, None) or self.column_files.get(name) for name, column in columns}
+        return {name: path for name, path in files.items() if path}

@@ -3,13 +3,14 @@
 The pruning options are the fields of `PruningConfig` (common to every method) and the own fields of each
 registered method's `config_class`, read from the registry when the parser is built, so a method registered at any
 time (a test, a plugin) gets its flags; the same holds for a loss's `options_class` (`--distil_lambda`,
-`--focal_gamma`) and a step objective's (`--adv_steps`). `--pruning` picks the method (`resolve_pruning`: `mask`,
-`imp`, `imp-rw` or a method name) and its config is built from the options given. An option given that the run
-would not use is an error naming it (`refuse_unused_options`): another method's, loss's or step objective's option,
-any pruning option with `--pruning none` (with or without `--mask_from`, whose masks keep their own settings), and
-an option that the method's other settings leave unused (`--block_size` without `--mask_granularity block`,
-`--sparsity` with `--pruning random`, ...), which the
-method's config names (`PruningConfig.unused_options`).
+`--focal_gamma`), a step objective's (`--adv_steps`) and the file flag of a per-example column a plugin registered
+(`hf_srnets.cli.column_options`). `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
+method name) and its config is built from the options given. An option given that the run would not use is an
+error naming it (`refuse_unused_options`): another method's, loss's or step objective's option, a plugin column's
+file that the loss does not read, any pruning option with `--pruning none` (with or without `--mask_from`, whose
+masks keep their own settings), and an option that the method's other settings leave unused (`--block_size` without
+`--mask_granularity block`, `--sparsity` with `--pruning random`, ...), which the method's config names
+(`PruningConfig.unused_options`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, pruning_cho
 from ..training.arguments import SRNetTrainingArguments
 from ..training.precision import cpu_bf16_overrides
 from .arguments import DataArguments, ModelArguments
+from .column_options import check_column_files, column_options_class, plugin_column_files, refuse_unread_columns
 from .parser import SRNetArgumentParser, cli_field_names
 
 logger = logging.getLogger(__name__)
@@ -74,13 +76,14 @@ def loss_option_owners() -> dict[str, list[str]]:
 
 
 def build_parser() -> SRNetArgumentParser:
-    """The parser of every option, pruning methods', losses' and step objectives' from the registries as they are
-    now (an option several dataclasses share is declared once)."""
+    """The parser of every option, pruning methods', losses', step objectives' and plugin columns' from the
+    registries as they are now (an option several dataclasses share is declared once)."""
     configs = [method.config_class for method in PRUNING_METHODS.values()]
     losses = list(dict.fromkeys(loss_options_classes().values()))
     objectives = list(objective_options_classes().values())
+    columns = [c for c in [column_options_class()] if c is not None]
     return SRNetArgumentParser(
-        [ModelArguments, DataArguments, PruningConfig, *configs, SRNetTrainingArguments, *losses, *objectives]
+        [ModelArguments, DataArguments, *columns, PruningConfig, *configs, SRNetTrainingArguments, *losses, *objectives]
     )
 
 
@@ -107,7 +110,7 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
     parser = build_parser()
     given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
     model = parser.build(ModelArguments, given)
-    data = parser.build(DataArguments, given)
+    data = parser.build(DataArguments, given, column_files=plugin_column_files(given))
     training = parser.build(SRNetTrainingArguments, given, **cpu_bf16_overrides(given))
     pruning = None
     if model.pruning != "none":
@@ -223,11 +226,13 @@ def _unused_common_options(run: RunArguments) -> tuple[list[str], str]:
 
 def refuse_unused_options(run: RunArguments) -> None:
     """Raise `InputError` naming each pruning option given that the run would not use, and why; another method's
-    options first (`refuse_other_methods_options`), another step objective's (`refuse_other_objectives_options`)
-    and another loss's (`refuse_other_losses_options`)."""
+    options first (`refuse_other_methods_options`), another step objective's (`refuse_other_objectives_options`),
+    another loss's (`refuse_other_losses_options`) and a plugin column's file the loss does not read
+    (`refuse_unread_columns`)."""
     refuse_other_methods_options(run)
     refuse_other_objectives_options(run)
     refuse_other_losses_options(run)
+    refuse_unread_columns(run.training.loss, run.given)
     if run.pruning is None:
         options, why = _unused_common_options(run)
         if options:
@@ -256,17 +261,7 @@ def validate_args(run: RunArguments) -> None:
     validate_compact(run)
     if run.pruning is not None:
         validate_method(run)
-    needs = LOSSES[args.loss].requires
-    if "teacher_probs" in needs and not data.teacher_predictions:
-        raise InputError(
-            f"--loss {args.loss} needs --teacher_predictions FILE: write one with "
-            "--write_train_predictions from a CE fine-tuned model."
-        )
-    if "difficulty" in needs and not data.sample_difficulty:
-        raise InputError(
-            f"--loss {args.loss} needs --sample_difficulty FILE (RMC's d_i per training example, Eq. 1): write one "
-            "with run_sample_difficulty.py."
-        )
+    check_column_files(args.loss, data)
     if data.bias_model not in (None, "overlap", "claim"):
         raise InputError(
             f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data.bias_model!r}"

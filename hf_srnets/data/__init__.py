@@ -4,8 +4,6 @@ from .attack_samples import read_attack_sample
 from .columns import (
     BIAS_COLUMN,
     DIFFICULTY_COLUMN,
-    EXAMPLE_COLUMNS,
-    PROBABILITY_COLUMNS,
     TEACHER_COLUMN,
     add_probability_column,
     read_difficulty,
@@ -13,6 +11,7 @@ from .columns import (
     write_difficulty,
     write_predictions,
 )
+from .example_columns import EXAMPLE_COLUMNS, ExampleColumn, per_label_columns, register_example_column
 from .joins import extra_names, extra_sets, join_probabilities, row_sources
 from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
 from .tasks import (
@@ -31,10 +30,10 @@ __all__ = [
     "BIAS_COLUMN",
     "DIFFICULTY_COLUMN",
     "EXAMPLE_COLUMNS",
-    "PROBABILITY_COLUMNS",
     "TASKS",
     "TEACHER_COLUMN",
     "EvalSet",
+    "ExampleColumn",
     "FileFormat",
     "SplitSource",
     "TaskSpec",
@@ -49,10 +48,12 @@ __all__ = [
     "load_file",
     "load_source",
     "ood_file_set",
+    "per_label_columns",
     "read_attack_sample",
     "read_difficulty",
     "read_predictions",
     "read_rows",
+    "register_example_column",
     "resolve_task",
     "row_sources",
     "write_difficulty",

@@ -4,7 +4,8 @@ d_i of RMC (Du et al. 2023, Eq. 1).
 Probability files, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K]}` with the
 probabilities in the task's label order. Difficulty files: `{"id": "<example id>", "difficulty": d_i, ...}` with
 d_i in (0, 1] (other fields, e.g. the variance and the losses it came from, are kept for the reader but not
-joined). Rows are joined to the dataset by `id`, never by position.
+joined). Rows are joined to the dataset by `id`, never by position. Which columns a loss may read, with their flags,
+is the registry of `hf_srnets.data.example_columns`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from .loading import not_utf8_error
 BIAS_COLUMN = "bias_probs"
 TEACHER_COLUMN = "teacher_probs"
 DIFFICULTY_COLUMN = "difficulty"
-PROBABILITY_COLUMNS = (BIAS_COLUMN, TEACHER_COLUMN)
-# every per-example column a loss may read: collated as float tensors, kept by the trainer, passed by name
-EXAMPLE_COLUMNS = (*PROBABILITY_COLUMNS, DIFFICULTY_COLUMN)
 SUM_TOLERANCE = 1e-3
 
 

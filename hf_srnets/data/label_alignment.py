@@ -18,7 +18,7 @@ from datasets import Dataset
 
 from ..errors import InputError
 from ..run_files import MODEL_CONFIG_NAME
-from .columns import PROBABILITY_COLUMNS
+from .example_columns import per_label_columns
 from .tasks import TaskSpec
 
 logger = logging.getLogger(__name__)
@@ -87,11 +87,12 @@ def label_permutation(old: Sequence[str], new: Sequence[str]) -> list[int]:
 
 
 def remap_dataset(dataset: Dataset, perm: list[int], *, labels: bool = True) -> Dataset:
-    """Gold ids and probability columns of a set in the old label order, moved to the new order."""
+    """Gold ids and per-label columns (probabilities, `per_label_columns`) of a set in the old label order, moved
+    to the new order."""
     if perm == list(range(len(perm))):
         return dataset
     new_id = {old: new for new, old in enumerate(perm)}
-    columns = [c for c in PROBABILITY_COLUMNS if c in dataset.column_names]
+    columns = [c for c in per_label_columns() if c in dataset.column_names]
 
     def move(batch: dict[str, list]) -> dict[str, list]:
         out: dict[str, list] = {}

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from ..data.example_columns import EXAMPLE_COLUMNS
 from ..registry import register
 
 PROB_EPS = 1e-12  # bias/teacher probabilities are clipped to this before the log
@@ -17,7 +18,8 @@ class DebiasingLoss(nn.Module):
     """A classification loss that may use the bias model's p_b and/or a teacher's p_t per example.
 
     Subclasses set `name` (the `--loss` value), `requires` (the dataset columns they need, among
-    `"bias_probs"`, `"teacher_probs"` and `"difficulty"`, or a column of their own), `options_class` (None, or a
+    `"bias_probs"`, `"teacher_probs"` and `"difficulty"`, or a column of their own, registered with
+    `hf_srnets.data.register_example_column` for its flag and join by id), `options_class` (None, or a
     dataclass of their settings, e.g. `DistillationOptions(distil_lambda=0.9)`: each field with a `help`, checked
     in its `__post_init__`; `run_glue_sparse.py` gives each field as a flag of `--loss <name>`) and `citations`
     (BibTeX keys of `hf_srnets.resources.citations.BIBTEX`: the papers that define the formula), and implement
@@ -66,14 +68,15 @@ class DebiasingLoss(nn.Module):
         return config
 
     def _check(self, logits: torch.Tensor, **columns: torch.Tensor | None) -> None:
-        """Each column in `requires` is given, one value per example (a 1-D column, or `difficulty`) or one row
-        of the logits' shape per example; a `ValueError` names the column and the flag that gives it."""
+        """Each column in `requires` is given, one value per example (a 1-D column, or a registered column that is
+        not `per_label`, e.g. `difficulty`) or one row of the logits' shape per example; a `ValueError` names the
+        column and the flag that gives it (`hf_srnets.data.example_columns`)."""
         for column in self.requires:
-            value = columns.get(column)
+            value, registered = columns.get(column), EXAMPLE_COLUMNS.get(column)
             if value is None:
-                given = f"pass --{COLUMN_FLAGS[column]} FILE" if column in COLUMN_FLAGS else "add it to the dataset"
+                given = f"pass --{registered.flag} FILE" if registered is not None else "add it to the dataset"
                 raise ValueError(f"The {self.name!r} loss needs the {column!r} column; {given}.")
-            if column == "difficulty" or value.dim() == 1:
+            if (registered is not None and not registered.per_label) or value.dim() == 1:
                 if value.shape != logits.shape[:1]:
                     raise ValueError(f"{column} has shape {tuple(value.shape)}: one value per example expected")
                 continue
@@ -83,13 +86,6 @@ class DebiasingLoss(nn.Module):
                     "the predictions were made for a task with another number of labels."
                 )
 
-
-# the run_glue_sparse.py flag that gives each column
-COLUMN_FLAGS = {
-    "bias_probs": "bias_predictions",
-    "teacher_probs": "teacher_predictions",
-    "difficulty": "sample_difficulty",
-}
 
 LOSSES: dict[str, type[DebiasingLoss]] = {}
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..data import columns
+from ..data.example_columns import EXAMPLE_COLUMNS
 from ..losses import DebiasingLoss
 from .base import Objective
 
@@ -16,10 +16,11 @@ from .base import Objective
 class LossObjective(Objective):
     """L = loss(logits, y, **columns) of a `DebiasingLoss`, whose docstring gives the formula and citation.
 
-    `compute_loss` takes `labels` and the per-example columns (`bias_probs`, `teacher_probs`, `difficulty` and any
-    other the loss `requires`) out of the batch, runs the model on the rest and applies the loss to the columns it
-    `requires`, only those. Evaluation batches that lack a column the loss needs (ID dev and OOD sets carry no bias
-    predictions) report plain cross-entropy, −y·log p_m, with no components.
+    `compute_loss` takes `labels` and the per-example columns (every registered one,
+    `hf_srnets.data.example_columns.EXAMPLE_COLUMNS`, and any other the loss `requires`) out of the batch, runs the
+    model on the rest and applies the loss to the columns it `requires`, only those. Evaluation batches that lack a
+    column the loss needs (ID dev and OOD sets carry no bias predictions) report plain cross-entropy, −y·log p_m,
+    with no components.
     The batch dict passed in is not modified, so a step-level objective may call this several times.
     """
 
@@ -43,7 +44,7 @@ class LossObjective(Objective):
         labels = inputs.pop("labels", None)
         if labels is None:
             raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
-        names = dict.fromkeys((*columns.EXAMPLE_COLUMNS, *self.loss.requires))  # each once
+        names = dict.fromkeys((*EXAMPLE_COLUMNS, *self.loss.requires))  # each once
         popped = {c: inputs.pop(c, None) for c in names}
         required = {c: popped[c] for c in self.loss.requires}
         outputs = model(**inputs)

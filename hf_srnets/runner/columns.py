@@ -1,4 +1,5 @@
-"""Join p_b (bias model) and p_t (teacher) to the training set as id-keyed columns, fitting p_b if needed.
+"""Join the per-example columns the loss reads to the training set by id: p_b (bias model), fitted if needed, and
+every other registered column (p_t, d_i, a plugin's: `hf_srnets.data.example_columns`) from its file with its reader.
 
 p_b comes from `--bias_predictions FILE` or, without it, from the bias model fitted here: `--bias_model`, else
 the task's paper bias model (`TaskSpec.bias_model`: word overlap for MNLI/QQP, claim-only for FEVER). A fitted
@@ -28,14 +29,8 @@ from datasets import Dataset
 from ..bias.fit_or_load import fit_or_load_bias_predictions, fitted_bias_description
 from ..bias.pipeline import choose_bias_model
 from ..cli.arguments import DataArguments
-from ..data.columns import (
-    BIAS_COLUMN,
-    DIFFICULTY_COLUMN,
-    TEACHER_COLUMN,
-    add_probability_column,
-    read_difficulty,
-    read_predictions,
-)
+from ..data.columns import BIAS_COLUMN, add_probability_column, read_predictions
+from ..data.example_columns import EXAMPLE_COLUMNS
 from ..data.joins import TRAIN_SOURCE, extra_names, extra_sets, join_probabilities, row_sources
 from ..data.tasks import TaskSpec
 from ..errors import InputError
@@ -134,19 +129,21 @@ def attach_probabilities(
     args: SRNetTrainingArguments,
     eval_splits: dict[str, Dataset],
 ) -> tuple[Dataset, str | None]:
-    """Join p_b and p_t to `train` by id; return it and a description of the bias model (for the model card).
+    """Join the columns the loss requires to `train` by id; return it and a description of the bias model (for the
+    model card).
 
     `train` may be the first `--max_train_samples` rows of `full_train` plus `--extra_train` sets: prediction
-    files may then cover the full training set. Without `--bias_predictions`, the bias model (`--bias_model`,
-    else the task's) is fitted on the full training set and predicts `eval_splits` (for its report) and the
-    extra sets (module doc), or loaded from the cache entry of the same data.
+    files may then cover the full training set. Each registered column but p_b is read from its file
+    (`DataArguments.example_column_files`) with the column's reader. Without `--bias_predictions`, the bias model
+    (`--bias_model`, else the task's) is fitted on the full training set and predicts `eval_splits` (for its
+    report) and the extra sets (module doc), or loaded from the cache entry of the same data.
     """
     needs = LOSSES[args.loss].requires
     subset = data_args.max_train_samples is not None and data_args.max_train_samples < len(full_train)
     names = extra_names(data_args.extra_train)
     sources, source_ids = row_sources(train, names)
     bias_desc = None
-    if "bias_probs" in needs:
+    if BIAS_COLUMN in needs:
         path = data_args.bias_predictions
         if path:
             train, bias_desc = _attach_given_bias(train, task, path, names, sources, source_ids, subset)
@@ -154,11 +151,12 @@ def attach_probabilities(
             train, bias_desc = _attach_fitted_bias(
                 train, full_train, task, data_args, args, eval_splits, sources, source_ids
             )
-    if "teacher_probs" in needs:
-        path = data_args.teacher_predictions
-        predictions = read_predictions(path, task.num_labels)
-        train = add_probability_column(train, predictions, TEACHER_COLUMN, source=path, allow_extra=subset)
-    if DIFFICULTY_COLUMN in needs:
-        path = data_args.sample_difficulty
-        train = add_probability_column(train, read_difficulty(path), DIFFICULTY_COLUMN, source=path, allow_extra=subset)
+    files = data_args.example_column_files()
+    for name, column in EXAMPLE_COLUMNS.items():
+        if name == BIAS_COLUMN or name not in needs:
+            continue
+        if name not in files:
+            raise InputError(column.missing_file_message(args.loss))
+        path = files[name]
+        train = add_probability_column(train, column.read(path, task.num_labels), name, source=path, allow_extra=subset)
     return train, bias_desc

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ..cli.options import RunArguments
-from ..data import BIAS_COLUMN, TEACHER_COLUMN, id_set_name, write_predictions
+from ..data import EXAMPLE_COLUMNS, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..errors import InputError
 from ..metrics.classification import softmax
@@ -171,9 +171,7 @@ def write_train_predictions(run: RunArguments, trainer: Any, data: RunData) -> N
     """`--write_train_predictions`: the model's softmax on the train set, in the task's order (p_t for confreg)."""
     path = run.data.write_train_predictions
     train_tok = data.train_tok
-    output = trainer.predict(
-        train_tok.remove_columns([c for c in (BIAS_COLUMN, TEACHER_COLUMN) if c in train_tok.column_names])
-    )
+    output = trainer.predict(train_tok.remove_columns([c for c in EXAMPLE_COLUMNS if c in train_tok.column_names]))
     if run.training.should_save:
         probs = to_task_order(softmax(output.predictions), label_permutation(data.task_order, data.task.label_names))
         write_predictions(path, data.train["id"], probs)

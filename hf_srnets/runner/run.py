@@ -39,11 +39,12 @@ logger = logging.getLogger(__name__)
 
 
 def files_read(run_args: RunArguments) -> list[str | None]:
-    """What a run reads, which `--overwrite_output_dir` must never delete."""
+    """What a run reads, which `--overwrite_output_dir` must never delete (the file of every registered per-example
+    column given, a plugin's included)."""
     model_args, data_args = run_args.model, run_args.data
     files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
-    files += [data_args.train_file, data_args.validation_file, data_args.bias_predictions]
-    files += [data_args.teacher_predictions, data_args.bias_vectors, data_args.sample_difficulty]
+    files += [data_args.train_file, data_args.validation_file, *data_args.example_column_files().values()]
+    files += [data_args.bias_vectors]
     files += [data_args.reference_results, data_args.hard_subset, data_args.data_dir]
     return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
 

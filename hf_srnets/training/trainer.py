@@ -21,7 +21,7 @@ from transformers.trainer_pt_utils import nested_gather
 from transformers.trainer_utils import EvalLoopOutput, EvalPrediction, TrainOutput, get_last_checkpoint
 from transformers.utils import logging
 
-from ..data.columns import EXAMPLE_COLUMNS
+from ..data.example_columns import EXAMPLE_COLUMNS
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..objectives import LossObjective, Objective, build_objective
