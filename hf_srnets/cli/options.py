@@ -124,37 +124,39 @@ def loss_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, 
     """The `--loss`'s options, from its own flags (or `--loss_options`), also set as `training.loss_options` for
     the trainer; None for a loss without options."""
     options_class = loss_options_classes().get(training.loss)
-    if options_class is None:
-        return None
-    flags = sorted(name for name in cli_field_names(options_class) if given.get(name) is not None)
-    if training.loss_options and flags:
-        raise InputError(
-            f"{', '.join(f'--{f}' for f in flags)} and --loss_options both set --loss {training.loss}'s options: "
-            "give them one way"
-        )
-    if training.loss_options:
-        return options_class(**training.loss_options)
-    options = parser.build(options_class, given)
-    training.loss_options = dataclasses.asdict(options)
-    return options
+    return _plugin_options(parser, given, options_class, training, "loss_options", f"--loss {training.loss}")
 
 
 def objective_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
     """The `--adversarial` objective's options, from its own flags (or `--adversarial_options`), also set as
     `training.adversarial_options` for the trainer; None without a step objective that has options."""
     options_class = objective_options_classes().get(training.adversarial)
+    what = f"--adversarial {training.adversarial}"
+    return _plugin_options(parser, given, options_class, training, "adversarial_options", what)
+
+
+def _plugin_options(
+    parser: SRNetArgumentParser,
+    given: dict[str, Any],
+    options_class: type | None,
+    training: SRNetTrainingArguments,
+    field: str,
+    what: str,
+) -> Any:
+    """A registered plugin's `options_class` instance, from its own flags or from the JSON field `field` of the
+    training arguments (not both), written back to `field` as a mapping for the trainer; None without options."""
     if options_class is None:
         return None
     flags = sorted(name for name in cli_field_names(options_class) if given.get(name) is not None)
-    if training.adversarial_options and flags:
+    as_json = getattr(training, field)
+    if as_json and flags:
         raise InputError(
-            f"{', '.join(f'--{f}' for f in flags)} and --adversarial_options both set --adversarial "
-            f"{training.adversarial}'s options: give them one way"
+            f"{', '.join(f'--{f}' for f in flags)} and --{field} both set {what}'s options: give them one way"
         )
-    if training.adversarial_options:
-        return options_class(**training.adversarial_options)
+    if as_json:
+        return options_class(**as_json)
     options = parser.build(options_class, given)
-    training.adversarial_options = dataclasses.asdict(options)
+    setattr(training, field, dataclasses.asdict(options))
     return options
 
 
