@@ -29,8 +29,9 @@ class HubUploadError(RuntimeError):
 def retry_command(
     output_dir: str, repo_id: str, merged: bool = False, *, full_model: bool = False, private: bool | None = None
 ) -> str:
-    """The `python -m hf_srnets.publish.hub` command that redoes one upload (never with the token)."""
-    command = f"python -m hf_srnets.publish.hub {shlex.quote(str(output_dir))} --repo_id {shlex.quote(repo_id)}"
+    """The `python -m hf_srnets.commands.push_to_hub` command that redoes one upload (never with the token)."""
+    where = f"{shlex.quote(str(output_dir))} --repo_id {shlex.quote(repo_id)}"
+    command = f"python -m hf_srnets.commands.push_to_hub {where}"
     return (
         command
         + (" --merged" if merged else "")

@@ -223,7 +223,7 @@ def render_model_card(facts: CardFacts) -> str:
 def portable_card(card: str, *, output_dir: str, repo_id: str, base: str | None = None) -> str:
     """A card written for a local output dir, made fit for the Hub repo `repo_id`: the dir becomes the repo id and
     a local `base` model dir the portable name the uploaded `srnet_config.json` uses. For uploads of runs that were
-    not pushed at the end of training (`python -m hf_srnets.publish.hub`)."""
+    not pushed at the end of training (`python -m hf_srnets.commands.push_to_hub`)."""
     swaps: dict[str, str] = {}
     if base and os.path.exists(base):
         for form in {base, os.path.abspath(base), os.path.realpath(base)}:

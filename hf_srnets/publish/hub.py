@@ -4,14 +4,13 @@ Uploads never hold the base weights of a mask repo, nor local paths: the uploade
 local base model by its directory name (the local file keeps the real path). When an upload fails (offline, no
 token, no rights) the local files stay complete and the error says how to retry each upload still to do:
 
-    python -m hf_srnets.publish.hub OUTPUT_DIR --repo_id user/my-srnet                 # the mask repo
-    python -m hf_srnets.publish.hub OUTPUT_DIR --repo_id user/my-srnet-merged --merged  # OUTPUT_DIR/merged
-    python -m hf_srnets.publish.hub OUTPUT_DIR --repo_id user/my-model --full_model     # an unpruned run's model
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-srnet                 # the mask repo
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-srnet-merged --merged  # OUTPUT_DIR/merged
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-model --full_model     # an unpruned model
 """
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import logging
@@ -225,23 +224,3 @@ def push_run(
         lines += [f"  {retry}" for _, _, retry, _ in failed]
         raise HubUploadError("\n".join(lines), [retry for _, _, retry, _ in failed]) from cause
     return done
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Upload an hf_srnets output dir (masks, --merged or --full_model).")
-    parser.add_argument("output_dir")
-    parser.add_argument("--repo_id", required=True)
-    kind = parser.add_mutually_exclusive_group()
-    kind.add_argument("--merged", action="store_true", help="upload OUTPUT_DIR/merged instead of the masks")
-    kind.add_argument(
-        "--full_model", action="store_true", help="upload the model of an unpruned run (no masks) instead"
-    )
-    parser.add_argument("--private", action="store_true")
-    parser.add_argument("--token", default=None)
-    args = parser.parse_args(argv)
-    push = push_merged if args.merged else push_full_model if args.full_model else push_masks
-    print(push(args.output_dir, args.repo_id, token=args.token, private=args.private or None))
-
-
-if __name__ == "__main__":
-    main()

@@ -17,7 +17,7 @@ from conftest import mnli_run_args
 from hf_srnets.experiments import child_runs
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ("attack", "bias_model", "extract_ticket", "glue_sparse", "sample_difficulty", "sweep")
+COMMANDS = ("attack", "bias_model", "extract_ticket", "glue_sparse", "push_to_hub", "sample_difficulty", "sweep")
 
 
 @pytest.fixture(scope="module")

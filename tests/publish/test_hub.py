@@ -12,13 +12,13 @@ from conftest import tiny_model
 from huggingface_hub import HfApi, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
+from hf_srnets.commands.push_to_hub import main as hub_main
 from hf_srnets.masking import SRNetModel
 from hf_srnets.masking.hub_upload import HubUploadError, portable_path
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.publish.card import render_model_card
 from hf_srnets.publish.card_facts import CardFacts
-from hf_srnets.publish.hub import main as hub_main
 from hf_srnets.publish.hub import mask_repo_files, push_masks, push_merged, push_run, save_merged
 
 
@@ -99,7 +99,7 @@ def test_failed_upload_keeps_local_files_and_says_how_to_retry(output_dir, monke
 
     monkeypatch.setattr(HfApi, "create_repo", offline)
     before = sorted(os.listdir(out))
-    retry = r"python -m hf_srnets\.publish\.hub .* --repo_id someone/tiny-srnet"
+    retry = r"python -m hf_srnets\.commands\.push_to_hub .* --repo_id someone/tiny-srnet"
     with pytest.raises(HubUploadError, match=retry) as err:
         push_masks(str(out), "someone/tiny-srnet")
     assert "local files are complete" in str(err.value)
@@ -201,8 +201,10 @@ def test_push_run_failure_names_every_upload_with_its_retry_command(run_with_mer
     with pytest.raises(HubUploadError) as err:
         push_run(str(out), "someone/tiny-srnet", "someone/tiny-srnet-merged", private=True)
     message = str(err.value)
-    masks_cmd = f"python -m hf_srnets.publish.hub {out} --repo_id someone/tiny-srnet --private"
-    merged_cmd = f"python -m hf_srnets.publish.hub {out} --repo_id someone/tiny-srnet-merged --merged --private"
+    masks_cmd = f"python -m hf_srnets.commands.push_to_hub {out} --repo_id someone/tiny-srnet --private"
+    merged_cmd = (
+        f"python -m hf_srnets.commands.push_to_hub {out} --repo_id someone/tiny-srnet-merged --merged --private"
+    )
     assert err.value.retry_commands == [masks_cmd, merged_cmd]
     assert masks_cmd in message and merged_cmd in message
     assert "2 of 2 Hub upload(s) failed" in message and "Name or service not known" in message
@@ -218,7 +220,7 @@ def test_push_run_retries_only_what_failed_and_the_commands_work(run_with_merged
     assert command.endswith("--repo_id someone/tiny-srnet-merged --merged")
     hub.offline.clear()  # the Hub is back: run the printed command
     argv = shlex.split(command)
-    assert argv[:3] == ["python", "-m", "hf_srnets.publish.hub"]
+    assert argv[:3] == ["python", "-m", "hf_srnets.commands.push_to_hub"]
     hub_main(argv[3:])
     assert {"config.json", "model.safetensors"} <= set(hub.uploads["someone/tiny-srnet-merged"])
 
@@ -231,7 +233,8 @@ def test_push_run_of_an_unpruned_run_uploads_the_full_model(tmp_path, monkeypatc
     hub = FakeHub(monkeypatch, offline=["*"])
     with pytest.raises(HubUploadError) as err:
         push_run(str(out), "someone/tiny-ft", None, pruned=False)
-    assert err.value.retry_commands == [f"python -m hf_srnets.publish.hub {out} --repo_id someone/tiny-ft --full_model"]
+    retry = f"python -m hf_srnets.commands.push_to_hub {out} --repo_id someone/tiny-ft --full_model"
+    assert err.value.retry_commands == [retry]
     hub.offline.clear()
     hub_main(shlex.split(err.value.retry_commands[0])[3:])
     assert set(hub.uploads["someone/tiny-ft"]) == {"config.json", "model.safetensors", "all_results.json"}
@@ -289,7 +292,8 @@ def test_portable_path(value, expected):
 
 
 def test_a_later_upload_of_a_local_card_names_the_repo_not_local_paths(tmp_path, monkeypatch):
-    """`python -m hf_srnets.publish.hub OUT --repo_id R` of a run that was not pushed: its card was written for OUT."""
+    """`python -m hf_srnets.commands.push_to_hub OUT --repo_id R` of a run that was not pushed: its card was written
+    for OUT."""
     base_dir = tmp_path / "users" / "alice" / "bert-mnli-ft"
     tiny_model("bert").save_pretrained(base_dir)
     srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5, base_model_name_or_path=str(base_dir)))

@@ -94,7 +94,7 @@ def test_card_of_a_search_on_a_pretrained_model_loads_and_states_the_run(pretrai
     data = ModelCard(card).data.to_dict()
     assert "model-index" not in data and "datasets" not in data
 
-    # uploaded later (python -m hf_srnets.publish.hub): the local card is made portable for the repo
+    # uploaded later (python -m hf_srnets.commands.push_to_hub): the local card is made portable for the repo
     hub_card = portable_card(card, output_dir=str(out), repo_id="someone/srnet", base=str(pretrained))
     assert str(tmp_path) not in hub_card and 'SRNetModel.from_pretrained(base, "someone/srnet")' in hub_card
     assert '"pretrained", num_labels=3' in hub_card.replace("\n    ", "")

@@ -241,7 +241,7 @@ def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, d
     bias = _bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
     out = tmp_path / "confreg"
     monkeypatch.setattr(HfApi, "create_repo", _offline)
-    with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.publish\.hub"):
+    with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.commands\.push_to_hub"):
         run_glue_sparse.main(
             _common(
                 minilm,

@@ -1,0 +1,40 @@
+"""Upload an hf_srnets output dir to the Hub: the mask repo, the merged checkpoint or an unpruned run's model.
+
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-srnet                 # the mask repo
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-srnet-merged --merged  # OUTPUT_DIR/merged
+    python -m hf_srnets.commands.push_to_hub OUTPUT_DIR --repo_id user/my-model --full_model     # an unpruned model
+
+A run that could not push at its end (offline, no token) prints these commands to retry
+(`hf_srnets.masking.hub_upload.retry_command`); the uploads themselves are `hf_srnets.publish.hub`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ..errors import run_script
+from ..publish.hub import push_full_model, push_masks, push_merged
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+    """Upload what the flags say and print (and return) the commit URL."""
+    parser = argparse.ArgumentParser(description="Upload an hf_srnets output dir (masks, --merged or --full_model).")
+    parser.add_argument("output_dir")
+    parser.add_argument("--repo_id", required=True)
+    kind = parser.add_mutually_exclusive_group()
+    kind.add_argument("--merged", action="store_true", help="upload OUTPUT_DIR/merged instead of the masks")
+    kind.add_argument(
+        "--full_model", action="store_true", help="upload the model of an unpruned run (no masks) instead"
+    )
+    parser.add_argument("--private", action="store_true")
+    parser.add_argument("--token", default=None)
+    args = parser.parse_args(argv)
+    push = push_merged if args.merged else push_full_model if args.full_model else push_masks
+    url = push(args.output_dir, args.repo_id, token=args.token, private=args.private or None)
+    print(url)
+    return url
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_script(main))
