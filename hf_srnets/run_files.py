@@ -119,6 +119,9 @@ CHECKPOINT_FILES = (
     "adapter_config.json",
     "adapter_model.safetensors",
 )
+# What the Trainer's TensorBoard logging writes under LOGGING_DIR (in its run sub-folders); a LOGGING_DIR holding
+# any other file is a user's and `--overwrite_output_dir` keeps it
+LOGGING_FILES = ("events.out.tfevents.*",)
 
 
 def bias_predictions_name(split: str) -> str:

@@ -176,10 +176,11 @@ def load_default_splits(args: BiasModelArguments, task: TaskSpec) -> dict[str, D
     return splits
 
 
-def files_read(args: BiasModelArguments) -> list[str | None]:
-    """What the script reads, which `--overwrite_output_dir` must never delete."""
-    ood = [spec.partition("=")[2] for spec in args.ood_file]
-    return [args.train_file, *ood, args.vectors, args.cache_dir, args.data_dir]
+def files_read(args: BiasModelArguments) -> list[tuple[str, str | None]]:
+    """What the script reads, as (the flag that names it, its path): what `--overwrite_output_dir` must never
+    delete."""
+    files = [("--train_file", args.train_file), *[("--ood_file", spec.partition("=")[2]) for spec in args.ood_file]]
+    return files + [("--vectors", args.vectors), ("--cache_dir", args.cache_dir), ("--data_dir", args.data_dir)]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

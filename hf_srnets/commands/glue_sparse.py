@@ -17,7 +17,7 @@ from ..cli.options import parse_args, validate_args
 from ..errors import run_script
 from ..masking.hub_upload import HubUploadError
 from ..runner.outputs import check_train_predictions_path
-from ..runner.run import files_read, run
+from ..runner.run import files_read, flagged_files_read, run
 from ..training.output_dir import prepare_output_dir
 
 logger = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         overwrite=run_args.model.overwrite_output_dir,
         resume=run_args.training.resume_from_checkpoint,
         is_main_process=run_args.training.should_save,
-        reads=files_read(run_args),
+        reads=flagged_files_read(run_args),
     ):
         return run(run_args)
 

@@ -15,7 +15,7 @@ import torch
 from transformers import set_seed
 
 from ..cli.options import RunArguments
-from ..data import SplitSource, id_set_name
+from ..data import EXAMPLE_COLUMNS, SplitSource, id_set_name
 from ..evaluation import (
     MetricRow,
     check_reference,
@@ -38,15 +38,28 @@ from .outputs import hub_repo_id, push_outputs, save_outputs, write_train_predic
 logger = logging.getLogger(__name__)
 
 
-def files_read(run_args: RunArguments) -> list[str | None]:
-    """What a run reads, which `--overwrite_output_dir` must never delete (the file of every registered per-example
-    column given, a plugin's included)."""
+def flagged_files_read(run_args: RunArguments) -> list[tuple[str, str | None]]:
+    """What a run reads, as (the flag that names it, its path): what `--overwrite_output_dir` must never delete
+    (the file of every registered per-example column given, a plugin's included)."""
     model_args, data_args = run_args.model, run_args.data
-    files = [model_args.model_name_or_path, model_args.tokenizer_name, model_args.mask_from]
-    files += [data_args.train_file, data_args.validation_file, *data_args.example_column_files().values()]
-    files += [data_args.bias_vectors]
-    files += [data_args.reference_results, data_args.hard_subset, data_args.data_dir]
-    return files + [spec.split("=", 1)[-1] for spec in [*data_args.ood_file, *data_args.extra_train]]
+    files = [("--model_name_or_path", model_args.model_name_or_path), ("--tokenizer_name", model_args.tokenizer_name)]
+    files += [("--mask_from", model_args.mask_from), ("--train_file", data_args.train_file)]
+    files += [("--validation_file", data_args.validation_file)]
+    files += [(_column_flag(name), path) for name, path in data_args.example_column_files().items()]
+    files += [("--bias_vectors", data_args.bias_vectors), ("--reference_results", data_args.reference_results)]
+    files += [("--hard_subset", data_args.hard_subset), ("--data_dir", data_args.data_dir)]
+    files += [("--ood_file", spec.split("=", 1)[-1]) for spec in data_args.ood_file]
+    return files + [("--extra_train", spec.split("=", 1)[-1]) for spec in data_args.extra_train]
+
+
+def _column_flag(name: str) -> str:
+    """The option that names the file of the registered per-example column `name`."""
+    return f"--{EXAMPLE_COLUMNS[name].flag}"
+
+
+def files_read(run_args: RunArguments) -> list[str | None]:
+    """The paths of `flagged_files_read`, in its order."""
+    return [path for _, path in flagged_files_read(run_args)]
 
 
 def run(run_args: RunArguments) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..run_files import CHECKPOINT_FILES, LOCK_NAME, RUN_OUTPUTS, TRAINER_STATE_NAME
+from ..run_files import CHECKPOINT_FILES, LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME
 
 try:
     import fcntl
@@ -57,6 +57,9 @@ except ImportError:  # Windows
 logger = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = re.compile(r"checkpoint-(\d+)")
+
+# A path the run reads: a bare path, or (the flag that names it, its path) so that a refusal names the flag
+Read = str | tuple[str, str | None] | None
 
 
 class OutputDirError(InputError):
@@ -73,10 +76,28 @@ def _visible_entries(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
 
 def is_run_output(name: str, output_dir: str | None = None) -> bool:
     """Whether a top-level entry of an output dir is something an hf_srnets run writes (`RUN_OUTPUTS`), or, given
-    the `output_dir` to look into, a Trainer checkpoint (`is_checkpoint`)."""
+    the `output_dir` to look into, a Trainer checkpoint (`is_checkpoint`). Given `output_dir`, `runs/` counts only
+    when it holds nothing but TensorBoard's event files (`foreign_logging_files`)."""
     if CHECKPOINT_DIR.fullmatch(name):
         return output_dir is not None and is_checkpoint(os.path.join(output_dir, name))
+    if name == LOGGING_DIR and output_dir is not None:
+        return not foreign_logging_files(os.path.join(output_dir, name))
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in RUN_OUTPUTS)
+
+
+def foreign_logging_files(path: str) -> list[str]:
+    """The entries under the logging dir `path` (`runs/`) that the Trainer's TensorBoard logging does not write
+    (`LOGGING_FILES`; symbolic links and hidden files included), relative to `path`. `path` itself a symbolic link
+    or a file is foreign as a whole (`["."]`)."""
+    if os.path.islink(path) or not os.path.isdir(path):
+        return ["."]
+    foreign = []
+    for root, dirs, files in os.walk(path):
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]:
+            entry = os.path.join(root, name)
+            if os.path.islink(entry) or not any(fnmatch.fnmatchcase(name, p) for p in LOGGING_FILES):
+                foreign.append(os.path.relpath(entry, path))
+    return sorted(foreign)
 
 
 def is_checkpoint(path: str) -> bool:
@@ -104,6 +125,40 @@ def is_inside(path: str, directory: str) -> bool:
     """Whether `path` is `directory` or lies under it (symbolic links resolved)."""
     path, directory = os.path.realpath(path), os.path.realpath(directory)
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _flagged(reads: Iterable[Read]) -> list[tuple[str, str]]:
+    """Each existing path of `reads` as (how a message names it: "--flag path", or the bare path; the path)."""
+    pairs = [read if isinstance(read, tuple) else ("", read) for read in reads]
+    return [(f"{flag} {path}" if flag else path, path) for flag, path in pairs if path and os.path.exists(path)]
+
+
+def _same_dir(path: str, directory: str) -> bool:
+    """Whether `path` is the folder `directory`, however reached (relative, through symbolic links, a bind mount)."""
+    if os.path.realpath(path) == os.path.realpath(directory):
+        return True
+    return os.path.isdir(path) and os.path.isdir(directory) and os.path.samefile(path, directory)
+
+
+def check_reads_kept(output_dir: str, doomed: list[str], reads: Iterable[Read]) -> None:
+    """Raise `OutputDirError` when clearing the `doomed` top-level entries of `output_dir` would delete a path the
+    run reads: the output dir itself, or a path in (or through a symbolic link to) a doomed entry. A hard link to a
+    doomed file elsewhere is kept: deleting one name of a file leaves its other names."""
+    if not doomed:
+        return
+    for named, path in _flagged(reads):
+        if _same_dir(path, output_dir):
+            raise OutputDirError(
+                f"{named} is the output dir that --overwrite_output_dir would clear (it would delete "
+                f"{_short_list(doomed)} there before the run reads them): write to another --output_dir."
+            )
+        entry = next((e for e in (os.path.join(output_dir, d) for d in doomed) if is_inside(path, e)), None)
+        if entry is not None:
+            where = "" if os.path.realpath(path) == os.path.realpath(entry) else f" (it lies in {entry})"
+            raise OutputDirError(
+                f"--overwrite_output_dir would delete {named}, which this run reads{where}. Write to another "
+                f"--output_dir, or move {path} out of {output_dir} first."
+            )
 
 
 def _step(path: str) -> int:
@@ -159,12 +214,13 @@ def check_output_dir(
     *,
     overwrite: bool,
     resume: str | None = None,
-    reads: Iterable[str | None] = (),
+    reads: Iterable[Read] = (),
     ignore: Iterable[str] = (),
 ) -> None:
     """Raise `OutputDirError` unless a run may write to `output_dir` with these flags. Reads only.
 
-    `reads` are the paths the run reads (model, masks, prediction files): `overwrite` must not delete them.
+    `reads` are the paths the run reads (model, masks, prediction files), bare or as (flag, path): `overwrite` must
+    not delete them, nor clear an output dir that is one of them (`check_reads_kept`).
     `ignore`: top-level names that neither make the dir "not empty" nor are deleted (a script's own cache folder).
     """
     if resume is not None:
@@ -178,13 +234,7 @@ def check_output_dir(
                 f"--overwrite_output_dir would delete {resume}, the checkpoint --resume_from_checkpoint continues "
                 "from: drop one of the two flags (resume keeps the dir as it is)."
             )
-        doomed = [os.path.join(output_dir, name) for name in run_outputs(output_dir, ignore)]
-        for path in reads:
-            if path and os.path.exists(path) and any(is_inside(path, d) for d in doomed):
-                raise OutputDirError(
-                    f"--overwrite_output_dir would delete {path}, which this run reads. Write to another "
-                    f"--output_dir, or move {path} out of {output_dir} first."
-                )
+        check_reads_kept(output_dir, run_outputs(output_dir, ignore), reads)
         return
     if resume is not None:
         if is_inside(resume, output_dir):
@@ -226,6 +276,10 @@ def clear_run_outputs(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
     if removed:
         logger.info(f"--overwrite_output_dir: deleted {_short_list(removed, 20)} from {output_dir}")
     kept = _visible_entries(output_dir, ignore)
+    logs = os.path.join(output_dir, LOGGING_DIR)
+    if LOGGING_DIR in kept and os.path.isdir(logs) and not os.path.islink(logs):
+        foreign = _short_list(foreign_logging_files(logs))
+        logger.info(f"--overwrite_output_dir: kept {logs}: besides TensorBoard's event files it holds {foreign}")
     if kept:
         logger.info(f"--overwrite_output_dir: kept {_short_list(kept, 20)} in {output_dir} (not written by hf_srnets)")
     return removed
@@ -380,7 +434,7 @@ def prepare_output_dir(
     overwrite: bool,
     resume: str | None,
     is_main_process: bool,
-    reads: Iterable[str | None] = (),
+    reads: Iterable[Read] = (),
     ignore: Iterable[str] = (),
 ) -> Iterator[OutputDirLock | None]:
     """Make `output_dir` ready for one run and hold its lock for the duration of the `with` block.

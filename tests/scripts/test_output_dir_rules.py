@@ -2,15 +2,19 @@
 
 import json
 import os
+import re
 import sys
 
 import pytest
+from conftest import mnli_run_args
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 from test_checkpoint_labels_and_implied_training import _args, _checkpoint
 
 import run_glue_sparse
+from hf_srnets.commands.glue_sparse import main
+from hf_srnets.errors import InputError
 
 NLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
 
@@ -45,3 +49,16 @@ def test_a_second_run_on_a_busy_output_dir_fails_at_start(minilm, data_dir, tmp_
     finally:
         lock.release()
     assert not (out / "all_results.json").exists()
+
+
+def test_overwrite_refuses_an_output_dir_the_run_reads_its_model_from(pretrained, data_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    small = {"train": 16, "eval": 16, "ood": 16, "batch": 8}
+    main(mnli_run_args(pretrained, data_dir, "ft", "--do_train", "--pruning", "none", "--max_steps", "1", **small))
+    weights = (tmp_path / "ft" / "model.safetensors").read_bytes()
+    again = ["--pruning", "mask", "--sparsity", "0.5", "--overwrite_output_dir", "true", "--max_steps", "1"]
+    message = "--model_name_or_path ft is the output dir that --overwrite_output_dir would clear"
+    with pytest.raises(InputError, match=re.escape(message)):
+        main(mnli_run_args("ft", data_dir, "ft", *again, **small))
+    assert (tmp_path / "ft" / "model.safetensors").read_bytes() == weights  # the fine-tuned model is intact
+    assert (tmp_path / "ft" / "config.json").is_file() and (tmp_path / "ft" / "all_results.json").is_file()

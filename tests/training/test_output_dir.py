@@ -280,3 +280,81 @@ def test_a_checkpoint_cut_short_is_named_and_the_last_complete_one_offered(tmp_p
     (out / "checkpoint-6" / "trainer_state.json").unlink()
     with pytest.raises(OutputDirError, match=r"checkpoint-8 is incomplete.*start the run again"):
         od.check_output_dir(str(out), overwrite=False, resume=str(out / "checkpoint-8"))
+
+
+def _run_reads(tmp_path: Path, flag: str, given: str) -> list[tuple[str, str | None]]:
+    """What run_glue_sparse.py reads when `flag` names `given` (the reads its main passes to prepare_output_dir)."""
+    from hf_srnets.cli.options import parse_args
+    from hf_srnets.runner.run import flagged_files_read
+
+    argv = ["--model_name_or_path", str(tmp_path / "base"), "--task", "mnli", "--output_dir", str(tmp_path / "out")]
+    argv += ["--report_to", "none", "--pruning", "mask", "--sparsity", "0.5", "--overwrite_output_dir", "true"]
+    if flag == "--model_name_or_path":
+        argv[1] = given
+    else:
+        argv += [flag, given]
+    return flagged_files_read(parse_args(argv))
+
+
+@pytest.mark.parametrize("flag", ["--model_name_or_path", "--mask_from", "--reference_results"])
+@pytest.mark.parametrize("form", ["relative", "absolute", "symlink"])
+def test_overwrite_refuses_an_input_that_is_the_output_dir(flag, form, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    _earlier_run(out)
+    (out / "model.safetensors").write_bytes(b"weights")
+    (tmp_path / "out_link").symlink_to(out, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    given = {"relative": "out", "absolute": str(out), "symlink": "out_link"}[form]
+    before = sorted(p.name for p in out.iterdir())
+    message = f"{flag} {given} is the output dir that --overwrite_output_dir would clear"
+    with pytest.raises(OutputDirError, match=re.escape(message) + r".*write to another --output_dir"):
+        reads = _run_reads(tmp_path, flag, given)
+        with prepare_output_dir(str(out), overwrite=True, resume=None, is_main_process=True, reads=reads):
+            pass
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing deleted, lock released
+    assert (out / "model.safetensors").read_bytes() == b"weights"
+
+
+def test_overwrite_refuses_a_symlink_to_an_input_inside_the_output_dir(tmp_path):
+    out = tmp_path / "out"
+    _earlier_run(out)
+    (tmp_path / "masks").symlink_to(out / "checkpoint-6", target_is_directory=True)
+    reads = [("--mask_from", str(tmp_path / "masks"))]
+    message = f"would delete --mask_from {tmp_path / 'masks'}, which this run reads. Write to another --output_dir"
+    with pytest.raises(OutputDirError, match=re.escape(message)):
+        od.check_output_dir(str(out), overwrite=True, reads=reads)
+    assert (out / "checkpoint-6" / "trainer_state.json").is_file()
+
+
+def test_overwrite_keeps_a_hard_link_to_a_file_it_deletes(tmp_path):
+    out = tmp_path / "out"
+    _earlier_run(out)
+    (out / "all_results.json").write_text('{"eval_accuracy": 0.8}')
+    reference = tmp_path / "reference.json"
+    os.link(out / "all_results.json", reference)  # one file, two names: deleting the one in out leaves the other
+    reads = [("--reference_results", str(reference))]
+    with prepare_output_dir(str(out), overwrite=True, resume=None, is_main_process=True, reads=reads):
+        assert not (out / "all_results.json").exists()
+    assert reference.read_text() == '{"eval_accuracy": 0.8}'
+
+
+def test_overwrite_clears_a_tensorboard_runs_dir_and_keeps_one_holding_a_users_file(tmp_path, caplog):
+    for keep in [False, True]:
+        out = tmp_path / f"out_{keep}"
+        _earlier_run(out)
+        events = out / "runs" / "Nov27_08-00-00_host" / "1764230400.123"
+        events.mkdir(parents=True)
+        (events.parent / "events.out.tfevents.1764230400.host.1234.0").write_bytes(b"tb")
+        (events / "events.out.tfevents.1764230400.host.1234.1").write_bytes(b"hparams")
+        if keep:
+            (out / "runs" / "Nov27_08-00-00_host" / "notes.md").write_text("mine")
+        with caplog.at_level("INFO", logger=od.__name__):
+            with prepare_output_dir(str(out), overwrite=True, resume=None, is_main_process=True):
+                pass
+        assert sorted(p.name for p in out.iterdir()) == (["runs"] if keep else [])
+        if keep:
+            assert (out / "runs" / "Nov27_08-00-00_host" / "notes.md").read_text() == "mine"
+            assert (events.parent / "events.out.tfevents.1764230400.host.1234.0").read_bytes() == b"tb"
+            assert f"kept {out / 'runs'}: besides TensorBoard's event files it holds Nov27_08-00-00_host/notes.md" in (
+                caplog.text
+            )
