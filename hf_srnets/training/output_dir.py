@@ -9,10 +9,14 @@ The rules follow the `Trainer` convention users know from `run_glue.py`:
   model and masks, `merged/`, `early_start/`, results, `eval_predictions/`, card, the bias-model cache,
   `run_attack.py`'s `attack_*.jsonl` and `attack_results.json`, `run_bias_model.py`'s `bias_*.jsonl` and
   `bias_report.json`, ...) and the Trainer's checkpoints: a `checkpoint-<step>` folder (digits only) all of whose
-  entries are files a checkpoint holds (`is_checkpoint`), complete or cut short while saving. Anything else (a
+  entries are files a checkpoint holds (`is_checkpoint`), complete or cut short while saving, and the Trainer's
+  TensorBoard `runs/` if every file under it is an event file (`run_files.LOGGING_FILES`). Anything else (a
   user's notes, configs, other runs' sub-folders, `checkpoint-notes/`, a `checkpoint-500/` holding a file a
-  checkpoint does not) stays and is listed in the log. It refuses to delete a file the run reads (e.g.
-  `--model_name_or_path OUT/checkpoint-500` with `--output_dir OUT`).
+  checkpoint does not, a `runs/` holding a user's file) stays and is listed in the log.
+* It refuses, before deleting anything, to delete a file the run reads (`check_reads_kept`): one that lies in
+  what it deletes (e.g. `--model_name_or_path OUT/checkpoint-500` with `--output_dir OUT`) or an input that is the
+  output dir itself (`--model_name_or_path OUT`), paths compared once resolved (relative, absolute, symbolic
+  links). A hard link to a deleted file elsewhere keeps the file: only its name in the output dir goes.
 * A checkpoint is complete once it holds `trainer_state.json`, which the Trainer writes last. A run stopped while
   saving leaves one without it: the refusal of a reused dir points to the last complete checkpoint, and
   `--resume_from_checkpoint` refuses an incomplete one by name.
