@@ -129,3 +129,14 @@ def test_a_sweep_refused_by_the_lock_of_a_run_dir_leaves_its_record_unchanged(tm
     assert run_status(first_run).state == "done"
     with pytest.raises(InputError, match=r"1 run dir\(s\) hold a run made with other settings"):
         sweep_cli.sweep(recipe_for(tmp_path, learning_rate=1.0), runner=finishing_runner(calls))
+
+
+def test_a_run_dir_finished_by_another_sweep_since_the_plan_is_refused_before_its_record_is_written(tmp_path):
+    (run,) = planned_runs(recipe_for(tmp_path))
+    planned = run_status(run)
+    assert planned.state == "start"
+    os.makedirs(run.output_dir)
+    (Path(run.output_dir) / "all_results.json").write_text('{"eval_mnli_accuracy": 0.7}')  # another sweep's run
+    with pytest.raises(InputError, match=r"changed while this sweep started \(planned: start, now: changed\)"):
+        sweep_cli.record_run(planned)
+    assert os.listdir(run.output_dir) == ["all_results.json"]  # no record written, the lock released
