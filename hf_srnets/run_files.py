@@ -8,11 +8,19 @@ are spelled as transformers spells them; the same test checks them against trans
 A run folder is what an hf_srnets script writes into its `--output_dir`: `run_glue_sparse.py`'s run (model or
 masks, results, card, checkpoints), `run_bias_model.py`'s p_b files, `run_attack.py`'s results,
 `run_extract_ticket.py`'s tickets, `run_sample_difficulty.py`'s d_i files, and `run_sweep.py`'s tables and plots.
+
+A run's JSON records (results, a sweep run's settings, the tickets' record) are written with `write_json`: to a
+hidden temporary file beside the record, then renamed over it (`os.replace`), so a run killed, or a disk that fills
+up, mid-write leaves the previous record whole, never a cut one. `is_finished` counts a run as finished only when
+its results file parses to a JSON object.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+from typing import Any
 
 # ---- what transformers writes (`save_pretrained`, `Trainer`), as transformers names it ----
 MODEL_CONFIG_NAME = "config.json"  # transformers.utils.CONFIG_NAME
@@ -134,6 +142,36 @@ def attack_rows_name(recipe: str) -> str:
     return ATTACK_ROWS_PATTERN.replace("*", recipe)
 
 
+def write_json(path: str, data: Any, **dump_options: Any) -> None:
+    """Write `data` as JSON to `path` atomically: into `.<name>.<pid>.tmp` beside it, flushed to disk, then renamed
+    over `path`. A write that fails (full disk, a kill) leaves `path` as it was; the temporary file is removed.
+    `dump_options` go to `json.dump` (`indent`, `sort_keys`)."""
+    directory, name = os.path.split(path)
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")  # hidden: never a run output, never "not empty"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the record
+            json.dump(data, f, **dump_options)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def read_json_object(path: str) -> dict[str, Any] | None:
+    """The JSON object in `path`; None when the file is missing, empty, cut, or holds something else than an object."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):  # ValueError: not JSON (json.JSONDecodeError) or not UTF-8 (UnicodeDecodeError)
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def is_finished(directory: str) -> bool:
-    """Whether the run in `directory` finished: it wrote its results file (the last thing a run writes)."""
-    return os.path.isfile(os.path.join(directory, RESULTS_NAME))
+    """Whether the run in `directory` finished: its results file (the last thing a run writes) is a JSON object.
+    An empty or cut file (a disk that filled up, a run killed while writing it) is not a finished run."""
+    return read_json_object(os.path.join(directory, RESULTS_NAME)) is not None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -175,3 +176,27 @@ def test_the_tokenizer_files_are_those_transformers_writes():
 def test_pattern_helpers():
     assert run_files.bias_predictions_name("hans") == "bias_hans.jsonl"
     assert run_files.attack_rows_name("textfooler") == "attack_textfooler.jsonl"
+
+
+@pytest.mark.parametrize("text", ["", '{"eval_mnli_accuracy": 0.8', "[0.8]", "\xff\xfe"])
+def test_an_empty_cut_or_non_object_results_file_is_not_a_finished_run(tmp_path, text):
+    (tmp_path / "all_results.json").write_bytes(text.encode("latin-1"))  # a full disk, a kill mid-write, a stray file
+    assert not run_files.is_finished(str(tmp_path))
+    (tmp_path / "all_results.json").write_text('{"eval_mnli_accuracy": 0.8}')
+    assert run_files.is_finished(str(tmp_path))
+
+
+def test_write_json_replaces_the_record_whole_and_an_interrupted_write_keeps_the_previous_one(tmp_path, monkeypatch):
+    path = tmp_path / "all_results.json"
+    run_files.write_json(str(path), {"a": 1}, indent=2)
+    assert path.read_text() == '{\n  "a": 1\n}\n'
+
+    def full_disk(data, f, **options):
+        f.write('{"a": ')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        run_files.write_json(str(path), {"a": 2})
+    assert path.read_text() == '{\n  "a": 1\n}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["all_results.json"]  # no temporary file left

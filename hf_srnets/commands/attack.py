@@ -52,7 +52,14 @@ from ..data.splits import read_split
 from ..data.tasks import resolve_task
 from ..errors import InputError, run_script
 from ..publish.card import update_card_attack_section
-from ..run_files import ATTACK_RESULTS_NAME, CARD_NAME, RESULTS_NAME, SRNET_CONFIG_NAME, attack_rows_name
+from ..run_files import (
+    ATTACK_RESULTS_NAME,
+    CARD_NAME,
+    RESULTS_NAME,
+    SRNET_CONFIG_NAME,
+    attack_rows_name,
+    write_json,
+)
 from ..training.output_dir import acquire_lock
 from ..training.precision import warn_if_bf16_is_emulated
 
@@ -228,8 +235,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
             saved = json.load(f)
     saved["results"].update(summaries)
     saved["settings"].update(settings)
-    with open(path, "w") as f:
-        json.dump(saved, f, indent=2)
+    write_json(path, saved, indent=2)
     metrics: dict[str, Any] = {}
     for recipe, summary in summaries.items():
         metrics.update(prefixed_metrics(recipe, summary))
@@ -239,8 +245,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
         with open(all_path) as f:
             merged = json.load(f)
     merged.update(metrics)
-    with open(all_path, "w") as f:
-        json.dump(merged, f, indent=4, sort_keys=True)
+    write_json(all_path, merged, indent=4, sort_keys=True)
     card = os.path.join(output_dir, CARD_NAME)
     if os.path.isfile(card):
         with open(card, encoding="utf-8") as f:

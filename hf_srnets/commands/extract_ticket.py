@@ -7,12 +7,12 @@
 Ranks the search's log α and prunes the smallest: exactly ⌊s·N⌋ of all N weights of θ_pr (`--scope global`, the
 paper's setting) or ⌊s·n_i⌋ of each matrix (`--scope local`). Writes `<output_dir>/sparsity_<s>/` (the packed
 masks and `srnet_config.json`, recording the source directory, sparsity and scope) for every s, and logs each
-ticket's actual sparsity.
+ticket's actual sparsity. The extraction holds the output dir's lock (the one training runs take): a second
+extraction into the same dir is refused while the first writes, and `tickets.json` is written atomically.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -24,7 +24,8 @@ from transformers import HfArgumentParser
 
 from ..errors import InputError, MissingInputError, run_script
 from ..pruning.l0 import read_search_dir, write_ticket
-from ..run_files import SRNET_CONFIG_NAME, TICKETS_NAME
+from ..run_files import SRNET_CONFIG_NAME, TICKETS_NAME, read_json_object, write_json
+from ..training.output_dir import acquire_lock
 
 logger = logging.getLogger("run_extract_ticket")
 
@@ -73,12 +74,30 @@ def parse_args(argv: list[str]) -> ExtractTicketArguments:
     return args
 
 
+def read_tickets_record(record: str) -> dict:
+    """The `tickets.json` at `record`: an `InputError` naming it when it is empty, cut or not a tickets record."""
+    earlier = read_json_object(record)
+    if (
+        earlier is None
+        or not isinstance(earlier.get("tickets"), dict)
+        or not isinstance(earlier.get("search_dir"), str)
+    ):
+        raise InputError(
+            f"{record} is empty, cut or not a record of tickets (search_dir, tickets): give --overwrite_output_dir "
+            f"true to extract the tickets again in {os.path.dirname(record)}, or use another --output_dir"
+        )
+    return earlier
+
+
 def remove_earlier_tickets(record: str) -> None:
-    """--overwrite_output_dir: delete the ticket folders `record` (a tickets.json) lists, and the record."""
+    """--overwrite_output_dir: delete the ticket folders `record` (a tickets.json) lists, and the record (a damaged
+    record is removed alone)."""
     if not os.path.isfile(record):
         return
-    with open(record, encoding="utf-8") as f:
-        names = json.load(f)["tickets"]
+    try:
+        names = read_tickets_record(record)["tickets"]
+    except InputError:
+        names = {}
     for name in names:
         shutil.rmtree(os.path.join(os.path.dirname(record), name), ignore_errors=True)
     os.remove(record)
@@ -91,13 +110,12 @@ def earlier_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
     if args.overwrite_output_dir:
         remove_earlier_tickets(record)
         return {}
-    if not os.path.isdir(args.output_dir) or not os.listdir(args.output_dir):
-        return {}
+    if not os.path.isdir(args.output_dir) or not [n for n in os.listdir(args.output_dir) if not n.startswith(".")]:
+        return {}  # hidden entries (the lock) do not count
     fix = "use another --output_dir, or --overwrite_output_dir true to replace them"
     if not os.path.isfile(record):
         raise InputError(f"--output_dir {args.output_dir} is not empty and holds no {TICKETS_NAME}: {fix}.")
-    with open(record, encoding="utf-8") as f:
-        earlier = json.load(f)
+    earlier = read_tickets_record(record)
     if os.path.abspath(earlier["search_dir"]) != os.path.abspath(args.search_dir):
         raise InputError(f"{args.output_dir} holds tickets of another search ({earlier['search_dir']}): {fix}.")
     clash = [name for s in args.sparsity if (name := ticket_dir_name(s)) in earlier["tickets"]]
@@ -112,6 +130,15 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     together with the tickets extracted earlier from the same search."""
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     read_search_dir(args.search_dir)  # refuse a non-l0 or ticket directory before writing anything
+    lock = acquire_lock(args.output_dir)  # one writer per dir: a second extraction into it is refused
+    try:
+        return extract_tickets(args)
+    finally:
+        lock.release()
+
+
+def extract_tickets(args: ExtractTicketArguments) -> dict[str, dict]:
+    """`main` under the output dir's lock: the tickets, then `tickets.json` (atomically)."""
     earlier = earlier_tickets(args)
     reports = {}
     for sparsity in args.sparsity:
@@ -119,9 +146,8 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
         report = write_ticket(args.search_dir, os.path.join(args.output_dir, name), sparsity, args.scope)
         logger.info(f"{name}: requested {sparsity:.4f}, actual {report['sparsity']:.4f} ({args.scope})")
         reports[name] = {"requested_sparsity": sparsity, **report}
-    with open(os.path.join(args.output_dir, TICKETS_NAME), "w", encoding="utf-8") as f:
-        json.dump({"search_dir": args.search_dir, "tickets": {**earlier, **reports}}, f, indent=2)
-        f.write("\n")
+    record = {"search_dir": args.search_dir, "tickets": {**earlier, **reports}}
+    write_json(os.path.join(args.output_dir, TICKETS_NAME), record, indent=2)
     return reports
 
 

@@ -57,6 +57,7 @@ from ..errors import InputError, run_script
 from ..experiments.child_runs import run_glue_sparse, sets_flag
 from ..experiments.sweep_runs import (
     PlannedRun,
+    RunStatus,
     changed_runs_error,
     checkpoint_argv,
     is_full_model,
@@ -89,7 +90,7 @@ from ..run_files import (
     SWEEP_SUMMARY_TABLE,
 )
 from ..runner.data import run_task
-from ..training.output_dir import is_checkpoint
+from ..training.output_dir import acquire_lock, is_checkpoint
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -176,7 +177,7 @@ def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], 
         if status.state == "done":
             continue
         run = status.run
-        write_meta(run)
+        record_run(status)
         if status.state == "resume":
             print(f"== {run.label}: resuming from {status.checkpoint}", flush=True)
             runner([*run.argv, *saving, "--resume_from_checkpoint", status.checkpoint])
@@ -185,6 +186,24 @@ def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], 
             runner([*run.argv, *saving, "--overwrite_output_dir", "true"])
         if saving and not recipe.get("keep_checkpoints"):
             remove_checkpoints(run)
+
+
+def record_run(status: RunStatus) -> None:
+    """Write the run's `sweep_run.json` under its dir's lock, once its state is still the one planned: a dir that
+    another run (another sweep's) is using is refused before its record is touched, so a refused sweep changes
+    nothing; a dir another sweep finished or changed since the plan is refused too."""
+    run = status.run
+    lock = acquire_lock(run.output_dir)  # OutputDirError, naming the holder, while another run writes there
+    try:
+        now = run_status(run)
+        if now.state != status.state:
+            raise InputError(
+                f"{run.output_dir} changed while this sweep started (planned: {status.state}, now: {now.state}); "
+                "another sweep or run is writing there: wait for it to end, then run the sweep again"
+            )
+        write_meta(run)
+    finally:
+        lock.release()  # the run itself takes it next
 
 
 def remove_checkpoints(run: PlannedRun) -> None:

@@ -14,6 +14,10 @@ recorded in the run dir's `sweep_run.json` before the run starts. On the next in
   file whose content has changed since: the sweep refuses to mix them into its summary or resume from them, unless
   asked to run them again.
 
+A run dir's `sweep_run.json` is written atomically (`run_files.write_json`). One that is empty, cut or not a
+record of a sweep run (a disk that filled up, an edit) makes a finished run `changed`, with that reason; and an
+empty or cut results file is an unfinished run (`run_files.is_finished`), started or resumed again.
+
 The inputs are the files a run's arguments name (bias and teacher predictions, data files) and the weights of the
 folders they name (a teacher or a searched model, `INPUT_WEIGHTS`), never what the run writes itself. Their SHA-256
 is recorded beside the fingerprint, so bias predictions made again, or a teacher trained again, make the runs that
@@ -30,13 +34,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..run_files import MASKS_NAME, SAFE_WEIGHTS_NAME, SWEEP_RUN_NAME, WEIGHTS_NAME, is_finished
+from ..run_files import (
+    MASKS_NAME,
+    RESULTS_NAME,
+    SAFE_WEIGHTS_NAME,
+    SWEEP_RUN_NAME,
+    WEIGHTS_NAME,
+    is_finished,
+    read_json_object,
+    write_json,
+)
 from ..training.output_dir import is_inside, last_complete_checkpoint
 
 RUN_META = SWEEP_RUN_NAME
 STATES = ("done", "resume", "start", "changed")
 INPUT_WEIGHTS = (SAFE_WEIGHTS_NAME, WEIGHTS_NAME, MASKS_NAME)
 OUTPUT_FLAGS = ("--output_dir", "--logging_dir")  # and every --write_* flag: paths a run writes, not reads
+META_KEYS = ("method", "sparsity", "seed")  # what every sweep_run.json holds (`collect` reads them)
+
+
+class DamagedRecordError(InputError):
+    """A run dir's `sweep_run.json` is empty, cut or not a record of a sweep run; the message names it and the fix."""
 
 
 @dataclass(frozen=True)
@@ -168,30 +186,49 @@ def changed_inputs(meta: dict[str, Any]) -> list[str]:
 
 
 def read_meta(directory: str) -> dict[str, Any] | None:
+    """The run's `sweep_run.json`; None when there is none; `DamagedRecordError` when it is empty, cut or lacks
+    `META_KEYS`."""
     path = os.path.join(directory, RUN_META)
     if not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    meta = read_json_object(path)
+    if meta is None or any(key not in meta for key in META_KEYS):
+        raise DamagedRecordError(
+            f"{path} is empty, cut or not a sweep run's record (a JSON object with {', '.join(META_KEYS)}): run the "
+            f"sweep again with --rerun_changed to make that run again, or delete {directory}"
+        )
+    return meta
 
 
 def write_meta(run: PlannedRun) -> None:
-    """Record the run's identity and settings in its dir before it starts (`collect` reads method, sparsity, seed)."""
+    """Record the run's identity and settings in its dir before it starts (`collect` reads method, sparsity, seed),
+    atomically: a sweep stopped mid-write leaves the previous record whole."""
     os.makedirs(run.output_dir, exist_ok=True)
     meta = {"method": run.method, "sparsity": run.sparsity, "seed": run.seed, "fingerprint": run.fingerprint}
     inputs = {path: file_digest(path) for path in input_files(run)}
-    with open(os.path.join(run.output_dir, RUN_META), "w", encoding="utf-8") as f:
-        json.dump({**meta, "argv": list(run.argv), "inputs": inputs}, f, indent=2)
+    write_json(os.path.join(run.output_dir, RUN_META), {**meta, "argv": list(run.argv), "inputs": inputs}, indent=2)
+
+
+def _unfinished_reason(directory: str) -> str | None:
+    """Why a run dir holding a results file is not finished (`is_finished`), or None when it holds none."""
+    if os.path.isfile(os.path.join(directory, RESULTS_NAME)):
+        return f"its {RESULTS_NAME} is empty, cut or not a JSON object: the run did not finish"
+    return None
 
 
 def run_status(run: PlannedRun) -> RunStatus:
     """What the next invocation does with `run` (module doc)."""
-    meta = read_meta(run.output_dir)
+    try:
+        meta, damaged = read_meta(run.output_dir), None
+    except DamagedRecordError:
+        meta, damaged = None, f"its {RUN_META} is empty, cut or not a sweep run's record"
     recorded = (meta or {}).get("fingerprint")
     checkpoint = last_complete_checkpoint(run.output_dir) if os.path.isdir(run.output_dir) else None
     finished = is_finished(run.output_dir)
     if not finished and checkpoint is None:
-        return RunStatus(run, "start")
+        return RunStatus(run, "start", reason=_unfinished_reason(run.output_dir))
+    if damaged:
+        return RunStatus(run, "changed", reason=damaged)
     if meta is None or recorded not in ((None, run.fingerprint) if finished else (run.fingerprint,)):
         return RunStatus(run, "changed", reason="other settings")  # None: finished before fingerprints
     moved = changed_inputs(meta)

@@ -17,7 +17,6 @@ whether 0 lies outside it (`add_paired_intervals`, `paired_table`).
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 from collections import defaultdict
@@ -32,8 +31,8 @@ from ..evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_pa
 from ..evaluation.f_bias import f_bias_results
 from ..metrics import METRICS
 from ..metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval, paired_bootstrap_predictions
-from ..run_files import RESULTS_NAME
-from .sweep_runs import RUN_META
+from ..run_files import RESULTS_NAME, read_json_object
+from .sweep_runs import META_KEYS, RUN_META, read_meta
 
 
 def default_metrics(
@@ -48,14 +47,18 @@ def default_metrics(
 
 
 def collect(root: str) -> list[dict[str, Any]]:
-    """One record per finished run: its meta (method, sparsity, seed) merged with its results."""
+    """One record per finished run: its meta (method, sparsity, seed) merged with its results. A damaged record
+    (`sweep_run.json` or results empty, cut or not a JSON object) is an `InputError` naming it and the fix."""
     records = []
     for dirpath, _, filenames in os.walk(root):
         if RUN_META in filenames and RESULTS_NAME in filenames:
-            with open(os.path.join(dirpath, RUN_META)) as f:
-                meta = {key: value for key, value in json.load(f).items() if key in ("method", "sparsity", "seed")}
-            with open(os.path.join(dirpath, RESULTS_NAME)) as f:
-                results = json.load(f)
+            meta = {key: value for key, value in (read_meta(dirpath) or {}).items() if key in META_KEYS}
+            results = read_json_object(os.path.join(dirpath, RESULTS_NAME))
+            if results is None:
+                raise InputError(
+                    f"{os.path.join(dirpath, RESULTS_NAME)} is empty, cut or not a JSON object, so that run did not "
+                    f"finish: run the sweep again without --aggregate_only to run it again, or delete {dirpath}"
+                )
             if "sparsity" in results:  # the measured one; the meta's sparsity is the planned grid point
                 results["sparsity_measured"] = results.pop("sparsity")
             records.append({**results, **meta, "run_dir": dirpath})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -16,7 +15,14 @@ from ..publish.card import render_model_card
 from ..publish.card_data import DataSources, describe_splits
 from ..publish.card_facts import CardFacts, RunDescription, merged_card_facts, run_card_facts
 from ..publish.hub import push_run, save_merged
-from ..run_files import CARD_NAME, MERGED_DIR, SPARSITY_REPORT_NAME, TRAIN_PREDICTIONS_NAME
+from ..run_files import (
+    CARD_NAME,
+    MERGED_DIR,
+    RESULTS_NAME,
+    SPARSITY_REPORT_NAME,
+    TRAIN_PREDICTIONS_NAME,
+    write_json,
+)
 from ..training.arguments import training_precision
 from ..training.output_dir import is_inside, is_run_output
 from .data import RunData
@@ -41,10 +47,10 @@ def save_outputs(
     for the local output dir)."""
     args, srnet = run.training, trainer.srnet_model
     os.makedirs(args.output_dir, exist_ok=True)
-    trainer.save_metrics("all", results, combined=False)
+    # as `Trainer.save_metrics("all", ...)` writes it, but through a temporary file: never a cut results file
+    write_json(os.path.join(args.output_dir, RESULTS_NAME), results, indent=4, sort_keys=True)
     if sparsity is not None:
-        with open(os.path.join(args.output_dir, SPARSITY_REPORT_NAME), "w") as f:
-            json.dump(sparsity, f, indent=2)
+        write_json(os.path.join(args.output_dir, SPARSITY_REPORT_NAME), sparsity, indent=2)
     # the card states the data as read (files, subsets) and the effective settings of the saved model
     splits = describe_splits(
         data.task,

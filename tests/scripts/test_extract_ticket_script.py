@@ -12,6 +12,7 @@ import torch
 from conftest import tiny_model
 
 from hf_srnets.commands import extract_ticket as extract_ticket_cli
+from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
 from hf_srnets.pruning.l0 import L0Config
@@ -95,3 +96,50 @@ def test_a_reused_output_dir_keeps_the_record_of_earlier_tickets_and_refuses_oth
     (stray / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match=r"holds no tickets\.json"):
         script.main([str(search), "--sparsity", "0.3", "--output_dir", str(stray)])
+
+
+def test_a_second_extraction_into_a_dir_in_use_is_refused_and_writes_nothing(search, tmp_path):
+    from hf_srnets.training.output_dir import OutputDirError, acquire_lock
+
+    script, out = load_script(), tmp_path / "tickets"
+    lock = acquire_lock(str(out))  # another extraction (or run) is writing there
+    try:
+        with pytest.raises(OutputDirError, match="Another run is using --output_dir"):
+            script.main([str(search), "--sparsity", "0.5", "--output_dir", str(out)])
+        assert [p.name for p in out.iterdir()] == [".hf_srnets.lock"]  # no ticket, no tickets.json
+    finally:
+        lock.release()
+    script.main([str(search), "--sparsity", "0.5", "--output_dir", str(out)])  # its lock does not make it "not empty"
+    assert sorted(p.name for p in out.iterdir()) == ["sparsity_0.50", "tickets.json"]
+
+
+@pytest.mark.parametrize("text", ["", '{"search_dir": "s", "tick', '{"tickets": []}'])
+def test_a_cut_tickets_json_is_one_line_naming_it_and_the_fix(search, tmp_path, text):
+    script, out = load_script(), tmp_path / "tickets"
+    script.main([str(search), "--sparsity", "0.1", "--output_dir", str(out)])
+    (out / "tickets.json").write_text(text)
+    with pytest.raises(InputError) as error:
+        script.main([str(search), "--sparsity", "0.3", "--output_dir", str(out)])
+    assert str(error.value).startswith(f"{out / 'tickets.json'} is empty, cut or not a record of tickets")
+    assert "--overwrite_output_dir" in str(error.value) and "\n" not in str(error.value)
+    script.main([str(search), "--sparsity", "0.3", "--output_dir", str(out), "--overwrite_output_dir", "true"])
+    assert list(json.loads((out / "tickets.json").read_text())["tickets"]) == ["sparsity_0.30"]
+
+
+def test_tickets_json_written_while_the_disk_fills_up_keeps_the_previous_record(search, tmp_path, monkeypatch):
+    script, out = load_script(), tmp_path / "tickets"
+    script.main([str(search), "--sparsity", "0.1", "--output_dir", str(out)])
+    before = (out / "tickets.json").read_text()
+    dump = json.dump
+
+    def full_disk(data, f, **options):
+        if "tickets" not in data:  # the ticket's own files are written
+            return dump(data, f, **options)
+        f.write('{"search_dir": ')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        script.main([str(search), "--sparsity", "0.3", "--output_dir", str(out)])
+    assert (out / "tickets.json").read_text() == before
+    assert (out / "sparsity_0.30").is_dir()  # the failure came from the record

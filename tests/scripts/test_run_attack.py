@@ -393,3 +393,21 @@ def test_a_bf16_attack_is_recorded_and_not_resumed_in_fp32(classifier_dir, sst2_
     fp32 = tmp_path / "fp32"
     module.main(_toy_argv(classifier_dir, sst2_file, fp32))  # fp32 files carry no precision key (resume older files)
     assert "precision" not in json.loads((fp32 / "attack_results.json").read_text())["settings"]["toy-drop-script"]
+
+
+def test_results_written_while_the_disk_fills_up_keep_the_previous_all_results(tmp_path, monkeypatch):
+    results = tmp_path / "all_results.json"
+    results.write_text('{"eval_sst2_accuracy": 0.9}')  # the attacked run's own results
+    dump = json.dump
+
+    def full_disk(data, f, **options):
+        if "eval_sst2_accuracy" not in data:  # attack_results.json is written
+            return dump(data, f, **options)
+        f.write('{"attack_')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        attack_cli.write_results(str(tmp_path), {"toy": {"clean_accuracy": 1.0}}, {"toy": {}})
+    assert json.loads(results.read_text()) == {"eval_sst2_accuracy": 0.9}
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
