@@ -56,6 +56,7 @@ def load_set(name: str, data_dir: str, max_examples: int | None, tokenizer, max_
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
     parser.add_argument("--set", choices=sorted(SETS), default="hans", help="hans (30,000 pairs) or mnli (9,815).")
     parser.add_argument("--max_examples", type=int, default=None, help="First N pairs (default: all).")
     parser.add_argument("--batch_size", type=int, default=128, help="per_device_eval_batch_size")
@@ -75,7 +76,7 @@ def main() -> None:
     from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
-    path = minilm_path()
+    path = options.model or minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
     data = load_set(options.set, options.data_dir, options.max_examples, tokenizer, options.max_length)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
