@@ -17,6 +17,8 @@ alternate the order of fp32 and bf16, so a load that drifts during the run affec
     python bench/bench_bf16_cpu.py --workloads finetune --compile   # adds bf16 + torch.compile (inductor)
 
 A ratio above 1 means bf16 is faster (fp32 time / bf16 time) or needs more memory (bf16 RSS / fp32 RSS).
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations

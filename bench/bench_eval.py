@@ -9,6 +9,8 @@ rounds, after one untimed warm-up batch each). Prints each time, the medians, th
 and how well the predictions agree (max |Δlogit|, share of identical argmax):
 
     python bench/bench_eval.py --data_dir ../shared/data [--set mnli] [--max_examples 5000] [--repeats 2]
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ process (so peak RSS is its own), alternating `--repeats` times. Prints the two 
     python bench/bench_mask_overhead.py --data_dir ../shared/data
 
 Targets: step-time ratio <= 1.15, peak-memory ratio <= 1.10.
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations

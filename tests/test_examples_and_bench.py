@@ -1,7 +1,8 @@
 """The example recipes and scripts: every `examples/*.yaml` parses with the parser that runs it (a sweep recipe's
 every planned run with run_glue_sparse.py's parser, through `run_sweep.planned_runs`; a run config directly) and
 passes `validate_args`; every `bench/*.py` and `examples/*.py` script answers `--help` (or imports, if it takes no
-options); every example shell script is valid bash. The lists are globs, so a new file is covered."""
+options); every example shell script is valid bash. The lists are globs, so a new file is covered. Each script's
+run to completion on tiny settings: `test_script_smoke_runs.py`."""
 
 from __future__ import annotations
 

@@ -105,6 +105,7 @@ def test_bench_bf16_cpu_measures_every_workload_in_both_precisions(pretrained):
     ]
 
 
+@pytest.mark.slow
 def test_bench_eval_compares_sorted_and_dataset_order(pretrained):
     out = run_script(
         "bench/bench_eval.py", "--model", pretrained, "--data_dir", DATA_DIR, "--set", "mnli", "--max_examples", 8,
@@ -116,6 +117,7 @@ def test_bench_eval_compares_sorted_and_dataset_order(pretrained):
     assert summary["argmax_identical"] == 1.0 and summary["max_abs_logit_diff"] < 1e-4  # the order changes nothing
 
 
+@pytest.mark.slow
 def test_bench_inference_times_every_granularity_and_kernel(pretrained, tmp_path):
     sizes = ["--b32_examples", 4, "--b1_examples", 2, "--batch_size", 2, "--check_batches", 1, "--max_length", 16]
     run_script(
