@@ -17,6 +17,8 @@ alternate the order of fp32 and bf16, so a load that drifts during the run affec
     python bench/bench_bf16_cpu.py --workloads finetune --compile   # adds bf16 + torch.compile (inductor)
 
 A ratio above 1 means bf16 is faster (fp32 time / bf16 time) or needs more memory (bf16 RSS / fp32 RSS).
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations
@@ -57,14 +59,14 @@ def read_pairs(data_dir: str, file: str, n: int, tokenizer, max_length: int):
     )
 
 
-def build_model(workload: str, args):
-    """The MiniLM classifier, wrapped by the workload's pruning method."""
+def build_model(workload: str, args, model_path: str):
+    """The classifier at `model_path` (MiniLM by default), wrapped by the workload's pruning method."""
     from transformers import AutoModelForSequenceClassification
 
     from hf_srnets.masking import SRNetModel
     from hf_srnets.pruning import PRUNING_METHODS
 
-    model = AutoModelForSequenceClassification.from_pretrained(minilm_path(), num_labels=3)
+    model = AutoModelForSequenceClassification.from_pretrained(model_path, num_labels=3)
     if workload == "finetune":
         return model
     method = PRUNING_METHODS["threshold" if workload == "mask" else "l0"]
@@ -76,7 +78,7 @@ def build_model(workload: str, args):
 def training_args(workload: str, variant: str, options: argparse.Namespace, output_dir: str):
     from hf_srnets.training.arguments import SRNetTrainingArguments
 
-    adversarial = {"adversarial": "freelb", "adv_steps": 2} if workload == "l0_freelb" else {}
+    adversarial = {"adversarial": "freelb", "adversarial_options": {"adv_steps": 2}} if workload == "l0_freelb" else {}
     return SRNetTrainingArguments(
         output_dir=output_dir,
         report_to="none",
@@ -106,7 +108,8 @@ def run_once(workload: str, variant: str, options: argparse.Namespace) -> dict[s
     from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
+    model_path = options.model or minilm_path()
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
     n_train = options.batch_size * (options.warmup + options.steps)
     train = read_pairs(options.data_dir, "dev_mismatched.tsv", n_train, tokenizer, options.max_length)
     evaluation = read_pairs(options.data_dir, "dev_matched.tsv", options.eval_examples, tokenizer, options.max_length)
@@ -122,7 +125,7 @@ def run_once(workload: str, variant: str, options: argparse.Namespace) -> dict[s
     with tempfile.TemporaryDirectory() as output_dir:
         args = training_args(workload, variant, options, output_dir)
         trainer = SRNetTrainer(
-            model=build_model(workload, args),
+            model=build_model(workload, args, model_path),
             args=args,
             train_dataset=train,
             eval_dataset=evaluation,
@@ -146,6 +149,8 @@ def child_command(workload: str, variant: str, options: argparse.Namespace) -> l
     command = [sys.executable, __file__, "--_child", f"{workload}:{variant}"]
     for name in ("data_dir", "batch_size", "eval_batch_size", "max_length", "warmup", "steps", "eval_examples"):
         command += [f"--{name}", str(getattr(options, name))]
+    if options.model:
+        command += ["--model", options.model]
     return command
 
 
@@ -179,6 +184,7 @@ def summarise(runs: dict[tuple[str, str], list[dict[str, float]]], workloads: li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--compile", action="store_true", help="also measure bf16 with torch.compile (slow to build)")
     parser.add_argument("--batch_size", type=int, default=32)

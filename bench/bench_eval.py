@@ -9,6 +9,8 @@ rounds, after one untimed warm-up batch each). Prints each time, the medians, th
 and how well the predictions agree (max |Δlogit|, share of identical argmax):
 
     python bench/bench_eval.py --data_dir ../shared/data [--set mnli] [--max_examples 5000] [--repeats 2]
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def load_set(name: str, data_dir: str, max_examples: int | None, tokenizer, max_
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
     parser.add_argument("--set", choices=sorted(SETS), default="hans", help="hans (30,000 pairs) or mnli (9,815).")
     parser.add_argument("--max_examples", type=int, default=None, help="First N pairs (default: all).")
     parser.add_argument("--batch_size", type=int, default=128, help="per_device_eval_batch_size")
@@ -75,7 +78,7 @@ def main() -> None:
     from hf_srnets.training.trainer import SRNetTrainer
 
     torch.manual_seed(0)
-    path = minilm_path()
+    path = options.model or minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(path)
     data = load_set(options.set, options.data_dir, options.max_examples, tokenizer, options.max_length)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()

