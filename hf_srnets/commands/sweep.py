@@ -52,9 +52,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cli.options import parse_args, validate_args
-from ..cli.parser import load_config_file
 from ..errors import InputError, run_script
 from ..experiments.child_runs import run_glue_sparse, sets_flag
+from ..experiments.sweep_recipe import load_recipe
 from ..experiments.sweep_runs import (
     PlannedRun,
     changed_runs_error,
@@ -261,10 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def recipe_from_file(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The recipe file with the command line's grid, metrics, dirs and methods over its own."""
-    recipe = load_config_file(args.recipe)
-    if not isinstance(recipe, dict):
-        raise InputError(f"{args.recipe} must hold a recipe (a mapping); see the docstring of run_sweep.py")
+    """The recipe file, checked against its schema (`sweep_recipe`), with the command line's grid, metrics, dirs and
+    methods over its own."""
+    recipe = load_recipe(args.recipe)
     recipe.update({key: value for key, value in overrides.items() if value})
     for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
         if key not in recipe:
