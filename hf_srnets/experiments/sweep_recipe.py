@@ -38,7 +38,8 @@ KINDS = {
 
 @dataclass(frozen=True)
 class RecipeField:
-    """A key of a recipe: the kind of its value (`KINDS`), or of each item when `many`; an example value."""
+    """A key of a recipe: the kind of its value (`KINDS`), or of each item when `many` (a string, a number or an
+    integer); an example value."""
 
     kind: str
     example: str
@@ -46,8 +47,7 @@ class RecipeField:
 
     def words(self) -> str:
         """What the value must be, in words: `a list of numbers, e.g. [0.3, 0.5]`."""
-        kind = self.kind.removeprefix("an ").removeprefix("a ")
-        what = f"a list of {'true or false' if kind == 'true or false' else kind + 's'}" if self.many else self.kind
+        what = f"a list of {self.kind.removeprefix('an ').removeprefix('a ')}s" if self.many else self.kind
         return f"{what}, e.g. {self.example}"
 
 
