@@ -16,14 +16,17 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import difflib
 import json
 import types
+import typing
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn, get_type_hints
 
 import yaml
 from transformers import HfArgumentParser
+from transformers.hf_argparser import string_to_bool
 
 from ..errors import InputError, MissingInputError
 
@@ -49,9 +52,54 @@ def dashed_spellings(aliases: str | Iterable[str]) -> list[str]:
     return list(dict.fromkeys(spellings))
 
 
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A key given twice in one mapping of a YAML file (YAML would silently keep the last value)."""
+
+    def __init__(self, key: Any, first_line: int, node: yaml.Node) -> None:
+        super().__init__(None, None, f"duplicate key {key!r}", node.start_mark)
+        self.key, self.first_line, self.line = key, first_line, node.start_mark.line + 1
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a key repeated in one mapping (`DuplicateKeyError`); merge keys (`<<`) still
+    let the mapping's own keys override the merged ones."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_lines: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in first_lines:
+                    raise DuplicateKeyError(key, first_lines[key], key_node)
+                first_lines[key] = key_node.start_mark.line + 1
+            except TypeError:  # an unhashable key: SafeLoader's own error says so
+                continue
+        return super().construct_mapping(node, deep=deep)
+
+
+class DuplicateJsonKeyError(ValueError):
+    """A key given twice in one object of a JSON file (`json` would silently keep the last value)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json`'s `object_pairs_hook`: the object as a dict, or `DuplicateJsonKeyError` for a key given twice."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateJsonKeyError(key)
+        seen.add(key)
+    return dict(pairs)
+
+
 def load_config_file(path: str | Path) -> Any:
-    """The content of a `.json` (by its suffix) or YAML file; a missing, non-UTF-8 or malformed file raises
-    `InputError` naming the file and the line of the error."""
+    """The content of a `.json` (by its suffix) or YAML file (`yaml.safe_load` semantics); a missing, non-UTF-8 or
+    malformed file, or a key repeated in one mapping, raises `InputError` naming the file and the line of the error."""
     if not Path(path).is_file():
         raise MissingInputError(f"config file not found: {path}")
     try:
@@ -59,7 +107,16 @@ def load_config_file(path: str | Path) -> Any:
     except UnicodeDecodeError as err:
         raise InputError(f"{path} is not UTF-8 ({err}): save the config file as UTF-8") from None
     try:
-        return json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        if str(path).endswith(".json"):
+            return json.loads(text, object_pairs_hook=unique_json_object)
+        return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader subclass
+    except DuplicateJsonKeyError as err:
+        raise InputError(f"{path}: key {err.key!r} is given twice in one object; keep one of them") from None
+    except DuplicateKeyError as err:
+        raise InputError(
+            f"{path} line {err.line}: key {err.key!r} is given twice (first at line {err.first_line}), and only the "
+            "last value would count; keep one of them"
+        ) from None
     except json.JSONDecodeError as err:
         raise InputError(f"{path} line {err.lineno}, column {err.colno}: not valid JSON: {err.msg}") from None
     except yaml.YAMLError as err:
@@ -69,11 +126,50 @@ def load_config_file(path: str | Path) -> Any:
         raise InputError(f"{path}{where}: not valid YAML: {problem}") from None
 
 
+def unknown_key_error(where: str, key: Any, known: Iterable[str], what: str = "key", listing: str = "") -> InputError:
+    """`<where>: unknown key 'referense' (did you mean 'reference'?); the keys are ...`: the nearest known name
+    (`difflib.get_close_matches`), then `listing`, else the known names."""
+    known = sorted(set(known))
+    near = difflib.get_close_matches(str(key), known, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    listing = listing or f"the {what}s are {', '.join(known)}"
+    return InputError(f"{where}: unknown {what} {str(key)!r}{hint}; {listing}")
+
+
+# a config value that is not a string (YAML/JSON's own types), for the options of these types: what it must be
+_TYPE_WORDS: dict[Any, str] = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    string_to_bool: "true or false",
+}
+
+
+def _has_type(option_type: Any, value: Any) -> bool:
+    """Whether a config value that is not a string suits an option of `option_type` (other types: not checked)."""
+    if option_type is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if option_type is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if option_type is string_to_bool:
+        return isinstance(value, int) and value in (0, 1)
+    return True
+
+
+def takes_one_value(annotation: Any) -> bool:
+    """Whether a field of this annotation holds one value (`float`, `str | None`), not a list or a mapping (`dict |
+    str`, as `TrainingArguments.accelerator_config`, takes a mapping from a config file)."""
+    parts = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else ()
+    containers = (list, dict, tuple, set)
+    return not any(part in containers or typing.get_origin(part) in containers for part in parts or (annotation,))
+
+
 class SRNetArgumentParser(HfArgumentParser):
     """`HfArgumentParser` where an option shared by several dataclasses is declared (and parsed) once."""
 
     def __init__(self, dataclass_types: Iterable[type], **kwargs: Any) -> None:
         self._declared: set[str] = set()
+        self._field_types: dict[str, Any] = {}  # option dest -> the field's annotation (before argparse narrows it)
         super().__init__(list(dataclass_types), **kwargs)
 
     def error(self, message: str) -> NoReturn:
@@ -89,6 +185,7 @@ class SRNetArgumentParser(HfArgumentParser):
             if not is_cli_field(field) or field.name in self._declared:
                 continue
             self._declared.add(field.name)
+            self._field_types[field.name] = hints[field.name]
             option = copy.copy(field)  # HfArgumentParser narrows `type`; `cli` is ours, not argparse's
             option.type = hints[field.name]
             metadata = {k: v for k, v in field.metadata.items() if k != "cli"}
@@ -127,32 +224,51 @@ class SRNetArgumentParser(HfArgumentParser):
         return vars(namespace)
 
     def read_config_file(self, path: str | Path) -> dict[str, Any]:
-        """A `.json`/`.yaml` config as option values: keys by any spelling of an option (aliases too), string
-        values converted as on the command line (`"1e-4"`, `"true"`), a single value of a list option as a list.
-        A missing or malformed file, or an unknown key, raises `InputError` naming the file (and line)."""
+        """A `.json`/`.yaml` config as option values (`config_values`). A missing or malformed file, a repeated key,
+        an unknown key or a value of the wrong type raises `InputError` naming the file (and line or key)."""
         config = load_config_file(path)
         if not isinstance(config, dict):
             raise InputError(f"{path} must hold a mapping of argument names to values")
+        return self.config_values(config, str(path))
+
+    def config_values(
+        self, config: dict[Any, Any], where: str, options_help: str = "see --help for the options"
+    ) -> dict[str, Any]:
+        """Config keys by any spelling of an option (aliases too) -> values by option `dest`: string values converted
+        as on the command line (`"1e-4"`, `"true"`), a single value of a list option as a list. An unknown key
+        (with the nearest option's name) or a value of the wrong type (a list for a one-value option, `1.5` for an
+        integer) raises `InputError` starting with `where`, naming the key (and, for an unknown one, `options_help`)."""
         actions = self._actions_by_key()
-        unknown = sorted(k for k in config if str(k) not in actions)
-        if unknown:
-            raise InputError(f"{path}: unknown option(s) {', '.join(unknown)}; see --help for the options")
-        return {actions[str(k)].dest: self._convert(actions[str(k)], v, f"{path}: {k}") for k, v in config.items()}
+        for key in config:
+            if str(key) not in actions:
+                raise unknown_key_error(where, key, actions, "option", options_help)
+        return {actions[str(k)].dest: self._convert(actions[str(k)], v, f"{where}: {k}") for k, v in config.items()}
 
     def _convert(self, action: argparse.Action, value: Any, where: str) -> Any:
         """A config-file value as argparse would hold it after reading the same value from the command line."""
         if value is None:
             return None
         if action.nargs in ("+", "*") or isinstance(action, argparse._ExtendAction):
-            return [self._convert_one(action, v, where) for v in (value if isinstance(value, list) else [value])]
-        return self._convert_one(action, value, where)
+            items = value if isinstance(value, list) else [value]
+            return [self._convert_one(action, v, where, one_value=True) for v in items]
+        return self._convert_one(action, value, where, one_value=takes_one_value(self._field_types.get(action.dest)))
 
-    def _convert_one(self, action: argparse.Action, value: Any, where: str) -> Any:
+    def _convert_one(self, action: argparse.Action, value: Any, where: str, one_value: bool) -> Any:
+        """One value: a string through the option's type, any other value checked against it; a list or mapping
+        refused where the option takes `one_value` of a plain type."""
+        words = _TYPE_WORDS.get(action.type) if action.choices is None else "one of " + str(list(action.choices))
+        if one_value and words and isinstance(value, (list, tuple, dict, set)):
+            kind = "a mapping" if isinstance(value, dict) else "a list"
+            raise InputError(f"{where}: {value!r} is {kind}, but the option takes one value: {words}")
         if isinstance(value, str) and action.type is not None:
             try:
                 value = action.type(value)
             except (TypeError, ValueError, argparse.ArgumentTypeError) as err:
                 raise InputError(f"{where}: invalid value {value!r} ({err})") from None
+        elif not isinstance(value, str) and not _has_type(action.type, value):
+            raise InputError(f"{where}: {value!r} is not {words}")
+        elif action.type is string_to_bool and not isinstance(value, bool):
+            value = string_to_bool(str(value))  # 1/0, as `--flag 1` on the command line
         if action.choices is not None and value not in action.choices:
             raise InputError(f"{where}: {value!r} is not one of {list(action.choices)}")
         return value

@@ -20,10 +20,11 @@ the seeds both ran, on the same examples, with a paired bootstrap 95% interval o
 excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`, `_paired_high`, `_paired_seeds`,
 `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the method's sparsity are paired,
 else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
-sparsity 0. Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired
-differences and a budget line: runs, hours of training and evaluation), `runs.csv` (one row per run),
-`summary.png` (each metric against sparsity) and, with a baseline, `paired.png` (a method per line with its
-paired interval).
+sparsity 0. A recipe is checked before any run (`hf_srnets.experiments.sweep_recipe`): an unknown key (with the
+nearest valid name), a repeated key or a value of the wrong type is refused naming the key. Writes
+`<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired differences
+and a budget line: runs, hours of training and evaluation), `runs.csv` (one row per run), `summary.png` (each
+metric against sparsity) and, with a baseline, `paired.png` (a method per line with its paired interval).
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
 `--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
@@ -52,9 +53,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cli.options import parse_args, validate_args
-from ..cli.parser import load_config_file
 from ..errors import InputError, run_script
 from ..experiments.child_runs import run_glue_sparse, sets_flag
+from ..experiments.sweep_recipe import load_recipe
 from ..experiments.sweep_runs import (
     PlannedRun,
     RunStatus,
@@ -280,10 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def recipe_from_file(args: argparse.Namespace, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The recipe file with the command line's grid, metrics, dirs and methods over its own."""
-    recipe = load_config_file(args.recipe)
-    if not isinstance(recipe, dict):
-        raise InputError(f"{args.recipe} must hold a recipe (a mapping); see the docstring of run_sweep.py")
+    """The recipe file, checked against its schema (`sweep_recipe`), with the command line's grid, metrics, dirs and
+    methods over its own."""
+    recipe = load_recipe(args.recipe)
     recipe.update({key: value for key, value in overrides.items() if value})
     for key in ("output_dir", "sparsities", "seeds", "metrics", "methods"):
         if key not in recipe:
