@@ -138,3 +138,95 @@ def test_run_script_keeps_the_traceback_with_debug_and_for_unexpected_errors(mon
 
     with pytest.raises(KeyError):
         run_script(crash)
+
+
+def _one_error_line(capsys, call) -> str:
+    """Run `call` as a script does (`run_script`): it must end in status 2 and one `error:` line; return that line."""
+    assert run_script(call) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert "Traceback" not in err and len(lines) == 1 and err.rstrip().endswith(lines[0]), err[-3000:]
+    return lines[0]
+
+
+def _script_argv(script: str, out: str, tmp: Path, data_dir: Path, model: str) -> list[str]:
+    """Arguments of one script, all good but `--output_dir out`."""
+    train = _inputs(tmp, data_dir)["train"]
+    run = ["--model_name_or_path", model, "--task", "sst2", "--train_file", str(train), "--validation_file", str(train)]
+    return {
+        "glue_sparse": [*run, "--no_default_ood", "true", "--report_to", "none", "--output_dir", out],
+        "bias_model": ["--task", "sst2", "--train_file", str(train), "--output_dir", out],
+        "attack": [*run[:4], "--data_dir", str(data_dir), "--num_examples", "2", "--output_dir", out],
+        "sweep": ["--sparsities", "0.3", "--output_dir", out, "--", *run],
+        "sample_difficulty": ["--alpha", "1", "--output_dir", out, "--", *run],
+    }[script]
+
+
+@pytest.mark.parametrize("script", ["glue_sparse", "bias_model", "attack", "sweep", "sample_difficulty"])
+@pytest.mark.parametrize("under", [False, True])
+def test_an_output_dir_that_is_a_file_is_one_error_line(script, under, tmp_path, data_dir, minilm, capsys, monkeypatch):
+    """--output_dir naming a regular file (or a path under one) is refused by name, before any work."""
+    import importlib
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("a user's file\n")
+    out = "notes.txt/run" if under else "notes.txt"
+    main = importlib.import_module(f"hf_srnets.commands.{script}").main
+    line = _one_error_line(capsys, lambda: main(_script_argv(script, out, tmp_path, data_dir, minilm)))
+    assert "notes.txt" in line and ("not a folder" in line or "Not a directory" in line or "File exists" in line)
+    assert (tmp_path / "notes.txt").read_text() == "a user's file\n"
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            PermissionError(13, "Permission denied", "out/model.safetensors"),
+            r"cannot write out/model\.safetensors: "
+            r"Permission denied \(errno 13, EACCES\): fix its permissions, or choose a writable --output_dir",
+        ),
+        (
+            OSError(28, "No space left on device"),
+            r"cannot write the outputs: No space left on device \(errno 28, "
+            r"ENOSPC\): the disk is full: free some space, or choose an --output_dir on another disk",
+        ),
+        (OSError(30, "Read-only file system", "/mnt/ro/out"), r"cannot write /mnt/ro/out: Read-only file system"),
+        (NotADirectoryError(20, "Not a directory", "notes.txt/out"), r"cannot write notes\.txt/out: Not a directory"),
+    ],
+)
+def test_run_script_turns_an_os_error_on_a_path_into_one_line(error, expected, capsys, monkeypatch):
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+
+    def fail() -> None:
+        raise error
+
+    assert re.fullmatch(f"error: {expected}.*", _one_error_line(capsys, fail))
+    monkeypatch.setenv(DEBUG_ENV, "1")
+    with pytest.raises(OSError):
+        run_script(fail)
+
+
+def test_run_script_keeps_the_traceback_of_other_os_errors(monkeypatch):
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+
+    def fail() -> None:
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    with pytest.raises(ConnectionResetError):
+        run_script(fail)
+
+
+def test_a_read_only_output_dir_is_one_error_line_naming_it(tmp_path, capsys, monkeypatch):
+    """A dir the run may not write (faked: the tests run as root) is refused at the lock, naming the dir."""
+    from hf_srnets.training import output_dir
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+
+    def read_only(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(output_dir.os, "open", read_only)
+    out = str(tmp_path / "ro")
+    line = _one_error_line(capsys, lambda: output_dir.acquire_lock(out))
+    assert line.startswith(f"error: --output_dir {out}: cannot write {out}/") and "Permission denied" in line
