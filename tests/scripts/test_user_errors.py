@@ -230,3 +230,54 @@ def test_a_read_only_output_dir_is_one_error_line_naming_it(tmp_path, capsys, mo
     out = str(tmp_path / "ro")
     line = _one_error_line(capsys, lambda: output_dir.acquire_lock(out))
     assert line.startswith(f"error: --output_dir {out}: cannot write {out}/") and "Permission denied" in line
+
+
+def _damaged_classifier(tmp: Path, name: str, keep: int | None) -> Path:
+    """A tiny saved SST-2 classifier with a tokenizer, its model.safetensors cut to `keep` bytes (None: half)."""
+    from conftest import tiny_model
+    from training.helpers import tiny_tokenizer
+
+    path = tmp / name
+    tiny_model("bert", num_labels=2).save_pretrained(path)
+    tiny_tokenizer(path).save_pretrained(path)
+    weights = path / "model.safetensors"
+    with open(weights, "r+b") as f:
+        f.truncate(weights.stat().st_size // 2 if keep is None else keep)
+    return path
+
+
+@pytest.mark.parametrize("script", ["glue_sparse", "attack", "sample_difficulty", "api"])
+@pytest.mark.parametrize("keep", [0, 1000, None])
+def test_a_damaged_weights_file_is_one_error_line_naming_it(script, keep, tmp_path, data_dir, capsys, monkeypatch):
+    """An empty or cut model.safetensors (the model, the attack's victim, --model_dirs) is named, with the fix."""
+    import importlib
+
+    from hf_srnets import load_pretrained_model
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    models = [_damaged_classifier(tmp_path, f"model{i}", keep) for i in range(2)]
+    out = str(tmp_path / "out")
+    if script == "api":
+        call = lambda: load_pretrained_model(str(models[0]))  # noqa: E731
+    elif script == "sample_difficulty":
+        argv = ["--alpha", "1", "--output_dir", out, "--model_dirs", *map(str, models), "--"]
+        argv += [
+            "--model_name_or_path",
+            str(models[0]),
+            "--task",
+            "sst2",
+            "--data_dir",
+            str(data_dir),
+            "--max_train_samples",
+            "20",
+        ]
+        call = lambda: importlib.import_module("hf_srnets.commands.sample_difficulty").main(argv)  # noqa: E731
+    else:
+        main = importlib.import_module(f"hf_srnets.commands.{script}").main
+        call = lambda: main(_script_argv(script, out, tmp_path, data_dir, str(models[0])))  # noqa: E731
+    line = _one_error_line(capsys, call)
+    assert re.match(
+        rf"error: {tmp_path}/model0/model\.safetensors is damaged and cannot be read \(.+\): it was cut short or "
+        r"overwritten; save the model again \(or download it again\)\.",
+        line,
+    ), line
