@@ -281,3 +281,51 @@ def test_a_damaged_weights_file_is_one_error_line_naming_it(script, keep, tmp_pa
         r"overwritten; save the model again \(or download it again\)\.",
         line,
     ), line
+
+
+def _classifier(tmp: Path) -> Path:
+    """A tiny saved SST-2 classifier (512 positions) with a tokenizer."""
+    from conftest import tiny_model
+    from training.helpers import tiny_tokenizer
+
+    path = tmp / "classifier"
+    tiny_model("bert", num_labels=2).save_pretrained(path)
+    tiny_tokenizer(path).save_pretrained(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--max_seq_length", "0"], r"--max_seq_length must be at least 1, got 0"),
+        (["--max_seq_length", "-5"], r"--max_seq_length must be at least 1, got -5"),
+        (["--max_seq_length", "100000"], r"--max_seq_length 100000 is above the 512 tokens \S+/classifier reads"),
+        (["--query_budget", "0"], r"--query_budget must be at least 1, got 0"),
+        (["--batch_size", "0"], r"--batch_size must be at least 1, got 0"),
+        (["--sentence_encoder", "no/such/encoder"], r"--sentence_encoder no/such/encoder does not exist"),
+        (["--mlm_model", "./no_mlm"], r"--mlm_model \./no_mlm does not exist"),
+    ],
+)
+def test_run_attack_refuses_bad_options_as_run_glue_sparse_does(
+    options, expected, tmp_path, data_dir, capsys, monkeypatch
+):
+    """The options run_glue_sparse.py refuses are refused by run_attack.py too, before any example is attacked."""
+    from hf_srnets.commands.attack import main
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    argv = _script_argv("attack", str(tmp_path / "out"), tmp_path, data_dir, str(_classifier(tmp_path)))
+    line = _one_error_line(capsys, lambda: main([*argv, *options]))
+    assert re.match(f"error: {expected}", line), line
+    assert not list((tmp_path / "out").glob("attack_*"))
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+def test_run_bias_model_refuses_a_c_that_is_not_positive(value, tmp_path, data_dir, capsys, monkeypatch):
+    from hf_srnets.commands.bias_model import main
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    argv = _script_argv("bias_model", str(tmp_path / "out"), tmp_path, data_dir, "unused")
+    line = _one_error_line(capsys, lambda: main([*argv, "--C", value]))
+    assert line.startswith(f"error: --C must be a positive number (the inverse L2 strength), got {value}: e.g. --C 1")
+    assert not (tmp_path / "out").exists()
