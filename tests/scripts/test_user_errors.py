@@ -329,3 +329,23 @@ def test_run_bias_model_refuses_a_c_that_is_not_positive(value, tmp_path, data_d
     line = _one_error_line(capsys, lambda: main([*argv, "--C", value]))
     assert line.startswith(f"error: --C must be a positive number (the inverse L2 strength), got {value}: e.g. --C 1")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--bf16", "true", "--fp16", "true"], r"--bf16 and --fp16 are both true, but a run has one mixed precision"),
+        (  # another combination TrainingArguments refuses with a ValueError
+            ["--load_best_model_at_end", "true", "--eval_strategy", "steps", "--save_strategy", "epoch"],
+            r"the training options do not go together: .*save and eval strategy.*change the --options it names",
+        ),
+    ],
+)
+def test_training_options_transformers_refuses_are_one_error_line(options, expected, tmp_path, capsys, monkeypatch):
+    from hf_srnets.commands.glue_sparse import main
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    argv = ["--model_name_or_path", "unused", "--task", "sst2", "--output_dir", str(tmp_path / "out"), *options]
+    line = _one_error_line(capsys, lambda: main(argv))
+    assert re.match(f"error: {expected}", line), line
+    assert not (tmp_path / "out").exists()
