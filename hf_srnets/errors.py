@@ -27,6 +27,11 @@ class MissingInputError(InputError, FileNotFoundError):
     """A file or directory the user named does not exist (still a `FileNotFoundError` to code that catches one)."""
 
 
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a str for a number, None for a model): still a `TypeError` to code that
+    catches one."""
+
+
 # OS errors about a path the user chose (permissions, a full disk, a file in the way), not about a bug: errno -> fix
 _OS_ERROR_FIXES = {
     errno.EACCES: "fix its permissions, or choose a writable --output_dir",
