@@ -349,3 +349,33 @@ def test_training_options_transformers_refuses_are_one_error_line(options, expec
     line = _one_error_line(capsys, lambda: main(argv))
     assert re.match(f"error: {expected}", line), line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_push_to_hub_ends_in_error_lines_without_a_traceback(tmp_path, capsys, monkeypatch):
+    """`python -m hf_srnets.commands.push_to_hub` (the retry command a run prints) offline: the error lines with the
+    retry command, status 1; a dir without masks is one error line naming --full_model."""
+    from huggingface_hub import HfApi
+
+    from hf_srnets.commands.push_to_hub import script_main
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    out = _classifier(tmp_path)
+    capsys.readouterr()  # the saving's progress bar
+
+    def offline(self, *args, **kwargs):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(HfApi, "create_repo", offline)
+    monkeypatch.setattr(sys, "argv", ["push_to_hub", str(out), "--repo_id", "someone/x", "--full_model"])
+    with pytest.raises(SystemExit) as done:
+        run_script(script_main)
+    assert done.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: Upload of {out} to the Hub repo 'someone/x' failed (OSError: Name or service")
+    assert err.rstrip().endswith(
+        f"To retry: python -m hf_srnets.commands.push_to_hub {out} --repo_id someone/x --full_model"
+    )
+    monkeypatch.setattr(sys, "argv", ["push_to_hub", str(out), "--repo_id", "someone/x"])
+    line = _one_error_line(capsys, script_main)
+    assert line.startswith(f"error: {out} has no srnet_masks.safetensors: only mask-training runs make a mask repo")
+    assert "--full_model" in line
