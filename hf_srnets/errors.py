@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +46,9 @@ _OS_ERROR_FIXES = {
 }
 
 
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error ends its message
+
+
 def os_error_message(err: OSError) -> str | None:
     """The one-line message for an OS error a user can fix (`_OS_ERROR_FIXES`), naming the path; None for others."""
     fix = _OS_ERROR_FIXES.get(err.errno)  # type: ignore[arg-type]
@@ -73,12 +77,29 @@ def run_script(main: Callable[[], Any]) -> int:
         if debug_requested():
             raise
         return _report(str(err))
-    except OSError as err:
-        message = os_error_message(err)
+    except Exception as err:
+        cause = os_error_of(err)
+        message = os_error_message(cause) if cause is not None else None
         if message is None or debug_requested():
             raise
         return _report(message)
     return 0
+
+
+def os_error_of(err: BaseException | None) -> OSError | None:
+    """The OS error behind `err`: itself, one of its causes, or one a Rust library (safetensors: a full disk while
+    saving) spells in its message as `(os error N)`; None if there is none."""
+    for _ in range(8):  # a cause chain is short; a cycle must not loop
+        if err is None:
+            return None
+        if isinstance(err, OSError):
+            return err
+        found = _RUST_OS_ERROR.search(str(err))
+        if found:
+            code = int(found.group(1))
+            return OSError(code, os.strerror(code))
+        err = err.__cause__
+    return None
 
 
 def _report(message: str) -> int:

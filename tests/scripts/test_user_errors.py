@@ -379,3 +379,19 @@ def test_a_failed_push_to_hub_ends_in_error_lines_without_a_traceback(tmp_path, 
     line = _one_error_line(capsys, script_main)
     assert line.startswith(f"error: {out} has no srnet_masks.safetensors: only mask-training runs make a mask repo")
     assert "--full_model" in line
+
+
+def test_a_full_disk_while_safetensors_saves_is_one_error_line(capsys, monkeypatch):
+    """safetensors reports a full disk as its own error, `... (os error 28)` (as seen on a full tmpfs): one line."""
+    from safetensors import SafetensorError
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+
+    def save() -> None:
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    line = _one_error_line(capsys, save)
+    assert line.startswith("error: cannot write the outputs: No space left on device (errno 28, ENOSPC): the disk")
+    monkeypatch.setenv(DEBUG_ENV, "1")
+    with pytest.raises(SafetensorError):
+        run_script(save)
