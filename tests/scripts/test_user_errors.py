@@ -174,7 +174,8 @@ def test_an_output_dir_that_is_a_file_is_one_error_line(script, under, tmp_path,
     out = "notes.txt/run" if under else "notes.txt"
     main = importlib.import_module(f"hf_srnets.commands.{script}").main
     line = _one_error_line(capsys, lambda: main(_script_argv(script, out, tmp_path, data_dir, minilm)))
-    assert "notes.txt" in line and ("not a folder" in line or "Not a directory" in line or "File exists" in line)
+    what = r"lies under \S+/notes\.txt, which is a file" if under else "is a file"
+    assert re.match(f"error: --output_dir {re.escape(out)} {what}, not a folder: choose a folder", line), line
     assert (tmp_path / "notes.txt").read_text() == "a user's file\n"
 
 
