@@ -125,7 +125,7 @@ def check_model_path(
 
 
 @contextlib.contextmanager
-def _naming_damaged_weights(path: str) -> Iterator[None]:
+def naming_damaged_weights(path: str) -> Iterator[None]:
     """Turn safetensors' error on a damaged weights file (empty, cut short, overwritten: "header too small",
     "incomplete metadata", ...), which names no file, into an `InputError` naming it and the fix."""
     from safetensors import SafetensorError
@@ -151,7 +151,7 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     """
     if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
-    with _naming_damaged_weights(path):
+    with naming_damaged_weights(path):
         return _load_pretrained_model(path, output_loading_info, kwargs)
 
 

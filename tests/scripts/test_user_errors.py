@@ -247,7 +247,7 @@ def _damaged_classifier(tmp: Path, name: str, keep: int | None) -> Path:
     return path
 
 
-@pytest.mark.parametrize("script", ["glue_sparse", "attack", "sample_difficulty", "api"])
+@pytest.mark.parametrize("script", ["glue_sparse", "attack", "sample_difficulty", "api", "sentence_encoder"])
 @pytest.mark.parametrize("keep", [0, 1000, None])
 def test_a_damaged_weights_file_is_one_error_line_naming_it(script, keep, tmp_path, data_dir, capsys, monkeypatch):
     """An empty or cut model.safetensors (the model, the attack's victim, --model_dirs) is named, with the fix."""
@@ -260,6 +260,10 @@ def test_a_damaged_weights_file_is_one_error_line_naming_it(script, keep, tmp_pa
     out = str(tmp_path / "out")
     if script == "api":
         call = lambda: load_pretrained_model(str(models[0]))  # noqa: E731
+    elif script == "sentence_encoder":  # the attack's similarity model (--sentence_encoder)
+        from hf_srnets.attack.sentence_encoder import SentenceEncoder
+
+        call = lambda: SentenceEncoder(str(models[0]))  # noqa: E731
     elif script == "sample_difficulty":
         argv = ["--alpha", "1", "--output_dir", out, "--model_dirs", *map(str, models), "--"]
         argv += [
