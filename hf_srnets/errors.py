@@ -1,10 +1,13 @@
 """`InputError`: bad input a user can fix, which scripts report as one line instead of a traceback; `run_script`,
-the scripts' entry point that does so."""
+the scripts' entry point that does so, for an `InputError` and for an OS error on a path the user chose (a read-only
+or full disk, a file where a folder must be: `os_error_message`)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -25,23 +28,83 @@ class MissingInputError(InputError, FileNotFoundError):
     """A file or directory the user named does not exist (still a `FileNotFoundError` to code that catches one)."""
 
 
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type (a str for a number, None for a model): still a `TypeError` to code that
+    catches one."""
+
+
+# OS errors about a path the user chose (permissions, a full disk, a file in the way), not about a bug: errno -> fix
+_OS_ERROR_FIXES = {
+    errno.EACCES: "fix its permissions, or choose a writable --output_dir",
+    errno.EPERM: "fix its permissions, or choose a writable --output_dir",
+    errno.EROFS: "the disk is read-only: choose an --output_dir on a writable disk",
+    errno.ENOSPC: "the disk is full: free some space, or choose an --output_dir on another disk",
+    errno.EDQUOT: "the disk quota is used up: free some space, or choose an --output_dir on another disk",
+    errno.ENOTDIR: "a part of that path is a file, not a folder: choose another --output_dir",
+    errno.EEXIST: "a file is in the way of a folder: move it, or choose another --output_dir",
+    errno.EISDIR: "a folder is in the way of a file: move it, or choose another --output_dir",
+}
+
+
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error ends its message
+
+
+def os_error_message(err: OSError) -> str | None:
+    """The one-line message for an OS error a user can fix (`_OS_ERROR_FIXES`), naming the path; None for others."""
+    fix = _OS_ERROR_FIXES.get(err.errno)  # type: ignore[arg-type]
+    if fix is None:
+        return None
+    reason = f"{err.strerror or os.strerror(err.errno)} (errno {err.errno}, {errno.errorcode.get(err.errno, '?')})"
+    where = f"cannot write {err.filename}" if err.filename is not None else "cannot write the outputs"
+    return f"{where}: {reason}: {fix}."
+
+
 def debug_requested() -> bool:
     """Whether `SRNETS_DEBUG` asks for tracebacks of user errors (set and not 0/false/no/empty)."""
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
 def run_script(main: Callable[[], Any]) -> int:
-    """Run a script's `main()`; an `InputError` becomes one line `error: <message>` on stderr and status 2.
+    """Run a script's `main()`; an `InputError`, or an OS error on a path the user chose (`os_error_message`: a
+    read-only or full disk, a file where a folder must be), becomes one line `error: <message>` on stderr and
+    status 2.
 
-    Any other exception propagates with its traceback. With `SRNETS_DEBUG=1` an `InputError` propagates too.
+    Any other exception propagates with its traceback. With `SRNETS_DEBUG=1` those errors propagate too.
     Use as `raise SystemExit(run_script(main))`."""
     try:
         main()
     except InputError as err:
         if debug_requested():
             raise
-        logging.shutdown()  # flush what the run logged before the error line
-        message = " ".join(str(err).split("\n"))
-        print(f"error: {message} (traceback: {DEBUG_ENV}=1)", file=sys.stderr)
-        return USER_ERROR_STATUS
+        return _report(str(err))
+    except Exception as err:
+        cause = os_error_of(err)
+        message = os_error_message(cause) if cause is not None else None
+        if message is None or debug_requested():
+            raise
+        return _report(message)
     return 0
+
+
+def os_error_of(err: BaseException | None) -> OSError | None:
+    """The OS error behind `err`: itself, one of its causes, or one a Rust library (safetensors: a full disk while
+    saving) spells in its message as `(os error N)`; None if there is none."""
+    for _ in range(8):  # a cause chain is short; a cycle must not loop
+        if err is None:
+            return None
+        if isinstance(err, OSError):
+            return err
+        found = _RUST_OS_ERROR.search(str(err))
+        if found:
+            code = int(found.group(1))
+            return OSError(code, os.strerror(code))
+        err = err.__cause__
+    return None
+
+
+def _report(message: str) -> int:
+    """Print the one error line and return the user-error status."""
+    logging.shutdown()  # flush what the run logged before the error line
+    message = " ".join(message.split("\n"))
+    print(f"error: {message} (traceback: {DEBUG_ENV}=1)", file=sys.stderr)
+    return USER_ERROR_STATUS

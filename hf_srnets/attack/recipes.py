@@ -36,6 +36,7 @@ import logging
 import os
 from typing import Any, ClassVar
 
+from ..compact.loading import naming_damaged_weights
 from ..errors import InputError
 from .base import AttackRecipe, AttackResult, Classifier, Text, register_attack_recipe
 from .constraints import MaxWordsPerturbed, PartOfSpeech, SentenceSimilarity
@@ -254,7 +255,8 @@ class BertAttack(SearchRecipe):
             from transformers import AutoModelForMaskedLM, AutoTokenizer
 
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-            model = AutoModelForMaskedLM.from_pretrained(model)
+            with naming_damaged_weights(model):
+                model = AutoModelForMaskedLM.from_pretrained(model)
         if tokenizer is None:
             raise InputError("bert-attack: mlm_model is a model object, so pass its mlm_tokenizer too")
         return model, tokenizer

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..compact.loading import naming_damaged_weights
 from ..errors import InputError
 from ..run_files import MODEL_CONFIG_NAME
 
@@ -81,7 +82,8 @@ class SentenceEncoder(CachedEncoder):
             )
         self.path = path
         self.tokenizer = AutoTokenizer.from_pretrained(path)
-        self.model = AutoModel.from_pretrained(path).eval()
+        with naming_damaged_weights(path):
+            self.model = AutoModel.from_pretrained(path).eval()
         self.batch_size = batch_size
         self.max_length = max_length
         self._cache: dict[str, np.ndarray] = {}

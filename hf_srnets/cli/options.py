@@ -105,13 +105,33 @@ def method_options() -> dict[str, list[str]]:
     return owners
 
 
+def build_training_arguments(parser: SRNetArgumentParser, given: dict[str, Any]) -> SRNetTrainingArguments:
+    """`SRNetTrainingArguments` from the given options; a combination `TrainingArguments` refuses (its `ValueError`,
+    e.g. `--bf16 true --fp16 true`) is an `InputError` naming the options."""
+    if given.get("bf16") and given.get("fp16"):
+        raise InputError(
+            "--bf16 and --fp16 are both true, but a run has one mixed precision: keep --bf16 true (a GPU with bf16, "
+            "or the CPU) or --fp16 true (other GPUs), not both"
+        )
+    try:
+        return parser.build(SRNetTrainingArguments, given, **cpu_bf16_overrides(given))
+    except InputError:
+        raise
+    except ValueError as err:
+        reason = " ".join(str(err).split())
+        raise InputError(
+            f"the training options do not go together: {reason} (transformers' TrainingArguments): change the "
+            "--options it names"
+        ) from None
+
+
 def parse_args(argv: list[str] | None = None) -> RunArguments:
     """Parse flags; a leading `.json`/`.yaml` file gives options and later flags override them."""
     parser = build_parser()
     given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
     model = parser.build(ModelArguments, given)
     data = parser.build(DataArguments, given, column_files=plugin_column_files(given))
-    training = parser.build(SRNetTrainingArguments, given, **cpu_bf16_overrides(given))
+    training = build_training_arguments(parser, given)
     pruning = None
     if model.pruning != "none":
         method, overrides = resolve_pruning(model.pruning)

@@ -45,7 +45,10 @@ from ..attack import (
     select_indices,
     summarize_records,
 )
+from ..attack.use_encoder import USE_ENCODER_NAME
+from ..cli.arguments import check_at_least_one
 from ..cli.parser import SRNetArgumentParser
+from ..compact.loading import check_model_path
 from ..data import TaskSpec
 from ..data.attack_samples import read_attack_sample
 from ..data.splits import read_split
@@ -60,6 +63,7 @@ from ..run_files import (
     attack_rows_name,
     write_json,
 )
+from ..runner.data import position_limit_of
 from ..training.output_dir import acquire_lock
 from ..training.precision import warn_if_bf16_is_emulated
 
@@ -161,6 +165,31 @@ class AttackRunArguments:
         default=False, metadata={"help": "Start the JSONL files again instead of resuming them."}
     )
     disable_tqdm: bool = field(default=False, metadata={"help": "No progress bar."})
+
+    def __post_init__(self) -> None:
+        check_at_least_one(
+            max_seq_length=self.max_seq_length, query_budget=self.query_budget, batch_size=self.batch_size
+        )
+
+
+def check_resources(run: AttackRunArguments, cache_dir: str | None) -> None:
+    """Before any work: `--sentence_encoder` and `--mlm_model`, when given, are models that exist
+    (`check_model_path`; the Universal Sentence Encoder's name passes)."""
+    if run.sentence_encoder and run.sentence_encoder != USE_ENCODER_NAME:
+        check_model_path(run.sentence_encoder, "--sentence_encoder", cache_dir)
+    if run.mlm_model:
+        check_model_path(run.mlm_model, "--mlm_model", cache_dir)
+
+
+def check_max_seq_length(run: AttackRunArguments, victim: Any, name: str) -> None:
+    """`--max_seq_length` fits the victim's position limit, as run_glue_sparse.py checks it (a longer input fails
+    at the first long text)."""
+    limit = position_limit_of(victim.model.config, victim.tokenizer)
+    if limit is not None and run.max_seq_length > limit:
+        raise InputError(
+            f"--max_seq_length {run.max_seq_length} is above the {limit} tokens {name} reads (its position limit): "
+            f"use --max_seq_length {limit} or less"
+        )
 
 
 def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str | None) -> tuple[Dataset, str]:
@@ -280,6 +309,7 @@ def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> 
         cache_dir=model_args.cache_dir,
         check_fingerprint=model_args.check_fingerprint,
     )
+    check_max_seq_length(run, victim, model_args.model_name_or_path)
     classifier = build_classifier(
         victim,
         task,
@@ -317,6 +347,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = [r for r in run.recipes if r not in ATTACK_RECIPES]
     if unknown:
         raise InputError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
+    check_resources(run, model_args.cache_dir)
     task = resolve_task(data.task)
     dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
     examples = _examples(data, dataset)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -79,6 +80,14 @@ class BiasModelArguments(TaskDataArguments):
         default=None, metadata={"help": "Cache for trained vectors (and Hub data). Default: <output_dir>/cache."}
     )
     seed: int = field(default=42, metadata={"help": "Seed of the vector training and the bias model."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.C is not None and not (math.isfinite(self.C) and self.C > 0):
+            raise InputError(
+                f"--C must be a positive number (the inverse L2 strength), got {self.C:g}: e.g. --C 1, or leave it "
+                "out to choose C on held-out training rows"
+            )
 
 
 def parse_ood_file(spec: str) -> tuple[str, str]:

@@ -11,9 +11,11 @@ A run that could not push at its end (offline, no token) prints these commands t
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from ..errors import run_script
+from ..masking.hub_upload import HubUploadError
 from ..publish.hub import push_full_model, push_masks, push_merged
 
 
@@ -36,5 +38,15 @@ def main(argv: Sequence[str] | None = None) -> str:
     return url
 
 
+def script_main() -> None:
+    """`main()` as `python -m hf_srnets.commands.push_to_hub` runs it: a failed upload ends in its error lines (what
+    failed, the command to retry) and exit status 1, without a traceback."""
+    try:
+        main()
+    except HubUploadError as err:
+        print("\n".join(f"error: {line}" for line in str(err).splitlines()), file=sys.stderr)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
-    raise SystemExit(run_script(main))
+    raise SystemExit(run_script(script_main))

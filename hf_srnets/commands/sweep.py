@@ -91,7 +91,7 @@ from ..run_files import (
     SWEEP_SUMMARY_TABLE,
 )
 from ..runner.data import run_task
-from ..training.output_dir import acquire_lock, is_checkpoint
+from ..training.output_dir import acquire_lock, check_is_folder, is_checkpoint
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -316,6 +316,8 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
         parser.error("give a recipe, or run_glue_sparse.py arguments after --")
     recipe.update({k: v for k, v in (("checkpoint_steps", args.checkpoint_steps),) if v})
     recipe["keep_checkpoints"] = args.keep_checkpoints or recipe.get("keep_checkpoints", False)
+    if recipe.get("output_dir"):
+        check_is_folder(str(recipe["output_dir"]))
     rows = sweep(recipe, runner=runner, aggregate_only=args.aggregate_only, rerun_changed=args.rerun_changed)
     for row in rows:
         print(row)

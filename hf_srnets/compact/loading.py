@@ -19,10 +19,11 @@ it, with a warning and its names in the loading info. Without the record it is `
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -123,16 +124,40 @@ def check_model_path(
         ) from None
 
 
+@contextlib.contextmanager
+def naming_damaged_weights(path: str) -> Iterator[None]:
+    """Turn safetensors' error on a damaged weights file (empty, cut short, overwritten: "header too small",
+    "incomplete metadata", ...), which names no file, into an `InputError` naming it and the fix."""
+    from safetensors import SafetensorError
+
+    try:
+        yield
+    except SafetensorError as err:
+        single = os.path.join(path, SAFE_WEIGHTS_NAME)
+        where = single if is_local_path(path) and os.path.isfile(single) else f"a weights file of {path}"
+        raise InputError(
+            f"{where} is damaged and cannot be read ({err}): it was cut short or overwritten; save the model again "
+            "(or download it again)."
+        ) from err
+
+
 def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwargs: Any) -> Any:
     """`AutoModelForSequenceClassification` from `path` (dir or Hub id), compact or not (module docstring).
 
     `kwargs` are those of `from_pretrained`: config overrides (`num_labels`, `id2label`, ...) and Hub options
     (`cache_dir`, `revision`, `token`, ...). With `output_loading_info`, returns `(model, info)` with
-    `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode.
+    `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode. A damaged weights file
+    raises `InputError` naming it.
     """
-    hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
     if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
+    with naming_damaged_weights(path):
+        return _load_pretrained_model(path, output_loading_info, kwargs)
+
+
+def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[str, Any]) -> Any:
+    """`load_pretrained_model` once `path` is checked."""
+    hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
     config = AutoConfig.from_pretrained(path, **hub)
     if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):
         return AutoModelForSequenceClassification.from_pretrained(

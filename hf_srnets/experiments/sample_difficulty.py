@@ -37,6 +37,7 @@ from ..run_files import (
     is_finished,
 )
 from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
+from ..training.output_dir import check_is_folder
 from .child_runs import sets_flag
 
 logger = logging.getLogger(__name__)
@@ -163,6 +164,7 @@ def settings_of(args: SampleDifficultyArguments, run_argv: list[str], alpha: flo
 def prepare_difficulty_dir(output_dir: str, settings: dict[str, Any], overwrite: bool) -> None:
     """Refuse an output dir holding files of other settings unless `overwrite` (which deletes the earlier
     difficulty files and, if the runs' arguments changed, the earlier IMP runs); record the settings."""
+    check_is_folder(output_dir)
     record = os.path.join(output_dir, SETTINGS_FILE)
     earlier = None
     if os.path.isfile(record):

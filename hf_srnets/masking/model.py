@@ -18,7 +18,7 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..compact import compact_model
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ..metrics.sparsity import sparsity_report
 from ..pruning import MASKS_NAME, MaskedLayer, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
@@ -43,6 +43,27 @@ def _get_submodule_parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
     return (model.get_submodule(parent_name) if parent_name else model), child
 
 
+def _short(value: Any) -> str:
+    """`repr(value)`, cut to 80 characters for a message."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_model_argument(model: Any, where: str) -> None:
+    """Raise `InputTypeError` unless `model` is a torch module (a path or None is named, with the fix)."""
+    if isinstance(model, nn.Module):
+        return
+    hint = (
+        ": load it first, e.g. AutoModelForSequenceClassification.from_pretrained(path), and pass the model"
+        if isinstance(model, (str, os.PathLike))
+        else ""
+    )
+    raise InputTypeError(
+        f"{where}: model must be a torch nn.Module (a transformers model), got {type(model).__name__} "
+        f"{_short(model)}{hint}"
+    )
+
+
 class SRNetModel(nn.Module):
     """A sequence-classification model whose θ_pr linear layers are wrapped in the pruning method's layer.
 
@@ -58,6 +79,13 @@ class SRNetModel(nn.Module):
     """
 
     def __init__(self, model: nn.Module, config: PruningConfig, *, initialize: bool = True) -> None:
+        check_model_argument(model, "SRNetModel")
+        if not isinstance(config, PruningConfig):
+            raise InputTypeError(
+                f"SRNetModel: config must be a PruningConfig (e.g. ThresholdConfig(sparsity=0.5)), got "
+                f"{type(config).__name__} {_short(config)}: build the method's config from it, e.g. "
+                "ThresholdConfig(**values)"
+            )
         super().__init__()
         self.base_model = model
         self.srnet_config = config
@@ -302,6 +330,12 @@ class SRNetModel(nn.Module):
         `check_fingerprint=False` to apply a mask to other weights on purpose (e.g. a mask from a fine-tuned
         model applied to the pre-trained weights, paradigm (b)).
         """
+        check_model_argument(model, "SRNetModel.from_pretrained")
+        if not isinstance(model_id, (str, os.PathLike)):
+            raise InputTypeError(
+                f"SRNetModel.from_pretrained: model_id must be the mask directory (a path or Hub id), got "
+                f"{type(model_id).__name__} {_short(model_id)}: call SRNetModel.from_pretrained(model, mask_dir)"
+            )
         directory = resolve_directory(model_id, revision=revision, token=token, cache_dir=cache_dir)
         config = read_checked_config(directory)
         _check_architecture(model, config, model_id)

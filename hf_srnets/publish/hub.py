@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from ..errors import MissingInputError
 from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
 from ..pruning import CONFIG_NAME, MASKS_NAME
 from ..run_files import (
@@ -47,7 +48,10 @@ FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", CARD_NAME)
 def mask_repo_files(output_dir: str) -> list[str]:
     """The files of `output_dir` that a mask repo upload sends (never base weights or checkpoints)."""
     if not os.path.isfile(os.path.join(output_dir, MASKS_NAME)):
-        raise FileNotFoundError(f"{output_dir} has no {MASKS_NAME}: only mask-training runs make a mask repo")
+        raise MissingInputError(
+            f"{output_dir} has no {MASKS_NAME}: only mask-training runs make a mask repo (an unpruned run's model: "
+            "--full_model; a merged checkpoint: --merged)"
+        )
     return [name for name in MASK_REPO_FILES if os.path.isfile(os.path.join(output_dir, name))]
 
 
@@ -97,7 +101,7 @@ def full_model_files(output_dir: str) -> list[str]:
     wrote (`output_dir.is_run_output`; a user's files are not sent), without `trainer_state.json` (local paths)."""
 
     if not os.path.isfile(os.path.join(output_dir, MODEL_CONFIG_NAME)):
-        raise FileNotFoundError(f"{output_dir} has no {MODEL_CONFIG_NAME}: not a saved transformers model")
+        raise MissingInputError(f"{output_dir} has no {MODEL_CONFIG_NAME}: not a saved transformers model")
     names = sorted(n for n in os.listdir(output_dir) if os.path.isfile(os.path.join(output_dir, n)))
     return [
         n
@@ -161,7 +165,7 @@ def push_merged(output_dir: str, repo_id: str, *, token: str | None = None, priv
     """Upload `output_dir/merged` (written by `save_merged`) to `repo_id`, with a portable card."""
     merged_dir = os.path.join(output_dir, MERGED_DIR)
     if not os.path.isfile(os.path.join(merged_dir, MODEL_CONFIG_NAME)):
-        raise FileNotFoundError(f"No merged checkpoint in {merged_dir}: run with --push_merged (or save_merged) first")
+        raise MissingInputError(f"No merged checkpoint in {merged_dir}: run with --push_merged (or save_merged) first")
     files = sorted(n for n in os.listdir(merged_dir) if os.path.isfile(os.path.join(merged_dir, n)))
     return _staged_upload(
         merged_dir,
@@ -189,7 +193,7 @@ def push_run(
 
     Every upload is tried even if an earlier one failed; if any failed, raise one `HubUploadError` naming every
     upload still to do with its retry command (also in `err.retry_commands`). Missing local files raise
-    `FileNotFoundError` before anything is uploaded. Returns the commit infos of the uploads.
+    `MissingInputError` (a `FileNotFoundError`) before anything is uploaded. Returns the commit infos of the uploads.
     """
     uploads: list[tuple[str, str, Any, str]] = []  # (what, repo, push function, retry command)
     if repo_id is not None:
@@ -202,7 +206,7 @@ def push_run(
             uploads.append(("the model", repo_id, push_full_model, retry))
     if merged_repo_id is not None:
         if not os.path.isfile(os.path.join(output_dir, MERGED_DIR, MODEL_CONFIG_NAME)):
-            raise FileNotFoundError(
+            raise MissingInputError(
                 f"No merged checkpoint in {os.path.join(output_dir, MERGED_DIR)}: run with --push_merged "
                 "(or save_merged) first"
             )

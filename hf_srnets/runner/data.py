@@ -105,6 +105,11 @@ def position_limit(model_args: ModelArguments) -> int | None:
         )
     except (OSError, ValueError):  # no tokenizer there: the tokenising phase says so; the positions still bound
         tokenizer = None
+    return position_limit_of(config, tokenizer)
+
+
+def position_limit_of(config: Any, tokenizer: Any) -> int | None:
+    """The longest input a model of `config` read through `tokenizer` (or None) takes, in tokens (`position_limit`)."""
     limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
     limits = [n for n in limits if isinstance(n, int) and 0 < n < NO_TOKENIZER_LIMIT]
     return min(limits) if limits else None

@@ -9,6 +9,7 @@ import torch
 from transformers import DataCollatorWithPadding, PreTrainedTokenizerBase
 
 from ..data.example_columns import EXAMPLE_COLUMNS
+from ..errors import InputTypeError
 
 
 @dataclass
@@ -20,6 +21,14 @@ class SRNetDataCollator:
     pad_to_multiple_of: int | None = None
 
     def __post_init__(self) -> None:
+        if not callable(getattr(self.tokenizer, "pad", None)):
+            hint = (
+                ": load it first, e.g. AutoTokenizer.from_pretrained(path)" if isinstance(self.tokenizer, str) else ""
+            )
+            raise InputTypeError(
+                f"SRNetDataCollator: tokenizer must be a transformers tokenizer (with .pad), got "
+                f"{type(self.tokenizer).__name__} {self.tokenizer!r:.80}{hint}"
+            )
         self._pad = DataCollatorWithPadding(self.tokenizer, pad_to_multiple_of=self.pad_to_multiple_of)
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:

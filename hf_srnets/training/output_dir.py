@@ -50,7 +50,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import InputError, os_error_message
 from ..run_files import CHECKPOINT_FILES, LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME
 
 try:
@@ -405,12 +405,33 @@ def _exclusive_file(output_dir: str, info: dict[str, object]) -> OutputDirLock:
     raise _locked_error(output_dir, read_lock(output_dir))
 
 
+def check_is_folder(output_dir: str) -> None:
+    """Raise `OutputDirError` if `output_dir`, or a folder above it, is a file: a run writes a folder there."""
+    path = os.path.abspath(output_dir)
+    while path and not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
+    if os.path.exists(path) and not os.path.isdir(path):
+        what = "is a file" if path == os.path.abspath(output_dir) else f"lies under {path}, which is a file"
+        raise OutputDirError(f"--output_dir {output_dir} {what}, not a folder: choose a folder (new or empty).")
+
+
 def acquire_lock(output_dir: str) -> OutputDirLock:
-    """Create `output_dir` if needed and lock it; raise `OutputDirError` naming the holder if another run has it."""
-    os.makedirs(output_dir, exist_ok=True)
-    info = _lock_info()
-    lock = _flock(output_dir, info) if fcntl is not None else None
-    return lock if lock is not None else _exclusive_file(output_dir, info)
+    """Create `output_dir` if needed and lock it; raise `OutputDirError` naming the holder if another run has it, or
+    naming the dir if it cannot be a run's folder (a regular file, a read-only or full disk)."""
+    check_is_folder(output_dir)
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+        info = _lock_info()
+        lock = _flock(output_dir, info) if fcntl is not None else None
+        return lock if lock is not None else _exclusive_file(output_dir, info)
+    except OSError as err:
+        message = os_error_message(err)
+        if message is None:
+            raise
+        raise OutputDirError(f"--output_dir {output_dir}: {message}") from err
 
 
 def _agree(error: str | None) -> str | None:
