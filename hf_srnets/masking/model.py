@@ -31,7 +31,7 @@ from ..pruning.mask_files import (
     weights_fingerprint,
 )
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
-from ..run_files import TRAINING_STATE_NAME
+from ..run_files import SRNET_CONFIG_NAME, TRAINING_STATE_NAME
 from .hub_upload import make_config_portable, upload_folder
 from .targets import resolve_target_modules
 
@@ -305,11 +305,26 @@ class SRNetModel(nn.Module):
         save_file(self.trainable_state_dict(), os.path.join(directory, TRAINING_STATE_NAME))
 
     def load_training_state(self, directory: str | os.PathLike) -> None:
+        """Restore the search state a checkpoint saved (scores, thresholds, ...); a checkpoint of a search with other
+        settings (another sparsity, granularity, method option) is refused naming each difference."""
+        self.check_same_search(directory)
         state = load_file(os.path.join(directory, TRAINING_STATE_NAME))
         missing = set(self.trainable_state_dict()) - set(state)
         if missing:
             raise InputError(f"{directory} lacks {len(missing)} SRNet tensors, e.g. {sorted(missing)[0]}")
         self.base_model.load_state_dict(state, strict=False)
+
+    def check_same_search(self, directory: str | os.PathLike) -> None:
+        """Raise `InputError` if the masks config saved in `directory` (a checkpoint) describes another search."""
+        if not os.path.isfile(os.path.join(directory, SRNET_CONFIG_NAME)):
+            return  # a checkpoint written before checkpoints held the config: nothing to compare
+        differences = self.srnet_config.settings_differences(PruningConfig.from_pretrained(directory))
+        if differences:
+            raise InputError(
+                f"--resume_from_checkpoint {directory} was saved by a search with other settings "
+                f"({'; '.join(differences)}, checkpoint -> this run): resuming would mix the two. Resume with the "
+                "checkpoint's settings, or start the new search in another --output_dir."
+            )
 
     @classmethod
     def from_pretrained(

@@ -182,6 +182,26 @@ class PruningConfig:
             unused["mask_classifier"] = "the classifier is masked at --mask_granularity element only"
         return unused
 
+    def search_settings(self) -> dict[str, Any]:
+        """What the search does, as a resumed run must find it: the method and every option a user sets (the fields
+        the command line gives, `metadata={"cli": False}` aside: those record what the masks belong to)."""
+        chosen = [f.name for f in dataclasses.fields(self) if f.init and f.metadata.get("cli", True)]
+        return {"pruning_method": self.pruning_method, **{name: getattr(self, name) for name in chosen}}
+
+    def settings_differences(self, saved: PruningConfig) -> list[str]:
+        """`name: saved -> this` for each search setting in which `saved` (e.g. a checkpoint's config) differs from
+        this config; JSON-equal values (a tuple and a list) are the same."""
+        mine, theirs = self.search_settings(), saved.search_settings()
+
+        def same(a: Any, b: Any) -> bool:
+            return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+        return [
+            f"{name}: {theirs.get(name)!r} -> {value!r}"
+            for name, value in mine.items()
+            if not same(theirs.get(name), value)
+        ]
+
     def __post_init__(self) -> None:
         check_field_types(self)
         if self.pruning_method is None:

@@ -8,6 +8,7 @@ import torch
 from conftest import tiny_model
 from transformers import TrainerCallback
 
+from hf_srnets.errors import InputError
 from hf_srnets.losses import get_loss
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import build_objective
@@ -193,3 +194,25 @@ def test_resume_ends_with_the_same_masks(tmp_path):
         assert torch.equal(resumed.binary_masks()[name], mask), name
     for (name, a), b in zip(full.masked_layers().items(), resumed.masked_layers().values()):
         assert torch.allclose(a.mask_scores, b.mask_scores, atol=1e-6), name
+
+
+def test_resume_refuses_a_checkpoint_of_a_search_with_other_settings(tmp_path):
+    """Issue 33: resuming a 50% search's checkpoint with --sparsity 0.7 used to restore the 50% scores and report a
+    70% run; now each differing setting is named (values from the two configs written here)."""
+
+    def trainer_for(config: ThresholdConfig):
+        torch.manual_seed(0)
+        srnet = SRNetModel(tiny_model("bert"), config)
+        return _trainer(tmp_path, srnet, max_steps=4, save_strategy="steps", save_steps=2)
+
+    trainer_for(ThresholdConfig(sparsity=0.5, threshold_update_interval=2)).train()
+    checkpoint = str(tmp_path / "out" / "checkpoint-2")
+    other = trainer_for(ThresholdConfig(sparsity=0.7, threshold_update_interval=3))
+    with pytest.raises(InputError) as err:
+        other.train(resume_from_checkpoint=checkpoint)
+    message = str(err.value)
+    assert "sparsity: 0.5 -> 0.7" in message and "threshold_update_interval: 2 -> 3" in message
+    assert "--resume_from_checkpoint" in message and "\n" not in message
+    same = trainer_for(ThresholdConfig(sparsity=0.5, threshold_update_interval=2))
+    same.train(resume_from_checkpoint=checkpoint)  # the same settings resume
+    assert same.state.global_step == 4
