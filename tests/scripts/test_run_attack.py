@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+from transformers import AutoTokenizer, BertForSequenceClassification
 
 from hf_srnets.attack import ATTACK_RECIPES, AttackRecipe, AttackResult, build_classifier, load_victim
 from hf_srnets.attack.base import register_attack_recipe
@@ -74,21 +74,6 @@ class ToyDrop(AttackRecipe):
 
 
 @pytest.fixture
-def classifier_dir(pretrained, tmp_path) -> Path:
-    """A tiny 'fine-tuned' SST-2 classifier: labels named, saved with its tokenizer."""
-    torch.manual_seed(3)
-    config = BertConfig.from_pretrained(
-        pretrained, num_labels=2, id2label={0: "negative", 1: "positive"}, label2id={"negative": 0, "positive": 1}
-    )
-    model = BertForSequenceClassification.from_pretrained(pretrained, config=config)
-    torch.nn.init.normal_(model.classifier.weight, std=2.0)
-    path = tmp_path / "sst2_model"
-    model.save_pretrained(path)
-    AutoTokenizer.from_pretrained(pretrained).save_pretrained(path)
-    return path
-
-
-@pytest.fixture
 def sst2_file(tmp_path) -> Path:
     path = tmp_path / "dev.tsv"
     path.write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in ROWS))
@@ -100,14 +85,14 @@ def expected_predictions(model_dir: Path) -> np.ndarray:
     return build_classifier(victim, get_task("sst2"), cache_size=0)([(s,) for s, _ in ROWS]).argmax(1)
 
 
-def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
+def test_end_to_end_and_resume(sst2_classifier, sst2_file, tmp_path):
     out = tmp_path / "attack"
     out.mkdir()
     (out / "README.md").write_text("# card\n\n## Results\n\nx\n\n## Citations\n\ny\n")
     (out / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5}))
     argv = [
         "--model_name_or_path",
-        str(classifier_dir),
+        str(sst2_classifier),
         "--task",
         "sst2",
         "--data_file",
@@ -140,7 +125,7 @@ def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
         "id",
     } <= set(records[0])
     # Clean% is the model's accuracy on the 5 rows, in the task's label order
-    preds = expected_predictions(classifier_dir)
+    preds = expected_predictions(sst2_classifier)
     gold = np.array([y for _, y in ROWS])
     assert [r["original_prediction"] for r in records] == preds.tolist()
     assert metrics["attack_toy_drop_script_clean_accuracy"] == pytest.approx((preds == gold).mean())
@@ -184,22 +169,22 @@ def test_end_to_end_and_resume(classifier_dir, sst2_file, tmp_path):
     )
 
 
-def test_mask_dir_is_attacked_as_its_merged_model(classifier_dir, sst2_file, tmp_path):
+def test_mask_dir_is_attacked_as_its_merged_model(sst2_classifier, sst2_file, tmp_path):
     from transformers import AutoModelForSequenceClassification
 
     from hf_srnets.masking import SRNetModel
     from hf_srnets.pruning import ThresholdConfig
 
-    base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
+    base = AutoModelForSequenceClassification.from_pretrained(sst2_classifier)
     srnet = SRNetModel(base, ThresholdConfig(sparsity=0.5))
     masks = tmp_path / "masks"
     srnet.save_pretrained(masks)
     task = get_task("sst2")
     victim = load_victim(str(masks), task)
-    assert victim.kind == "masks" and victim.base == str(classifier_dir)
+    assert victim.kind == "masks" and victim.base == str(sst2_classifier)
     texts = [(s,) for s, _ in ROWS]
     probs = build_classifier(victim, task)(texts)
-    tok = AutoTokenizer.from_pretrained(classifier_dir)
+    tok = AutoTokenizer.from_pretrained(sst2_classifier)
     with torch.no_grad():
         enc = tok([t[0] for t in texts], padding=True, return_tensors="pt")
         expected = torch.softmax(srnet.merge_and_unload().eval()(**enc).logits, -1).numpy()
@@ -213,7 +198,7 @@ def test_a_checkpoint_without_trained_head_is_refused(pretrained):
         load_victim(str(pretrained), get_task("sst2"))
 
 
-def test_a_missing_model_or_base_model_is_refused_by_name(classifier_dir, tmp_path):
+def test_a_missing_model_or_base_model_is_refused_by_name(sst2_classifier, tmp_path):
     from transformers import AutoModelForSequenceClassification
 
     from hf_srnets.masking import SRNetModel
@@ -223,18 +208,18 @@ def test_a_missing_model_or_base_model_is_refused_by_name(classifier_dir, tmp_pa
     with pytest.raises(InputError, match=rf"--model_name_or_path {missing} does not exist"):
         load_victim(str(missing), get_task("sst2"))
     masks = tmp_path / "masks"
-    base = AutoModelForSequenceClassification.from_pretrained(classifier_dir)
+    base = AutoModelForSequenceClassification.from_pretrained(sst2_classifier)
     SRNetModel(base, ThresholdConfig(sparsity=0.5)).save_pretrained(masks)
     with pytest.raises(InputError, match=rf"--base_model {missing} does not exist"):
         load_victim(str(masks), get_task("sst2"), base_model=str(missing))
 
 
-def test_unknown_recipe_is_refused(classifier_dir, sst2_file, tmp_path):
+def test_unknown_recipe_is_refused(sst2_classifier, sst2_file, tmp_path):
     with pytest.raises(ValueError, match="unknown --recipes"):
         run_attack_module().main(
             [
                 "--model_name_or_path",
-                str(classifier_dir),
+                str(sst2_classifier),
                 "--data_file",
                 str(sst2_file),
                 "--recipes",
@@ -256,7 +241,7 @@ def _default_resources_missing() -> str | None:
     return None
 
 
-def test_textfooler_on_the_tiny_model_records_its_resources(classifier_dir, sst2_file, tmp_path):
+def test_textfooler_on_the_tiny_model_records_its_resources(sst2_classifier, sst2_file, tmp_path):
     missing = _default_resources_missing()
     if missing:
         pytest.skip(missing)
@@ -266,7 +251,7 @@ def test_textfooler_on_the_tiny_model_records_its_resources(classifier_dir, sst2
     (out / "README.md").write_text("# card\n")
     argv = [
         "--model_name_or_path",
-        str(classifier_dir),
+        str(sst2_classifier),
         "--task",
         "sst2",
         "--data_file",
@@ -344,19 +329,19 @@ def _toy_argv(model: Path, data: Path, out: Path, *extra: str) -> list[str]:
     ]
 
 
-def test_a_model_retrained_at_the_same_path_refuses_to_resume(classifier_dir, sst2_file, tmp_path):
+def test_a_model_retrained_at_the_same_path_refuses_to_resume(sst2_classifier, sst2_file, tmp_path):
     module = run_attack_module()
     out = tmp_path / "attack"
-    module.main(_toy_argv(classifier_dir, sst2_file, out))
-    model = BertForSequenceClassification.from_pretrained(classifier_dir)
+    module.main(_toy_argv(sst2_classifier, sst2_file, out))
+    model = BertForSequenceClassification.from_pretrained(sst2_classifier)
     with torch.no_grad():
         model.classifier.weight.add_(1.0)  # "retrained": other weights, same path
-    model.save_pretrained(classifier_dir)
+    model.save_pretrained(sst2_classifier)
     with pytest.raises(ValueError, match="model_weights_sha256"):
-        module.main(_toy_argv(classifier_dir, sst2_file, out))
+        module.main(_toy_argv(sst2_classifier, sst2_file, out))
 
 
-def test_a_second_attack_into_a_locked_dir_is_refused(classifier_dir, sst2_file, tmp_path):
+def test_a_second_attack_into_a_locked_dir_is_refused(sst2_classifier, sst2_file, tmp_path):
     from hf_srnets.training.output_dir import OutputDirError, acquire_lock
 
     module = run_attack_module()
@@ -364,34 +349,34 @@ def test_a_second_attack_into_a_locked_dir_is_refused(classifier_dir, sst2_file,
     lock = acquire_lock(str(out))  # another run (attack or training) holds the dir
     try:
         with pytest.raises(OutputDirError):
-            module.main(_toy_argv(classifier_dir, sst2_file, out))
+            module.main(_toy_argv(sst2_classifier, sst2_file, out))
         assert not (out / "attack_toy-drop-script.jsonl").exists()
     finally:
         lock.release()
-    module.main(_toy_argv(classifier_dir, sst2_file, out))  # released: runs
+    module.main(_toy_argv(sst2_classifier, sst2_file, out))  # released: runs
 
 
-def test_more_examples_asked_than_the_file_holds_is_warned_and_recorded(classifier_dir, sst2_file, tmp_path, caplog):
+def test_more_examples_asked_than_the_file_holds_is_warned_and_recorded(sst2_classifier, sst2_file, tmp_path, caplog):
     module = run_attack_module()
     out = tmp_path / "attack"
     with caplog.at_level("WARNING", logger="run_attack"):
-        metrics = module.main(_toy_argv(classifier_dir, sst2_file, out, "--num_examples", "10"))
+        metrics = module.main(_toy_argv(sst2_classifier, sst2_file, out, "--num_examples", "10"))
     assert "--num_examples 10 but the set has only 5 rows" in caplog.text
     assert metrics["attack_toy_drop_script_num_examples"] == 5
     settings = json.loads((out / "attack_results.json").read_text())["settings"]["toy-drop-script"]
     assert settings["num_examples_requested"] == 10
 
 
-def test_a_bf16_attack_is_recorded_and_not_resumed_in_fp32(classifier_dir, sst2_file, tmp_path):
+def test_a_bf16_attack_is_recorded_and_not_resumed_in_fp32(sst2_classifier, sst2_file, tmp_path):
     module = run_attack_module()
     out = tmp_path / "attack"
-    module.main(_toy_argv(classifier_dir, sst2_file, out, "--bf16", "true"))
+    module.main(_toy_argv(sst2_classifier, sst2_file, out, "--bf16", "true"))
     settings = json.loads((out / "attack_results.json").read_text())["settings"]["toy-drop-script"]
     assert settings["precision"] == "bf16"
     with pytest.raises(ValueError, match="precision"):  # the rows are bf16 numbers: an fp32 run starts its own file
-        module.main(_toy_argv(classifier_dir, sst2_file, out))
+        module.main(_toy_argv(sst2_classifier, sst2_file, out))
     fp32 = tmp_path / "fp32"
-    module.main(_toy_argv(classifier_dir, sst2_file, fp32))  # fp32 files carry no precision key (resume older files)
+    module.main(_toy_argv(sst2_classifier, sst2_file, fp32))  # fp32 files carry no precision key (resume older files)
     assert "precision" not in json.loads((fp32 / "attack_results.json").read_text())["settings"]["toy-drop-script"]
 
 
