@@ -23,7 +23,6 @@ explicit offline fallback). The run holds the output dir's lock (the one trainin
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import os
 import sys
@@ -61,6 +60,7 @@ from ..run_files import (
     RESULTS_NAME,
     SRNET_CONFIG_NAME,
     attack_rows_name,
+    read_json_object,
     write_json,
 )
 from ..runner.data import position_limit_of
@@ -254,14 +254,36 @@ def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any
     }
 
 
+def earlier_record(path: str, what: str) -> dict[str, Any] | None:
+    """The record an earlier run wrote at `path` (`attack_results.json` with its `results` and `settings`, or
+    `all_results.json`), None where there is none; an empty, cut or other-shaped file is an `InputError` naming it,
+    raised before any attack (`check_earlier_records`) so no attack's work is lost to it."""
+    if not os.path.isfile(path):
+        return None
+    record = read_json_object(path)
+    shaped = record is not None and (
+        os.path.basename(path) != ATTACK_RESULTS_NAME
+        or all(isinstance(record.get(key), dict) for key in ("results", "settings"))
+    )
+    if not shaped:
+        raise InputError(
+            f"{path} ({what} of an earlier run) is empty, cut or not the JSON object hf_srnets writes: restore it, or "
+            "delete it to keep only this run's results there, then run the attack again"
+        )
+    return record
+
+
+def check_earlier_records(output_dir: str) -> None:
+    """Refuse a damaged `attack_results.json` or `all_results.json` in `output_dir` before attacking."""
+    earlier_record(os.path.join(output_dir, ATTACK_RESULTS_NAME), "attack results")
+    earlier_record(os.path.join(output_dir, RESULTS_NAME), "the run's results")
+
+
 def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], settings: dict[str, Any]) -> dict:
     """attack_results.json, the attack_* metrics merged into all_results.json, and the card's attack section
     (each updated per recipe: recipes attacked by earlier runs into the same dir stay)."""
     path = os.path.join(output_dir, ATTACK_RESULTS_NAME)
-    saved: dict[str, Any] = {"results": {}, "settings": {}}
-    if os.path.isfile(path):
-        with open(path) as f:
-            saved = json.load(f)
+    saved = earlier_record(path, "attack results") or {"results": {}, "settings": {}}
     saved["results"].update(summaries)
     saved["settings"].update(settings)
     write_json(path, saved, indent=2)
@@ -269,10 +291,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
     for recipe, summary in summaries.items():
         metrics.update(prefixed_metrics(recipe, summary))
     all_path = os.path.join(output_dir, RESULTS_NAME)
-    merged: dict[str, Any] = {}
-    if os.path.isfile(all_path):
-        with open(all_path) as f:
-            merged = json.load(f)
+    merged = earlier_record(all_path, "the run's results") or {}
     merged.update(metrics)
     write_json(all_path, merged, indent=4, sort_keys=True)
     card = os.path.join(output_dir, CARD_NAME)
@@ -353,6 +372,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     examples = _examples(data, dataset)
     lock = acquire_lock(run.output_dir)  # the lock of training runs: one writer per dir
     try:
+        check_earlier_records(run.output_dir)
         return _attack_all(args, task, examples, data_desc)
     finally:
         lock.release()

@@ -5,6 +5,7 @@ resources are installed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -396,3 +397,27 @@ def test_results_written_while_the_disk_fills_up_keep_the_previous_all_results(t
         attack_cli.write_results(str(tmp_path), {"toy": {"clean_accuracy": 1.0}}, {"toy": {}})
     assert json.loads(results.read_text()) == {"eval_sst2_accuracy": 0.9}
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("attack_results.json", ""),  # a disk that filled up
+        ("attack_results.json", '{"results": {"toy": {"clean_accu'),  # cut
+        ("attack_results.json", '{"results": []}'),  # not the shape hf_srnets writes
+        ("all_results.json", '{"eval_sst2_accuracy": 0.'),  # the attacked run's results, cut
+    ],
+)
+def test_a_damaged_earlier_record_is_refused_by_name_before_any_attack(
+    sst2_classifier, sst2_file, tmp_path, name, content
+):
+    """Issue 33: a cut attack_results.json or all_results.json gave a raw JSONDecodeError after every attack had run."""
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    out.mkdir()
+    (out / name).write_text(content)
+    ToyDrop.calls = 0
+    with pytest.raises(InputError, match=rf"{re.escape(str(out / name))} \(.*\) is empty, cut or not the JSON"):
+        module.main(_toy_argv(sst2_classifier, sst2_file, out))
+    assert ToyDrop.calls == 0 and not (out / "attack_toy-drop-script.jsonl").exists()  # nothing attacked
+    assert (out / name).read_text() == content  # the damaged file is left for the user to restore
