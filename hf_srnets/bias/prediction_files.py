@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..data.columns import write_predictions
-from ..run_files import BIAS_REPORT_NAME, bias_predictions_name
+from ..run_files import BIAS_REPORT_NAME, bias_predictions_name, write_json
 
 
 def save_bias_predictions(
@@ -31,8 +30,5 @@ def save_bias_predictions(
         os.replace(tmp, path)
         paths[split] = path
     recorded = {split: os.path.join(files_dir or output_dir, os.path.basename(p)) for split, p in paths.items()}
-    tmp_report = os.path.join(output_dir, f".bias_report.{os.getpid()}.tmp")
-    with open(tmp_report, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the report
-        json.dump({**report, "files": recorded}, f, indent=2)
-    os.replace(tmp_report, os.path.join(output_dir, BIAS_REPORT_NAME))
+    write_json(os.path.join(output_dir, BIAS_REPORT_NAME), {**report, "files": recorded}, indent=2)
     return paths
