@@ -524,13 +524,27 @@ def load_source(
             f"{name} is not on the Hub; pass --data_dir containing one of {list(source.local_paths)}, "
             "or the file itself."
         )
+    from datasets import __version__ as datasets_version
     from datasets import load_dataset
 
+    where = ", ".join(str(p) for p in (source.hub_path, source.hub_config, source.hub_split, source.hub_revision) if p)
     try:
-        hub = load_dataset(source.hub_path, source.hub_config, split=source.hub_split, cache_dir=cache_dir)
+        hub = load_dataset(
+            source.hub_path,
+            source.hub_config,
+            split=source.hub_split,
+            cache_dir=cache_dir,
+            **({"revision": source.hub_revision} if source.hub_revision else {}),
+        )
     except Exception as err:  # offline, gated, renamed: all mean "not reachable"
+        if "scripts are no longer supported" in str(err):
+            raise MissingInputError(
+                f"{name}: the Hub repository {source.hub_path} holds only a loading script, which datasets "
+                f"{datasets_version} does not run. Pass --data_dir with {list(source.local_paths)} or the file "
+                "itself."
+            ) from err
         raise MissingInputError(
-            f"Could not load {name} from the Hub ({source.hub_path}, {source.hub_config}, {source.hub_split}): {err}. "
+            f"Could not load {name} from the Hub ({where}): {err}. "
             f"Offline? Pass --data_dir with {list(source.local_paths)} or the files themselves."
         ) from err
     rows = hub.to_list()

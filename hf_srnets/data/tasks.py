@@ -32,7 +32,9 @@ class FileFormat:
 class SplitSource:
     """Where a split lives: on the Hub (`hub_path`, `hub_config`, `hub_split`) and/or under a data dir.
 
-    `local_paths` are tried in order, relative to `--data_dir`.
+    `local_paths` are tried in order, relative to `--data_dir`. `hub_revision` names the branch to read where the
+    repository's main branch holds only a loading script, which `datasets` >= 4 no longer runs: the Hub's own
+    Parquet export (`refs/convert/parquet`) of the official repository.
     """
 
     hub_path: str | None = None
@@ -44,6 +46,7 @@ class SplitSource:
     official_rows: int | None = None
     # How the files of `local_paths` are written (None: header line, tab-separated, no quoting).
     file_format: FileFormat | None = None
+    hub_revision: str | None = None
 
     def dataset_entry(self, name: str) -> dict[str, Any]:
         """The model-index `dataset` entry of a set called `name`: the Hub id when it is on the Hub, else `name`."""
@@ -52,6 +55,8 @@ class SplitSource:
             entry["config"] = self.hub_config
         if self.hub_split:
             entry["split"] = self.hub_split
+        if self.hub_revision:
+            entry["revision"] = self.hub_revision
         return entry
 
 
@@ -152,6 +157,8 @@ FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 SENTIMENT_LABELS = ("negative", "positive")  # GLUE SST-2 and IMDb: 0 = negative, 1 = positive
 AG_NEWS_LABELS = ("World", "Sports", "Business", "Sci/Tech")  # fancyzhx/ag_news class ids 0..3
 
+# The branch where the Hub keeps its Parquet export of a dataset repository.
+PARQUET_EXPORT = "refs/convert/parquet"
 AG_NEWS_FORMAT = FileFormat(columns=("text", "label"), quoting="csv")
 IMDB_CAD_FORMAT = FileFormat(quoting="csv", rename=(("Sentiment", "label"), ("Text", "text")))
 
@@ -166,7 +173,15 @@ TASKS: dict[str, TaskSpec] = {
         ood=(
             EvalSet(
                 "hans",
-                SplitSource("jhu-cogsci/hans", None, "validation", ("hans/heuristics_evaluation_set.tsv",), 30_000),
+                # jhu-cogsci/hans's main branch is a loading script (hans.py): read the Hub's Parquet export of it.
+                SplitSource(
+                    "jhu-cogsci/hans",
+                    None,
+                    "validation",
+                    ("hans/heuristics_evaluation_set.tsv",),
+                    30_000,
+                    hub_revision=PARQUET_EXPORT,
+                ),
                 HANS_LABELS,
                 kind="hans",
                 display_name="HANS",

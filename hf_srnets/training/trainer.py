@@ -17,7 +17,6 @@ from torch import nn
 from torch.utils.data import Sampler
 from transformers import Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
-from transformers.trainer_pt_utils import nested_gather
 from transformers.trainer_utils import EvalLoopOutput, EvalPrediction, TrainOutput, get_last_checkpoint
 from transformers.utils import logging
 
@@ -146,7 +145,7 @@ class SRNetTrainer(Trainer):
         if "loss" in logs and self._loss_metrics:  # a training log: add the loss components, averaged
             for key, values in sorted(self._loss_metrics.items()):  # same order on every process
                 local = torch.stack(values).float().mean().to(self.args.device)
-                logs[key] = nested_gather(local, self.args.parallel_mode).mean().item()  # over processes, like `loss`
+                logs[key] = self.accelerator.gather(local).mean().item()  # over processes, like `loss`
             self._loss_metrics.clear()
         srnet = self.srnet_model
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):

@@ -249,7 +249,13 @@ def test_model_index_only_for_a_full_official_split(tmp_path):
     task = get_task("mnli")
     hans = next(s for s in task.ood if s.name == "hans")
     full_hub = describe_split("ood", "hans", hans.source, None, None, 30_000, None, "--max_ood_samples")
-    assert full_hub.model_index_dataset() == {"name": "hans", "type": "jhu-cogsci/hans", "split": "validation"}
+    # `revision`: the model-index field for the branch read (HANS: the Hub's Parquet export of its script repo)
+    assert full_hub.model_index_dataset() == {
+        "name": "hans",
+        "type": "jhu-cogsci/hans",
+        "split": "validation",
+        "revision": "refs/convert/parquet",
+    }
     subset = describe_split("ood", "hans", hans.source, None, None, 3_000, 3_000, "--max_ood_samples", "evenly spaced")
     assert subset.model_index_dataset() is None and "3,000 of 30,000 rows" in subset.selection
     data_dir = tmp_path / "data"
