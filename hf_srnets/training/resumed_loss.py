@@ -55,16 +55,22 @@ def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
     return ResumedLoss(step, None if loss_sum is None else float(loss_sum), None if runtime is None else float(runtime))
 
 
-def whole_run_metrics(metrics: dict[str, Any], global_step: int, before: ResumedLoss) -> dict[str, Any]:
+def whole_run_metrics(
+    metrics: dict[str, Any], global_step: int, before: ResumedLoss, call_loss_sum: float
+) -> dict[str, Any]:
     """`metrics` of a resumed `train()` with `train_loss` and `train_runtime` over the whole run (steps
     1..`global_step`); a value the checkpoint lacks stays this call's, and `train_loss_from_step` /
-    `train_runtime_from_step` name the first step it covers."""
+    `train_runtime_from_step` name the first step it covers.
+
+    `call_loss_sum` is the sum of this call's step losses (the Trainer's `_total_loss_scalar` after `train()`):
+    from it, not from this call's `train_loss`, whose divisor changed in transformers 5.19 (every step of the run
+    before, this call's steps since)."""
     metrics = dict(metrics)
-    after = global_step - before.global_step
     if before.loss_sum is None:
         metrics["train_loss_from_step"] = before.global_step + 1
+        metrics["train_loss"] = call_loss_sum / max(global_step - before.global_step, 1)
     else:
-        metrics["train_loss"] = (before.loss_sum + metrics["train_loss"] * after) / max(global_step, 1)
+        metrics["train_loss"] = (before.loss_sum + call_loss_sum) / max(global_step, 1)
     if before.runtime is None:
         metrics["train_runtime_from_step"] = before.global_step + 1
     elif "train_runtime" in metrics:

@@ -91,6 +91,9 @@ class SRNetTrainer(Trainer):
         self.last_eval_output: EvalLoopOutput | None = None
         self.eval_outputs: dict[str, EvalLoopOutput] = {}
         super().__init__(model=model, args=args, **kwargs)
+        # compute_loss ignores `num_items_in_batch`: before transformers 5.19 (no `loss_is_scaled_for_ga`), this is
+        # what makes training_step divide the loss by the accumulation steps; it also skips counting the items
+        self.model_accepts_loss_kwargs = False
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
         if isinstance(model, SRNetModel):
@@ -269,7 +272,7 @@ class SRNetTrainer(Trainer):
         before = self._resumed_loss
         if before is None or before.global_step == 0:
             return output
-        metrics = whole_run_metrics(output.metrics, output.global_step, before)
+        metrics = whole_run_metrics(output.metrics, output.global_step, before, self._total_loss_scalar)
         for entry in reversed(self.state.log_history):  # the final log entry holds the metrics train() logged
             if "train_loss" in entry:
                 entry.update({k: metrics[k] for k in RUN_WIDE_METRICS if k in metrics})

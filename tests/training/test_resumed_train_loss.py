@@ -56,8 +56,14 @@ def test_a_checkpoint_without_the_loss_record_says_what_the_mean_covers(tmp_path
     state = json.loads(path.read_text())
     state["stateful_callbacks"].pop(STATE_KEY)  # as an older hf_srnets wrote it
     path.write_text(json.dumps(state))
-    resumed = _trainer(tmp_path, tmp_path / "resumed", False).train(resume_from_checkpoint=str(out / "checkpoint-8"))
+    resumed_trainer = _trainer(tmp_path, tmp_path / "resumed", False)
+    resumed = resumed_trainer.train(resume_from_checkpoint=str(out / "checkpoint-8"))
     assert resumed.metrics["train_loss_from_step"] == 9
+    # then train_loss is the mean of steps 9..12 alone, whichever way the transformers version divides it: the
+    # logs after the resume cover step 9 (logged at 9, one step) and steps 10..12 (logged at 12)
+    logged = {e["step"]: e["loss"] for e in resumed_trainer.state.log_history if "loss" in e and e["step"] > 8}
+    assert sorted(logged) == [9, 12]
+    assert resumed.metrics["train_loss"] == pytest.approx((logged[9] * 1 + logged[12] * 3) / 4, rel=1e-5)
     assert resumed.metrics["train_runtime_from_step"] == 9
 
 
