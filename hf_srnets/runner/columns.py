@@ -16,6 +16,7 @@ Extra training rows (`--extra_train NAME=PATH`, OOD-informed search, Win-win §4
 * with `--bias_predictions DIR/bias_train.jsonl`: joined from `DIR/bias_<NAME>.jsonl` by `source_id` (what
   `run_bias_model.py --ood_file NAME=PATH --output_dir DIR` writes), or from FILE itself if it has the rows'
   full ids (`NAME:<id>`).
+
 Every file joined records the text each value was made on (`text_digest`, `hf_srnets.data.text_digests`): a row whose
 text differs is refused, so a file made on another data file with the same ids (MNLI's `idx`) is never joined; a
 file of an older version joins by id, with a warning. A fitted p_b's cache entry is keyed by its data: its digests
