@@ -132,9 +132,14 @@ def load_cached(root: str, key: str) -> tuple[dict[str, str], dict[str, Any]] | 
 
 
 def save_cached(
-    root: str, key: str, predictions: dict[str, dict[str, list[float]]], report: dict[str, Any]
+    root: str,
+    key: str,
+    predictions: dict[str, dict[str, list[float]]],
+    report: dict[str, Any],
+    datasets: Mapping[str, Dataset] | None = None,
 ) -> dict[str, str]:
-    """Write a cache entry atomically (module doc); return split -> path of the entry's prediction files."""
+    """Write a cache entry atomically (module doc); return split -> path of the entry's prediction files.
+    `datasets` (split -> its rows) give the rows their `text_digest` (`save_bias_predictions`)."""
     os.makedirs(root, exist_ok=True)
     final = entry_dir(root, key)
     tmp = tempfile.mkdtemp(prefix=f".{key}.tmp-", dir=root)
@@ -142,7 +147,7 @@ def save_cached(
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; the entry should be as readable as any output
     try:
-        save_bias_predictions(tmp, predictions, report, files_dir=final)
+        save_bias_predictions(tmp, predictions, report, files_dir=final, datasets=datasets)
         try:
             os.replace(tmp, final)
         except OSError:

@@ -60,7 +60,7 @@ def fit_or_load_bias_predictions(
         task, full_train, splits, vectors=vectors, cache_dir=cache_root, seed=seed
     )
     report = {**report, "cache": {"key": key, **parts}}
-    files = save_cached(cache_root, key, predictions, report)
+    files = save_cached(cache_root, key, predictions, report, {"train": full_train, **splits})
     return files, report, True
 
 

@@ -228,7 +228,7 @@ def run(args: BiasModelArguments) -> dict[str, Any]:
     predictions, report = compute_bias_predictions(
         task, train, splits, vectors=args.vectors, cache_dir=cache_dir, seed=args.seed, C=args.C
     )
-    paths = save_bias_predictions(args.output_dir, predictions, report)
+    paths = save_bias_predictions(args.output_dir, predictions, report, datasets={"train": train, **splits})
     for split, path in paths.items():
         logger.info("Wrote p_b for %s (%d examples) to %s", split, len(predictions[split]), path)
     for split, rep in report["splits"].items():

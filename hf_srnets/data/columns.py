@@ -1,10 +1,12 @@
 """Per-example columns keyed by example id: probabilities (bias model p_b, teacher p_t) and the sample difficulty
 d_i of RMC (Du et al. 2023, Eq. 1).
 
-Probability files, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K]}` with the
-probabilities in the task's label order. Difficulty files: `{"id": "<example id>", "difficulty": d_i, ...}` with
-d_i in (0, 1] (other fields, e.g. the variance and the losses it came from, are kept for the reader but not
-joined). Rows are joined to the dataset by `id`, never by position. Which columns a loss may read, with their flags,
+Probability files, one JSON object per line: `{"id": "<example id>", "probs": [p_1, ..., p_K], "text_digest":
+"<16 hex digits>"}` with the probabilities in the task's label order. Difficulty files: `{"id": "<example id>",
+"difficulty": d_i, "text_digest": ..., ...}` with d_i in (0, 1] (other fields, e.g. the variance and the losses it
+came from, are kept for the reader but not joined). `text_digest` records the example's text the value was made on
+(`hf_srnets.data.text_digests`; files written before it lack it). Rows are joined to the dataset by `id`, never by
+position, and a join refuses rows whose text differs from the digest. Which columns a loss may read, with their flags,
 is the registry of `hf_srnets.data.example_columns`.
 """
 
@@ -13,13 +15,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from datasets import Dataset
 
 from ..errors import InputError, MissingInputError
 from .loading import not_utf8_error
+from .text_digests import DEFAULT_FIX, DIGEST_KEY, check_texts
 
 BIAS_COLUMN = "bias_probs"
 TEACHER_COLUMN = "teacher_probs"
@@ -112,11 +115,15 @@ def add_probability_column(
     *,
     source: str,
     allow_extra: bool = False,
+    digests: Mapping[str, str] | None = None,
+    fix: str = DEFAULT_FIX,
 ) -> Dataset:
     """Attach `predictions` (id -> probabilities, or id -> one value) to `dataset` as `column`, joined on `id`.
 
     Missing ids are always an error. Predictions for ids not in the dataset are an error unless
-    `allow_extra` (e.g. a file covering the full training set used with a subset of it).
+    `allow_extra` (e.g. a file covering the full training set used with a subset of it). `digests` (the file's
+    `read_text_digests`): each row's text must have the file's digest of its id, else an error ending in `fix`
+    (`text_digests.check_texts`; {} joins an older file by id, with a warning; None does not check).
     """
     if "id" not in dataset.column_names:
         raise InputError("The dataset has no 'id' column to join predictions on")
@@ -134,6 +141,8 @@ def add_probability_column(
             f"{source}: {len(predictions) - len(id_set)} predictions have ids not in the dataset, first extra id "
             f"{extra!r}. Were they made for another split?"
         )
+    if digests is not None:
+        check_texts(dataset, [(source, str(i)) for i in ids], {source: digests}, fix=fix)
     values = [predictions[i] for i in ids]
     if column in dataset.column_names:
         dataset = dataset.remove_columns(column)
@@ -141,18 +150,29 @@ def add_probability_column(
 
 
 def write_predictions(
-    path: str | os.PathLike, ids: Iterable[str], probs: np.ndarray | Sequence[Sequence[float]]
+    path: str | os.PathLike,
+    ids: Iterable[str],
+    probs: np.ndarray | Sequence[Sequence[float]],
+    digests: Sequence[str] | None = None,
 ) -> None:
-    """Write `{"id", "probs"}` JSON lines, the format `read_predictions` reads."""
+    """Write `{"id", "probs", "text_digest"}` JSON lines, the format `read_predictions` reads; `digests` are the
+    examples' `text_digests.dataset_digests`, in the order of `ids` (the package's writers always give them;
+    without them the rows lack `text_digest` and join by id only)."""
+    ids, probs = list(ids), list(probs)
+    if digests is not None and len(digests) != len(ids):
+        raise ValueError(f"{len(digests)} text digests for {len(ids)} predictions")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for ex_id, row in zip(ids, probs):
-            f.write(json.dumps({"id": str(ex_id), "probs": [float(p) for p in row]}) + "\n")
+        for k, (ex_id, row) in enumerate(zip(ids, probs, strict=True)):
+            record = {"id": str(ex_id), "probs": [float(p) for p in row]}
+            if digests is not None:
+                record[DIGEST_KEY] = digests[k]
+            f.write(json.dumps(record) + "\n")
 
 
 def write_difficulty(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     """Write difficulty JSON lines, the format `read_difficulty` reads: each row a dict with `id` and
-    `difficulty` (and any other JSON fields, e.g. `variance`, `losses`, `hard`)."""
+    `difficulty` (and any other JSON fields, e.g. `text_digest`, `variance`, `losses`, `hard`)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         for row in rows:

@@ -4,10 +4,11 @@ by example id from a file that a `run_glue_sparse.py` flag names.
 An `ExampleColumn` says everything the rest of the package needs of a column: its name (the dataset column and the
 `requires` entry), its flag and the flag's help, whether it holds one value per label (a row of probabilities,
 reordered with the labels when a checkpoint's label order differs, `label_alignment.remap_dataset`) or one value per
-example, its reader (path, number of labels -> {example id: value}) and how to make its file (the refusal of a run
-whose loss needs the column without the file says it). The collator stacks every registered column as float32, the
-trainer keeps them, the run joins each column its loss requires by id (`runner/columns.py`) and never deletes its
-file (`runner.files_read`).
+example, its reader (path, number of labels -> {example id: value}), the reader of the texts' digests its file
+records (`hf_srnets.data.text_digests`: a join refuses values made on other data) and how to make its file (the
+refusal of a run whose loss needs the column without the file says it). The collator stacks every registered
+column as float32, the trainer keeps them, the run joins each column its loss requires by id (`runner/columns.py`)
+and never deletes its file (`runner.files_read`).
 
 The three columns of the package are registered here: `bias_probs` (p_b, `--bias_predictions`; without the file the
 run fits the task's bias model), `teacher_probs` (p_t, `--teacher_predictions`) and `difficulty` (RMC's d_i,
@@ -24,8 +25,10 @@ from typing import Any
 
 from ..registry import register
 from .columns import BIAS_COLUMN, DIFFICULTY_COLUMN, TEACHER_COLUMN, read_difficulty, read_predictions
+from .text_digests import read_text_digests
 
 ColumnReader = Callable[[str | os.PathLike, int], dict[str, Any]]
+DigestReader = Callable[[str | os.PathLike], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,10 @@ class ExampleColumn:
     `per_label` (True: one value per label, a row reordered with the label order, like probabilities; False: one
     value per example), `read` (path, number of labels -> {example id: value}; errors name the file), `hint` (how to
     make the file, ending the refusal "--loss X needs --flag FILE: <hint>."), `what` (optional words on the value,
-    in parentheses after "FILE") and `fitted_without_file` (the run makes the column itself when the flag is not
-    given: p_b, from the task's bias model)."""
+    in parentheses after "FILE"), `fitted_without_file` (the run makes the column itself when the flag is not
+    given: p_b, from the task's bias model) and `read_digests` (path -> {example id: text digest}, `{}` for a file
+    that records none: the run checks each joined row's text against it; None: the file's format has no digests,
+    the join is by id alone)."""
 
     name: str
     flag: str
@@ -46,6 +51,7 @@ class ExampleColumn:
     hint: str
     what: str = ""
     fitted_without_file: bool = False
+    read_digests: DigestReader | None = None
 
     def missing_file_message(self, loss: str) -> str:
         """The refusal of `--loss loss` without this column's file, naming the flag and how to make the file."""
@@ -80,6 +86,7 @@ BIAS = register_example_column(
         read=read_predictions,
         hint="write one with run_bias_model.py",
         fitted_without_file=True,
+        read_digests=read_text_digests,
     )
 )
 TEACHER = register_example_column(
@@ -90,6 +97,7 @@ TEACHER = register_example_column(
         per_label=True,
         read=read_predictions,
         hint="write one with --write_train_predictions from a CE fine-tuned model",
+        read_digests=read_text_digests,
     )
 )
 DIFFICULTY = register_example_column(
@@ -102,5 +110,6 @@ DIFFICULTY = register_example_column(
         read=_read_difficulty,
         hint="write one with run_sample_difficulty.py",
         what="RMC's d_i per training example, Eq. 1",
+        read_digests=read_text_digests,
     )
 )

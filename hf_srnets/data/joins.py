@@ -5,18 +5,20 @@ A training set may hold the rows of extra training sets (`--extra_train NAME=PAT
 `NAME#k:` that `hf_srnets.data.splits.add_extra_training_data` gives it). `row_sources` tells each row's set and
 own id, `extra_sets` rebuilds each extra set once, and `join_probabilities` adds a column whose values come from the
 task's own predictions by id and from each extra set's predictions by its own id: a missing row is an error naming
-the file, never a silent misalignment (`hf_srnets.data.columns.add_probability_column` joins one file to a set
-without extra rows).
+the file, never a silent misalignment, and so is a row whose text differs from the `text_digest` the file records
+for it (`hf_srnets.data.text_digests`): each row is checked against the file it was joined from
+(`hf_srnets.data.columns.add_probability_column` joins one file to a set without extra rows).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from datasets import Dataset
 
 from ..errors import InputError
+from .text_digests import DEFAULT_FIX, check_texts
 
 TRAIN_SOURCE = "train"
 EXTRA_NAME = re.compile(r"^(?P<name>[\w.-]+)=")
@@ -76,20 +78,28 @@ def join_probabilities(
     extra: dict[str, tuple[dict[str, list[float]], str]],
     *,
     allow_extra: bool,
+    digests: Mapping[str, Mapping[str, str]] | None = None,
+    fix: str = DEFAULT_FIX,
 ) -> Dataset:
     """Add `column` to `train`: the task's own rows from `own` by id, extra set NAME's rows from
     `extra[NAME] = (predictions, source)` by source id. Missing rows are an error naming the file and the fix;
-    so are predictions for rows not in the training set, unless `allow_extra`."""
+    so are predictions for rows not in the training set, unless `allow_extra`. `digests` (source -> that file's
+    `read_text_digests`): each row's text must have the digest its file records under the id it was joined by,
+    else an error ending in `fix` (`text_digests.check_texts`: a file not in `digests` is not checked, one
+    with {} is joined by id with a warning)."""
     ids = [str(i) for i in train.select_columns(["id"]).to_dict()["id"]]
     values: list[list[float]] = []
+    lookups: list[tuple[str, str]] = []
     missing: dict[str, list[str]] = {}
     for row_id, name, source_id in zip(ids, sources, source_ids, strict=True):
         if name == TRAIN_SOURCE:
-            probs = own.get(row_id)
+            probs, lookup = own.get(row_id), (own_source, row_id)
         elif row_id in own:  # a file that has the extra rows under their full (prefixed) ids
-            probs = own[row_id]
+            probs, lookup = own[row_id], (own_source, row_id)
         else:
             probs = extra[name][0].get(source_id) if name in extra else None
+            lookup = (extra[name][1] if name in extra else own_source, source_id)
+        lookups.append(lookup)
         if probs is None:
             missing.setdefault(name, []).append(source_id if name != TRAIN_SOURCE else row_id)
         values.append(probs)
@@ -108,6 +118,8 @@ def join_probabilities(
                 f"{own_source}: {len(unused)} predictions have ids not in the training set, first extra id "
                 f"{unused[0]!r}. Were they made for another split?"
             )
+    if digests is not None:
+        check_texts(train, lookups, digests, fix=fix)
     if column in train.column_names:
         train = train.remove_columns(column)
     return train.add_column(column, values)

@@ -14,7 +14,9 @@ Which examples are hard, by example id (`hard_flags`), from the first of:
 3. the task's published split under `--data_dir` (`TaskSpec.hard_subset`; MNLI: Gururangan et al. 2018), for the
    task's own dev set (not a `--validation_file`);
 4. none: no easy/hard metrics.
-Every evaluated dev id needs a flag; a file may hold more ids (the run evaluates a subset of the dev set).
+Every evaluated dev id needs a flag; a file may hold more ids (the run evaluates a subset of the dev set). A JSON-lines
+file whose rows record their texts (`text_digest`, as `run_sample_difficulty.py` writes them) must be of this dev set:
+a flag made for another file with the same ids is refused (`hf_srnets.data.text_digests`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tasks import TaskSpec
+from ..data.text_digests import check_texts, read_text_digests
 from ..errors import InputError, MissingInputError
 from ..metrics import accuracy, softmax
 from ..run_files import DIFFICULTY_VALIDATION_NAME
@@ -103,15 +106,30 @@ def read_hard_flags(path: str | os.PathLike) -> dict[str, dict[str, int]]:
     path = str(path)
     if not os.path.isfile(path):
         raise MissingInputError(f"easy/hard split file not found: {path} (--hard_subset)")
-    with open(path, encoding="utf-8") as f:
-        first = f.read(1)
-    if path.endswith((".jsonl", ".json")) or first == "{":
+    if _is_json_lines(path):
         tables = _read_json_lines(path)
     else:
         tables = _read_table(path, "\t" if path.endswith(".tsv") else ",")
     if not any(tables.values()):
         raise InputError(f"{path} holds no hard flags")
     return tables
+
+
+def _is_json_lines(path: str) -> bool:
+    with open(path, encoding="utf-8") as f:
+        first = f.read(1)
+    return path.endswith((".jsonl", ".json")) or first == "{"
+
+
+def check_flagged_texts(dataset: Any, ids: Sequence[str], path: str) -> None:
+    """Refuse `--hard_subset` flags made for other texts under `dataset`'s ids: a JSON-lines file that records
+    `text_digest`s is checked row by row (`text_digests.check_texts`); other files (the published CSV) are not."""
+    if not _is_json_lines(path):
+        return
+    digests = read_text_digests(path)
+    if digests:
+        fix = f"give --hard_subset the {DIFFICULTY_VALIDATION_NAME} run_sample_difficulty.py wrote for this dev set"
+        check_texts(dataset, [(path, i) for i in ids], {path: digests}, fix=fix)
 
 
 def flags_for_ids(
@@ -142,6 +160,7 @@ def hard_flags(
     ids = [str(i) for i in dataset["id"]]
     if hard_subset:
         flags = flags_for_ids(read_hard_flags(hard_subset), ids, hard_subset)
+        check_flagged_texts(dataset, ids, hard_subset)
         return flags, f"`{os.path.basename(hard_subset)}` (--hard_subset)"
     if HARD_COLUMN in dataset.column_names:
         values = dataset[HARD_COLUMN]

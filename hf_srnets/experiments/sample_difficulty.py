@@ -24,6 +24,7 @@ import numpy as np
 from ..cli import parse_args, validate_args
 from ..cli.parser import cli_field_names
 from ..data.columns import write_difficulty
+from ..data.text_digests import DIGEST_KEY, dataset_digests
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
 from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
@@ -271,13 +272,17 @@ def difficulty_rows(ids: list[str], losses: np.ndarray, alpha: float) -> tuple[l
 def write_outputs(
     output_dir: str, data: RunData, train_losses: np.ndarray, dev_losses: np.ndarray, settings: dict[str, Any]
 ) -> dict[str, Any]:
-    """Write difficulty.jsonl (train) and difficulty_validation.jsonl (dev, with `hard`); return the split facts."""
+    """Write difficulty.jsonl (train) and difficulty_validation.jsonl (dev, with `hard`), each row with the
+    `text_digest` of its example; return the split facts."""
     alpha = settings["alpha"]
     train_rows, train_v = difficulty_rows(list(data.train["id"]), train_losses, alpha)
     dev_rows, dev_v = difficulty_rows(list(data.validation["id"]), dev_losses, alpha)
     hard = hard_split(dev_v, settings["hard_fraction"])
     for row, flag in zip(dev_rows, hard):
         row["hard"] = bool(flag)
+    for rows, dataset in ((train_rows, data.train), (dev_rows, data.validation)):
+        for row, digest in zip(rows, dataset_digests(dataset), strict=True):
+            row[DIGEST_KEY] = digest
     write_difficulty(os.path.join(output_dir, DIFFICULTY_FILE), train_rows)
     write_difficulty(os.path.join(output_dir, VALIDATION_FILE), dev_rows)
     facts: dict[str, Any] = {

@@ -16,6 +16,11 @@ Extra training rows (`--extra_train NAME=PATH`, OOD-informed search, Win-win §4
 * with `--bias_predictions DIR/bias_train.jsonl`: joined from `DIR/bias_<NAME>.jsonl` by `source_id` (what
   `run_bias_model.py --ood_file NAME=PATH --output_dir DIR` writes), or from FILE itself if it has the rows'
   full ids (`NAME:<id>`).
+
+Every file joined records the text each value was made on (`text_digest`, `hf_srnets.data.text_digests`): a row whose
+text differs is refused, so a file made on another data file with the same ids (MNLI's `idx`) is never joined; a
+file of an older version joins by id, with a warning. A fitted p_b's cache entry is keyed by its data: its digests
+are checked when it has them, and an older entry is not warned about.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from ..bias.fit_or_load import fit_or_load_bias_predictions, fitted_bias_descrip
 from ..bias.pipeline import choose_bias_model
 from ..cli.arguments import DataArguments
 from ..data.columns import BIAS_COLUMN, add_probability_column, read_predictions
-from ..data.example_columns import EXAMPLE_COLUMNS
+from ..data.example_columns import BIAS, EXAMPLE_COLUMNS, ExampleColumn
 from ..data.joins import TRAIN_SOURCE, extra_names, extra_sets, join_probabilities, row_sources
 from ..data.tasks import TaskSpec
+from ..data.text_digests import read_text_digests
 from ..errors import InputError
 from ..losses import LOSSES
 from ..run_files import BIAS_MODEL_DIR, bias_predictions_name
@@ -41,6 +47,11 @@ from ..training.arguments import SRNetTrainingArguments
 logger = logging.getLogger(__name__)
 
 EXTRA_SPLIT_PREFIX = "extra_"  # fitted p_b of extra set NAME is the split `extra_NAME` of the cache entry
+
+
+def _fix(column: ExampleColumn) -> str:
+    """How to mend a file made on other data, ending the refusal of `text_digests.check_texts`."""
+    return f"{column.hint} from this run's training data"
 
 
 def _user_extra_predictions(
@@ -79,7 +90,10 @@ def _attach_given_bias(
         if extra
         else ""
     )
-    train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset)
+    digests = {source: read_text_digests(source) for source in [path, *(p for _, p in extra.values())]}
+    train = join_probabilities(
+        train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset, digests=digests, fix=_fix(BIAS)
+    )
     return train, bias_desc
 
 
@@ -117,7 +131,11 @@ def _attach_fitted_bias(
     own = read_predictions(files["train"], task.num_labels)
     extra_files = {n: files[f"{EXTRA_SPLIT_PREFIX}{n}"] for n in extras}
     extra = {n: (read_predictions(f, task.num_labels), f) for n, f in extra_files.items()}
-    train = join_probabilities(train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True)
+    recorded = {f: read_text_digests(f) for f in [files["train"], *extra_files.values()]}
+    digests = {f: d for f, d in recorded.items() if d}  # an entry of an older version: keyed by the data anyway
+    train = join_probabilities(
+        train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True, digests=digests
+    )
     return train, fitted_bias_description(bias_model, report, len(full_train), fitted, list(extras))
 
 
@@ -158,5 +176,9 @@ def attach_probabilities(
         if name not in files:
             raise InputError(column.missing_file_message(args.loss))
         path = files[name]
-        train = add_probability_column(train, column.read(path, task.num_labels), name, source=path, allow_extra=subset)
+        values = column.read(path, task.num_labels)
+        digests = column.read_digests(path) if column.read_digests is not None else None
+        train = add_probability_column(
+            train, values, name, source=path, allow_extra=subset, digests=digests, fix=_fix(column)
+        )
     return train, bias_desc

@@ -9,6 +9,7 @@ from typing import Any
 from ..cli.options import RunArguments
 from ..data import EXAMPLE_COLUMNS, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
+from ..data.text_digests import dataset_digests
 from ..errors import InputError
 from ..metrics.classification import softmax
 from ..publish.card import render_model_card
@@ -174,13 +175,14 @@ def check_train_predictions_path(run: RunArguments, reads: list[str | None]) -> 
 
 
 def write_train_predictions(run: RunArguments, trainer: Any, data: RunData) -> None:
-    """`--write_train_predictions`: the model's softmax on the train set, in the task's order (p_t for confreg)."""
+    """`--write_train_predictions`: the model's softmax on the train set, in the task's order (p_t for confreg), each
+    row with the `text_digest` of its example (a run joining the file onto other data refuses it)."""
     path = run.data.write_train_predictions
     train_tok = data.train_tok
     output = trainer.predict(train_tok.remove_columns([c for c in EXAMPLE_COLUMNS if c in train_tok.column_names]))
     if run.training.should_save:
         probs = to_task_order(softmax(output.predictions), label_permutation(data.task_order, data.task.label_names))
-        write_predictions(path, data.train["id"], probs)
+        write_predictions(path, data.train["id"], probs, dataset_digests(data.train))
         logger.info(f"Wrote train-set predictions to {path}")
 
 

@@ -215,3 +215,33 @@ def test_saved_predictions_and_cache_entries_are_readable_like_other_outputs(tmp
         os.umask(umask)
     assert os.stat(tmp_path / "out" / "bias_report.json").st_mode & 0o777 == 0o644
     assert os.stat(os.path.dirname(entry["train"])).st_mode & 0o777 == 0o755
+
+
+def test_extra_rows_refuse_p_b_made_on_another_file_with_their_ids(data_dir, tmp_path):
+    """`--extra_train mm=<dev-mismatched rows>` with `bias_mm.jsonl` that run_bias_model.py wrote for dev-matched rows
+    under the same ids (MNLI's idx 0..99) is refused, naming that file; made on the extra rows themselves, it joins."""
+    from hf_srnets.commands import bias_model as bias_model_cli
+
+    train_tsv = head(data_dir / "mnli" / "dev_matched.tsv", tmp_path / "train.tsv", 300, skip=300)  # ids 300..599
+    wrong = head(data_dir / "mnli" / "dev_matched.tsv", tmp_path / "matched.tsv", 100)  # ids 0..99
+    right = head(data_dir / "mnli" / "dev_mismatched.tsv", tmp_path / "mismatched.tsv", 100)  # ids 0..99 too
+    full, extra_rows = mnli(train_tsv), mnli(right)
+    pairs = [list(zip(d["sentence1"], d["sentence2"])) for d in (mnli(wrong), extra_rows)]
+    differ = sum(a != b for a, b in zip(*pairs))  # rows whose texts differ under the same id
+    data_args = DataArguments(task="mnli", train_file=train_tsv, extra_train=[f"mm={right}"])
+    train = add_extra_training_data(full, MNLI, data_args.extra_train, split_files(data_args), [])
+    for ood, out in ((wrong, "wrong_bias"), (right, "right_bias")):
+        argv = ["--task", "mnli", "--train_file", train_tsv, "--ood_file", f"mm={ood}", "--output_dir"]
+        bias_model_cli.main([*argv, str(tmp_path / out)])
+    data_args.bias_predictions = str(tmp_path / "wrong_bias" / "bias_train.jsonl")
+    with pytest.raises(
+        ValueError,
+        match=rf"wrong_bias/bias_mm\.jsonl: {differ} of the 100 rows joined by id were made on other texts than this "
+        r"run's data \(text_digest differs\), first id '0' .*run_bias_model\.py",
+    ):
+        attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
+    data_args.bias_predictions = str(tmp_path / "right_bias" / "bias_train.jsonl")
+    joined, desc = attach_probabilities(train, full, MNLI, data_args, run_args(tmp_path / "run"), {})
+    p_mm = read_predictions(tmp_path / "right_bias" / "bias_mm.jsonl", 3)
+    np.testing.assert_allclose(probs(joined)[300:], [p_mm[i] for i in extra_rows["id"]])
+    assert "bias_mm.jsonl" in desc

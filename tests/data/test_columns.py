@@ -1,11 +1,14 @@
 """Bias/teacher probability columns: joined by id, validated with errors that name the file and the id."""
 
 import json
+import logging
 
 import pytest
 from datasets import Dataset
 
-from hf_srnets.data import BIAS_COLUMN, add_probability_column, read_predictions, write_predictions
+from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, load_file, read_predictions, write_predictions
+from hf_srnets.data.text_digests import dataset_digests, read_text_digests
+from hf_srnets.errors import InputError
 
 
 @pytest.fixture
@@ -74,3 +77,48 @@ def test_missing_file_and_empty_file(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(ValueError, match="no predictions"):
         read_predictions(tmp_path / "empty.jsonl", 3)
+
+
+def _mnli_rows(data_dir, name: str, n: int):
+    task = get_task("mnli")
+    path = str(data_dir / "mnli" / name)
+    return load_file(path, task.label_names, aliases=task.label_aliases).select(range(n))
+
+
+def test_a_file_made_on_another_file_with_the_same_ids_is_refused(data_dir, tmp_path):
+    matched, mismatched = _mnli_rows(data_dir, "dev_matched.tsv", 4), _mnli_rows(data_dir, "dev_mismatched.tsv", 4)
+    assert matched["id"] == mismatched["id"] == ["0", "1", "2", "3"]  # MNLI's idx: 0..N in every file
+    path = tmp_path / "bias_train.jsonl"
+    write_predictions(path, matched["id"], [[0.2, 0.3, 0.5]] * 4, dataset_digests(matched))
+    digests = read_text_digests(path)
+    assert add_probability_column(matched, read_predictions(path, 3), BIAS_COLUMN, source=str(path), digests=digests)
+    with pytest.raises(
+        InputError,
+        match=r"bias_train\.jsonl: 4 of the 4 rows joined by id were made on other texts than this run's data "
+        r"\(text_digest differs\), first id '0' \(here 'Your contribution helped make it possible.*rerun it here",
+    ):
+        add_probability_column(
+            mismatched, read_predictions(path, 3), BIAS_COLUMN, source=str(path), digests=digests, fix="rerun it here"
+        )
+
+
+def test_an_old_file_without_digests_joins_by_id_and_says_so_once(data_dir, tmp_path, caplog):
+    rows = _mnli_rows(data_dir, "dev_mismatched.tsv", 3)
+    path = _write(
+        tmp_path / "old_bias_train.jsonl",
+        [  # the format before text digests, rows as run_bias_model.py wrote them
+            {"id": "0", "probs": [0.18327406638882032, 0.43769252632559363, 0.37903340728558593]},
+            {"id": "1", "probs": [0.16170588642380118, 0.49305716446144704, 0.3452369491147518]},
+            {"id": "2", "probs": [0.33655292933117, 0.3141218592029743, 0.3493252106458557]},
+        ],
+    )
+    with caplog.at_level(logging.WARNING):
+        joined = add_probability_column(
+            rows, read_predictions(path, 3), BIAS_COLUMN, source=path, digests=read_text_digests(path)
+        )
+    assert joined[BIAS_COLUMN][1] == [0.16170588642380118, 0.49305716446144704, 0.3452369491147518]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert (
+        warnings[0].startswith(f"{path} does not record the data it was made on") and "joined by id only" in warnings[0]
+    )

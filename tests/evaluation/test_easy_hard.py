@@ -1,6 +1,7 @@
 """Easy/hard subsets of the ID dev set (Du et al. 2023, §4, appendix F, Table 6): scores by hand, where the hard
 flags come from (the four sources, in the published file formats), errors and the card."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -132,3 +133,23 @@ def test_table_and_card():
     assert "### Easy and hard examples" in card and "by the dev set's own `hard` column" in card
     assert "| easy | 5,488 | 90.90 | 95.00 |" in card and "du2023robustness" in card
     assert easy_hard_table({"eval_mnli_accuracy": 0.8}, "mnli") == ""
+
+
+def test_a_difficulty_file_of_another_dev_set_is_refused(data_dir, tmp_path):
+    """difficulty_validation.jsonl rows record their texts' digest (run_sample_difficulty.py): flags made for
+    dev-matched are not joined onto dev-mismatched, whose idx are the same 0..N."""
+    matched = load_file(str(data_dir / "mnli" / "dev_matched.tsv"), MNLI.label_names, aliases=MNLI.label_aliases)
+    mismatched = load_file(str(data_dir / "mnli" / "dev_mismatched.tsv"), MNLI.label_names, aliases=MNLI.label_aliases)
+    matched, mismatched = matched.select(range(4)), mismatched.select(range(4))
+    path = tmp_path / "difficulty_validation.jsonl"
+    rows = []
+    for k, (first, second) in enumerate(zip(matched["sentence1"], matched["sentence2"])):
+        digest = hashlib.sha256(f"{first}\x1f{second}".encode()).hexdigest()[:16]
+        rows.append({"id": str(k), "difficulty": 0.5, "text_digest": digest, "hard": k % 2 == 0})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flags, _ = hard_flags(matched, MNLI, str(path), None)
+    assert flags == [1, 0, 1, 0]
+    with pytest.raises(
+        ValueError, match=r"difficulty_validation\.jsonl: 4 of the 4 rows joined by id were made on other texts"
+    ):
+        hard_flags(mismatched, MNLI, str(path), None)

@@ -1,6 +1,9 @@
 """End to end: run_glue_sparse.py on the pip MiniLM with a few hundred real MNLI/HANS examples."""
 
+import csv
+import hashlib
 import json
+import logging
 import os
 import re
 import sys
@@ -12,6 +15,7 @@ from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import load_splits
 from hf_srnets.masking import SRNetModel
@@ -435,3 +439,68 @@ def test_ood_files_named_hans_are_scored_like_hans(data_dir):
     assert (mm_set.name, mm_set.kind, mm_set.label_names) == ("mm", "same", task.label_names)
     assert len(hans_data) == 30000 and set(hans_data["label"]) == {0, 1}
     assert len(mm_data) == 9832 and set(mm_data["label"]) == {0, 1, 2}
+
+
+def _raw_pairs(path, n: int) -> dict[str, str]:
+    """idx -> premise + 0x1F + hypothesis of the first `n` rows of a published MNLI TSV, read with the csv module."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = [r for _, r in zip(range(n), csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))]
+    return {r["idx"]: r["premise"] + "\x1f" + r["hypothesis"] for r in rows}
+
+
+def _digests_by_hand(path, n: int) -> dict[str, str]:
+    """idx -> the first 16 hex digits of the SHA-256 of the row's texts (`_raw_pairs`)."""
+    return {i: hashlib.sha256(t.encode("utf-8")).hexdigest()[:16] for i, t in _raw_pairs(path, n).items()}
+
+
+@pytest.mark.slow
+def test_bias_predictions_made_on_another_mnli_file_are_refused(minilm, data_dir, tmp_path):
+    """Issue 33: p_b that run_bias_model.py fitted on dev-matched (idx 0..9814) is not joined by row number onto a
+    run trained on dev-mismatched (idx 0..9831)."""
+    matched = data_dir / "mnli" / "dev_matched.tsv"
+    bias_out = tmp_path / "bias_matched"
+    bias_model_cli.main(
+        ["--task", "mnli", "--train_file", str(matched), "--data_dir", str(data_dir), "--output_dir", str(bias_out)]
+    )  # fmt: skip
+    bias = bias_out / "bias_train.jsonl"
+    written = {r["id"]: r["text_digest"] for r in map(json.loads, bias.read_text().splitlines())}
+    by_hand = _digests_by_hand(matched, 10_000)
+    assert len(written) == len(by_hand) == 9815 and written == by_hand
+    other = _raw_pairs(data_dir / "mnli" / "dev_mismatched.tsv", 192)
+    differ = sum(_raw_pairs(matched, 192)[i] != text for i, text in other.items())  # same idx, other texts
+    with pytest.raises(
+        ValueError,
+        match=rf"{re.escape(str(bias))}: {differ} of the 192 rows joined by id were made on other texts than this "
+        r"run's data \(text_digest differs\), first id '0' \(here 'Your contribution helped.*write one with "
+        r"run_bias_model\.py from this run's training data",
+    ):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "poe", "--do_train", "--loss", "poe",
+                                     "--bias_predictions", str(bias)))  # fmt: skip
+    assert not (tmp_path / "poe" / "all_results.json").exists()
+
+
+@pytest.mark.slow
+def test_teacher_predictions_of_another_mnli_file_are_refused(minilm, data_dir, tmp_path, caplog):
+    """p_t written by --write_train_predictions in a run on dev-matched is refused by a run on dev-mismatched; an old
+    p_b file without digests (made for dev-mismatched) still joins, with a warning."""
+    matched = data_dir / "mnli" / "dev_matched.tsv"
+    teacher = tmp_path / "teacher.jsonl"
+    run_glue_sparse.main(
+        _common(minilm, data_dir, tmp_path / "teacher_run", "--train_file", str(matched), "--max_steps", "1",
+                "--do_train", "--write_train_predictions", str(teacher))
+    )  # fmt: skip
+    written = {r["id"]: r["text_digest"] for r in map(json.loads, teacher.read_text().splitlines())}
+    assert written == _digests_by_hand(matched, 192)
+    bias = _bias_file(data_dir, tmp_path / "old_bias.jsonl")  # the format before digests
+    with (
+        caplog.at_level(logging.WARNING),
+        pytest.raises(
+            ValueError,
+            match=rf"{re.escape(str(teacher))}: \d+ of the 192 rows joined by id were made on other texts.*write one "
+            r"with --write_train_predictions from a CE fine-tuned model from this run's training data",
+        ),
+    ):
+        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "confreg", "--do_train", "--loss", "confreg",
+                                     "--bias_predictions", bias, "--teacher_predictions", str(teacher)))  # fmt: skip
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and bias in r.getMessage()]
+    assert len(warned) == 1 and "does not record the data it was made on" in warned[0]
