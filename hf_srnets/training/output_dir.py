@@ -55,7 +55,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..errors import InputError, os_error_message
+from ..errors import InputError, naming_path, os_error_message
 from ..run_files import CHECKPOINT_FILES, LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME
 
 try:
@@ -477,8 +477,9 @@ def acquire_lock(output_dir: str) -> OutputDirLock:
     try:
         os.makedirs(output_dir, exist_ok=True)
         info = _lock_info()
-        lock = _flock(output_dir, info) if fcntl is not None else None
-        return lock if lock is not None else _exclusive_file(output_dir, info)
+        with naming_path(os.path.join(output_dir, LOCK_NAME)):  # a full disk met while writing it names the lock
+            lock = _flock(output_dir, info) if fcntl is not None else None
+            return lock if lock is not None else _exclusive_file(output_dir, info)
     except OSError as err:
         message = os_error_message(err)
         if message is None:

@@ -32,6 +32,7 @@ from ..errors import naming_path
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..objectives import LossObjective, Objective, build_objective
+from ..run_files import TRAINER_STATE_NAME
 from .arguments import SRNetTrainingArguments
 from .length_sorted_eval import (
     LengthSortedSampler,
@@ -314,6 +315,11 @@ class SRNetTrainer(Trainer):
                 super()._save_checkpoint(model, trial)
         finally:
             self._saving_checkpoint = False
+
+    def save_state(self) -> None:
+        """`Trainer.save_state` (trainer_state.json); a full disk is raised naming the file (`errors.naming_path`)."""
+        with naming_path(os.path.join(self.args.output_dir, TRAINER_STATE_NAME)):
+            super().save_state()
 
     def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
         """`Trainer.save_model`; an OS error that names no file (a full disk met by torch.save or safetensors) is

@@ -59,12 +59,14 @@ def _full_disk(*_args, **_kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as a write() on a full disk: no file name
 
 
-@pytest.mark.parametrize("where", ["torch.save", "safetensors", "card"])
+@pytest.mark.parametrize("where", ["torch.save", "safetensors", "trainer_state", "eval_predictions", "card"])
 def test_a_full_disk_while_saving_is_one_error_line_naming_the_path(
     where, sst2_classifier, data_dir, tmp_path, monkeypatch, capsys
 ):
     """Issue 33 leftover: ENOSPC from torch.save (training_args.bin), from safetensors (the masks) or from writing
-    the card ended in a traceback, or in a line naming no path; now one `error:` line names the file or folder."""
+    trainer_state.json, the per-example predictions or the card ended in a traceback, or in a line naming no path;
+    now one `error:` line names the file or folder."""
+    import hf_srnets.evaluation.eval_predictions as eval_predictions
     import hf_srnets.pruning.mask_files as mask_files
     import hf_srnets.runner.outputs as outputs
     import hf_srnets.training.trainer as trainer
@@ -77,6 +79,12 @@ def test_a_full_disk_while_saving_is_one_error_line_naming_the_path(
     elif where == "safetensors":
         monkeypatch.setattr(mask_files, "save_file", _full_disk)
         path = out / "srnet_masks.safetensors"
+    elif where == "trainer_state":
+        monkeypatch.setattr(trainer.Trainer, "save_state", _full_disk)
+        path = out / "trainer_state.json"
+    elif where == "eval_predictions":
+        monkeypatch.setattr(eval_predictions, "prediction_rows", _full_disk)
+        path = out / "eval_predictions" / "sst2.jsonl"
     else:
         monkeypatch.setattr(outputs, "render_model_card", _full_disk)
         path = out / CARD_NAME
