@@ -1,6 +1,7 @@
 """`InputError`: bad input a user can fix, which scripts report as one line instead of a traceback; `run_script`,
 the scripts' entry point that does so, for an `InputError` and for an OS error on a path the user chose (a read-only
-or full disk, a file where a folder must be: `os_error_message`)."""
+or full disk, a file where a folder must be: `os_error_message`); `naming_path`, around a write, so that a full disk met
+by it (a plain write, safetensors, torch.save) is reported naming the path written."""
 
 from __future__ import annotations
 
