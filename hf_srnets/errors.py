@@ -1,15 +1,17 @@
 """`InputError`: bad input a user can fix, which scripts report as one line instead of a traceback; `run_script`,
 the scripts' entry point that does so, for an `InputError` and for an OS error on a path the user chose (a read-only
-or full disk, a file where a folder must be: `os_error_message`)."""
+or full disk, a file where a folder must be: `os_error_message`); `naming_path`, around a write, so that a full disk met
+by it (a plain write, safetensors, torch.save) is reported naming the path written."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 DEBUG_ENV = "SRNETS_DEBUG"  # SRNETS_DEBUG=1: user errors keep their traceback too
@@ -100,6 +102,48 @@ def os_error_of(err: BaseException | None) -> OSError | None:
             return OSError(code, os.strerror(code))
         err = err.__cause__
     return None
+
+
+# torch.save's C++ writer on a failed write (a full disk): a RuntimeError without the OS error
+_TORCH_WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing|inline_container\.cc.*unexpected pos")
+_NEARLY_FULL_BYTES = 1 << 20
+
+
+def _disk_is_full(path: str) -> bool:
+    """Whether the disk that holds `path` (or its nearest existing folder) has less than 1 MiB free."""
+    folder = os.path.abspath(path)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        stat = os.statvfs(folder)
+    except (OSError, AttributeError):  # AttributeError: no statvfs (Windows)
+        return False
+    return stat.f_bavail * stat.f_frsize < _NEARLY_FULL_BYTES
+
+
+def _write_error(err: BaseException, path: str) -> OSError | None:
+    """The OS error behind a failed write to `path` (`os_error_of`; torch's writer failing on a full disk is
+    ENOSPC), or None when `err` is not one."""
+    cause = os_error_of(err)
+    if cause is None and _TORCH_WRITE_FAILED.search(str(err)) and _disk_is_full(path):
+        cause = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return cause
+
+
+@contextlib.contextmanager
+def naming_path(path: str | os.PathLike) -> Iterator[None]:
+    """Writes to `path` (a file, or a folder saved into): an OS error that names no file (a full disk met by a
+    write, by safetensors or by torch.save) is raised again as an `OSError` naming `path`, so `run_script` reports
+    it as one line naming where the write failed. Errors naming their file, and other errors, pass unchanged."""
+    try:
+        yield
+    except Exception as err:
+        if isinstance(err, OSError) and err.filename is not None:
+            raise
+        cause = _write_error(err, os.fspath(path))
+        if cause is None or cause.errno is None:
+            raise
+        raise OSError(cause.errno, cause.strerror or os.strerror(cause.errno), os.fspath(path)) from err
 
 
 def _report(message: str) -> int:

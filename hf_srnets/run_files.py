@@ -22,6 +22,8 @@ import json
 import os
 from typing import Any
 
+from .errors import naming_path
+
 # ---- what transformers writes (`save_pretrained`, `Trainer`), as transformers names it ----
 MODEL_CONFIG_NAME = "config.json"  # transformers.utils.CONFIG_NAME
 GENERATION_CONFIG_NAME = "generation_config.json"
@@ -149,7 +151,8 @@ def write_json(path: str, data: Any, **dump_options: Any) -> None:
     directory, name = os.path.split(path)
     tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")  # hidden: never a run output, never "not empty"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:  # not mkstemp: its 0600 mode would stay on the record
+        # not mkstemp: its 0600 mode would stay on the record; a full disk met by a write: an OSError naming `path`
+        with naming_path(path), open(tmp, "w", encoding="utf-8") as f:
             json.dump(data, f, **dump_options)
             f.write("\n")
             f.flush()

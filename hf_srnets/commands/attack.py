@@ -192,6 +192,24 @@ def check_max_seq_length(run: AttackRunArguments, victim: Any, name: str) -> Non
         )
 
 
+def check_data_is_no_output(data: AttackDataArguments, run: AttackRunArguments) -> None:
+    """Before any work: `--attack_file` / `--data_file` must not be a file this run writes into `--output_dir` (a
+    recipe's `attack_<recipe>.jsonl`, `attack_results.json`, `all_results.json`, the card), which the run would
+    overwrite or append to while reading it."""
+    written = [results_path(run.output_dir, recipe) for recipe in run.recipes]
+    written += [os.path.join(run.output_dir, name) for name in (ATTACK_RESULTS_NAME, RESULTS_NAME, CARD_NAME)]
+    for flag in ("attack_file", "data_file"):
+        path = getattr(data, flag)
+        same = next((w for w in written if path and os.path.realpath(path) == os.path.realpath(w)), None)
+        if same is not None:
+            alias = "" if os.path.abspath(path) == os.path.abspath(same) else f" ({same})"
+            raise InputError(
+                f"--{flag} {path}{alias} is a file this attack writes (its results in --output_dir "
+                f"{run.output_dir}): attack the examples from another file, e.g. the original data, or choose "
+                "another --output_dir"
+            )
+
+
 def load_attack_data(data: AttackDataArguments, task: TaskSpec, cache_dir: str | None) -> tuple[Dataset, str]:
     """The set to attack (canonical columns) and a description of where it came from (part of the settings)."""
     given = [o for o in ("attack_file", "data_file") if getattr(data, o)]
@@ -367,6 +385,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if unknown:
         raise InputError(f"unknown --recipes {unknown}; choose from {sorted(ATTACK_RECIPES)}")
     check_resources(run, model_args.cache_dir)
+    check_data_is_no_output(data, run)
     task = resolve_task(data.task)
     dataset, data_desc = load_attack_data(data, task, model_args.cache_dir)
     examples = _examples(data, dataset)

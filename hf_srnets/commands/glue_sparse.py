@@ -16,7 +16,7 @@ import transformers
 from ..cli.options import parse_args, validate_args
 from ..errors import run_script
 from ..masking.hub_upload import HubUploadError
-from ..runner.outputs import check_train_predictions_path
+from ..runner.outputs import check_hub_repo_ids, check_train_predictions_path
 from ..runner.run import files_read, flagged_files_read, run
 from ..training.output_dir import prepare_output_dir
 
@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     transformers.utils.logging.set_verbosity(run_args.training.get_process_log_level())
     validate_args(run_args)
     check_train_predictions_path(run_args, files_read(run_args))
+    check_hub_repo_ids(run_args)
     with prepare_output_dir(
         run_args.training.output_dir,
         overwrite=run_args.model.overwrite_output_dir,

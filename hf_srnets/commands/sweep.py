@@ -91,7 +91,7 @@ from ..run_files import (
     SWEEP_SUMMARY_TABLE,
 )
 from ..runner.data import run_task
-from ..training.output_dir import acquire_lock, check_is_folder, is_checkpoint
+from ..training.output_dir import OutputDirLock, acquire_lock, check_is_folder, handing_over, is_checkpoint
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")
@@ -175,24 +175,37 @@ def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], 
     print(status_report(statuses), flush=True)
     saving = checkpoint_argv(recipe.get("checkpoint_steps"))
     for status in statuses:
-        if status.state == "done":
+        if status.state == "done":  # a sweep killed between a run's end and its clean-up left its checkpoints
+            if saving and not recipe.get("keep_checkpoints"):
+                remove_checkpoints(status.run)
             continue
         run = status.run
-        record_run(status)
-        if status.state == "resume":
-            print(f"== {run.label}: resuming from {status.checkpoint}", flush=True)
-            runner([*run.argv, *saving, "--resume_from_checkpoint", status.checkpoint])
-        else:  # the sweep owns the run dir: what an earlier attempt left is cleared (sweep_run.json stays)
-            print(f"== {run.label}", flush=True)
-            runner([*run.argv, *saving, "--overwrite_output_dir", "true"])
+        lock = record_run(status)
+        try:
+            with handing_over(lock):  # the run starts under the sweep's lock: no other run can slip in between
+                start_run(status, runner, saving)
+        finally:
+            lock.release()
         if saving and not recipe.get("keep_checkpoints"):
             remove_checkpoints(run)
 
 
-def record_run(status: RunStatus) -> None:
-    """Write the run's `sweep_run.json` under its dir's lock, once its state is still the one planned: a dir that
-    another run (another sweep's) is using is refused before its record is touched, so a refused sweep changes
-    nothing; a dir another sweep finished or changed since the plan is refused too."""
+def start_run(status: RunStatus, runner: Callable[[list[str]], None], saving: list[str]) -> None:
+    """Resume the run from its checkpoint, or start it in its cleared dir."""
+    run = status.run
+    if status.state == "resume":
+        print(f"== {run.label}: resuming from {status.checkpoint}", flush=True)
+        runner([*run.argv, *saving, "--resume_from_checkpoint", status.checkpoint])
+    else:  # the sweep owns the run dir: what an earlier attempt left is cleared (sweep_run.json stays)
+        print(f"== {run.label}", flush=True)
+        runner([*run.argv, *saving, "--overwrite_output_dir", "true"])
+
+
+def record_run(status: RunStatus) -> OutputDirLock:
+    """Take the run dir's lock and write the run's `sweep_run.json`, once its state is still the one planned: a dir
+    that another run (another sweep's) is using is refused before its record is touched, so a refused sweep changes
+    nothing; a dir another sweep finished or changed since the plan is refused too. Return the lock, which the
+    caller hands to the run (`handing_over`) and releases after it."""
     run = status.run
     lock = acquire_lock(run.output_dir)  # OutputDirError, naming the holder, while another run writes there
     try:
@@ -203,8 +216,10 @@ def record_run(status: RunStatus) -> None:
                 "another sweep or run is writing there: wait for it to end, then run the sweep again"
             )
         write_meta(run)
-    finally:
-        lock.release()  # the run itself takes it next
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def remove_checkpoints(run: PlannedRun) -> None:

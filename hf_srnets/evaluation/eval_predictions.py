@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tasks import EvalSet, TaskSpec
-from ..errors import InputError
+from ..errors import InputError, naming_path
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
 from ..run_files import EVAL_PREDICTIONS_DIR
 
@@ -84,7 +84,7 @@ def write_eval_predictions(
             continue
         path = predictions_path(output_dir, name)
         os.makedirs(folder, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        with naming_path(path), open(path, "w", encoding="utf-8") as f:  # a full disk: one line naming the file
             for row in prediction_rows(dataset, predictions, task.label_names, set_labels):
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         written.append(path)

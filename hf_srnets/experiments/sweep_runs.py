@@ -139,7 +139,21 @@ def planned_runs(recipe: dict[str, Any]) -> list[PlannedRun]:
                     config["sparsity"] = sparsity
                 argv = [expand(a, seed, recipe["output_dir"]) for a in raw_argv] + dict_to_argv(config)
                 runs.append(PlannedRun(method, float(sparsity), int(seed), out, tuple(argv)))
+    refuse_repeated_runs(runs)
     return runs
+
+
+def refuse_repeated_runs(runs: list[PlannedRun]) -> None:
+    """A seed or sparsity given twice plans one run dir twice (its second run would find the first's results):
+    refuse it by name."""
+    seen: set[str] = set()
+    for run in runs:
+        if run.output_dir in seen:
+            raise InputError(
+                f"the sweep plans {run.label} twice (into {run.output_dir}): a seed or sparsity is repeated in "
+                "--seeds/--sparsities or the recipe's seeds/sparsities; give each once"
+            )
+        seen.add(run.output_dir)
 
 
 def checkpoint_argv(steps: int | None) -> list[str]:

@@ -92,6 +92,7 @@ class SRNetModel(nn.Module):
         self.method = get_pruning_method(config.pruning_method)(config)
         self.is_search = initialize  # a new search (masks from the method), not masks loaded from a file
         self.fixed_masks = False  # set by `train_weights_with_fixed_masks`
+        self.merged = False  # set by `merge_and_unload`: the masks are folded into the weights, the layers gone
         model_type = getattr(getattr(model, "config", None), "model_type", None)
         config.model_type = config.model_type or model_type
         if config.base_model_name_or_path is None:
@@ -238,8 +239,11 @@ class SRNetModel(nn.Module):
         FFN width per layer and all heads saves as a stock transformers checkpoint; otherwise load it with
         `hf_srnets.load_pretrained_model`.
 
-        One-way: the returned model no longer knows its scores. The SRNetModel must not be used after.
+        One-way: the returned model no longer knows its scores. The SRNetModel must not be used after: merging or
+        saving it again is refused (`check_not_merged`).
         """
+        self.check_not_merged("merge_and_unload()")
+        self.merged = True
         for name, layer in self.masked_layers().items():
             parent, child = _get_submodule_parent(self.base_model, name)
             plain = layer.base_layer
@@ -250,6 +254,16 @@ class SRNetModel(nn.Module):
         if compact:
             self.compact_report = compact_model(self.base_model)
         return self.base_model
+
+    def check_not_merged(self, call: str) -> None:
+        """Refuse `call` on an SRNetModel whose masks `merge_and_unload` has folded into the weights (it would save
+        no masks, and every base weight as a trained one)."""
+        if self.merged:
+            raise InputError(
+                f"{call}: this SRNetModel was merged (merge_and_unload() is one-way: its masked layers are gone). "
+                "Save or push the masks before merging, or use the model merge_and_unload() returned (its own "
+                "save_pretrained/push_to_hub)"
+            )
 
     def trained_base_tensors(self) -> dict[str, torch.Tensor]:
         """Weights outside the masks that train (all under IMP) or trained (the classifier when
@@ -275,6 +289,7 @@ class SRNetModel(nn.Module):
         alone would not reproduce the model. A searching l0 model also saves its float log α
         (`search.<module>.log_alpha`) next to the packed ticket.
         """
+        self.check_not_merged("save_pretrained()")
         masks = self.method.saved_masks(self)  # l0: the ticket at `sparsity`, ranked by log α
         extra = {**self.trained_base_tensors(), **self.search_state_tensors()}
         save_mask_files(save_directory, self.srnet_config, masks, extra)
@@ -431,6 +446,7 @@ class SRNetModel(nn.Module):
 
         Raises `hf_srnets.publish.hub.HubUploadError` (with a retry hint) when the upload fails.
         """
+        self.check_not_merged("push_to_hub()")
         with tempfile.TemporaryDirectory() as tmp:
             self.save_pretrained(tmp)
             make_config_portable(tmp)  # no local paths in the uploaded config

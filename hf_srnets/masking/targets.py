@@ -10,6 +10,8 @@ import re
 
 from torch import nn
 
+from ..errors import InputError
+
 # One regular expression per architecture over module names, matched with `re.search`.
 _BERT_LAYER = (
     r"encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
@@ -61,13 +63,13 @@ def resolve_target_modules(
 ) -> tuple[list[str], list[str]]:
     """Return `(layer_targets, classifier_targets)`: the module names to mask, in model order.
 
-    Raises `ValueError` when the architecture is unknown and no explicit targets are given, or when the
-    selection matches no `nn.Linear`.
+    Raises `InputError` (a `ValueError`) when the architecture is unknown and no explicit targets are given, or when
+    the selection matches no `nn.Linear`.
     """
     names = _linear_names(model)
     if target_modules is None:
         if model_type not in LAYER_PATTERNS:
-            raise ValueError(
+            raise InputError(
                 f"No default pruning targets for model_type={model_type!r} (known: {sorted(LAYER_PATTERNS)}). "
                 "Pass target_modules as a list of module names or a regular expression."
             )
@@ -82,12 +84,13 @@ def resolve_target_modules(
         cls_targets = []
     layer_targets = [n for n in layer_targets if n not in cls_targets]
     if not layer_targets:
-        raise ValueError(
-            f"target_modules={target_modules!r} matched no nn.Linear layer of this {type(model).__name__}. "
-            f"Some linear layers are: {names[:8]}."
+        raise InputError(
+            f"target_modules={target_modules!r} (--target_modules) matched no nn.Linear layer of this "
+            f"{type(model).__name__}: give names or a regular expression (re.search) that match some, e.g. "
+            f"{names[0] if names else 'a linear layer'!r}; some linear layers are: {names[:8]}."
         )
     if mask_classifier and not cls_targets:
-        raise ValueError(
+        raise InputError(
             "mask_classifier=True but no classifier layer was found; pass classifier_modules=[...] "
             "or set mask_classifier=False."
         )

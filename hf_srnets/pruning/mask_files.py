@@ -24,7 +24,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from ..errors import InputError, MissingInputError
+from ..errors import InputError, MissingInputError, naming_path
 from .base import CONFIG_NAME, MASKS_NAME, PruningConfig
 from .mask_codec import decode_mask, encode_mask
 
@@ -236,16 +236,23 @@ def save_mask_files(
     tensors, e.g. a trained classifier or l0's log α) and `srnet_config.json` (a copy of `config` recording
     `mask_encoding` and the sha256 of every tensor and of its own fields). Returns the config written. Two saves of
     the same masks are byte-identical."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise InputError(
+            f"{os.fspath(directory)} is a file: masks are saved into a folder ({CONFIG_NAME} and {MASKS_NAME}): give "
+            "a folder path (new or existing)"
+        )
     os.makedirs(directory, exist_ok=True)
     tensors = encode_masks(masks)
     tensors.update(extra or {})
     checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}
     written = dataclasses.replace(config, tensor_checksums=checksums, mask_encoding=MASK_ENCODING)
     written.tensor_checksums[CONFIG_KEY] = config_checksum(written)
-    written.save_pretrained(directory)
+    with naming_path(os.path.join(directory, CONFIG_NAME)):  # a full disk: an OSError naming the file
+        written.save_pretrained(directory)
     # one metadata key only: safetensors writes the metadata map in a random order, so a second key would make
     # two saves of the same masks differ byte for byte (the shapes are in srnet_config.json)
-    save_file(tensors, os.path.join(directory, MASKS_NAME), metadata={"format": "pt"})
+    with naming_path(os.path.join(directory, MASKS_NAME)):
+        save_file(tensors, os.path.join(directory, MASKS_NAME), metadata={"format": "pt"})
     return written
 
 

@@ -1,4 +1,5 @@
-"""The output phase of a run: results, sparsity report, model card, merged checkpoint, train predictions, upload."""
+"""The output phase of a run: sparsity report, model card, merged checkpoint, train predictions, the results (last:
+they mark the run finished, `run_files.is_finished`), upload."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..cli.options import RunArguments
 from ..data import EXAMPLE_COLUMNS, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..data.text_digests import dataset_digests
-from ..errors import InputError
+from ..errors import InputError, naming_path
 from ..metrics.classification import softmax
 from ..publish.card import render_model_card
 from ..publish.card_data import DataSources, describe_splits
@@ -42,14 +43,13 @@ def save_outputs(
     fresh_head: bool,
     repo_id: str | None,
 ) -> None:
-    """Write all_results.json, sparsity_report.json, the card (README.md) and, if asked, the merged checkpoint.
+    """Write sparsity_report.json, the card (README.md) and, if asked, the merged checkpoint; not the results, which
+    `write_results` writes once every output is written.
 
     `sparsity` is the pruned model's `sparsity_report()`; `repo_id` the Hub repo the card is for (None: a card
     for the local output dir)."""
     args, srnet = run.training, trainer.srnet_model
     os.makedirs(args.output_dir, exist_ok=True)
-    # as `Trainer.save_metrics("all", ...)` writes it, but through a temporary file: never a cut results file
-    write_json(os.path.join(args.output_dir, RESULTS_NAME), results, indent=4, sort_keys=True)
     if sparsity is not None:
         write_json(os.path.join(args.output_dir, SPARSITY_REPORT_NAME), sparsity, indent=2)
     # the card states the data as read (files, subsets) and the effective settings of the saved model
@@ -74,10 +74,19 @@ def save_outputs(
         repo_id=repo_id,
         random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
     )
-    with open(os.path.join(args.output_dir, CARD_NAME), "w", encoding="utf-8") as f:
+    card = os.path.join(args.output_dir, CARD_NAME)
+    with naming_path(card), open(card, "w", encoding="utf-8") as f:  # a full disk: one error line naming the card
         f.write(render_model_card(facts))
     if srnet is not None and (run.model.save_merged or run.model.push_merged or run.model.save_compact):
-        save_merged_model(run, srnet, data.tokenizer, facts)
+        with naming_path(os.path.join(args.output_dir, MERGED_DIR)):
+            save_merged_model(run, srnet, data.tokenizer, facts)
+
+
+def write_results(output_dir: str, results: dict[str, Any]) -> None:
+    """all_results.json, the last file a run writes: it marks the run finished (`run_files.is_finished`), so a run
+    killed while writing its card, merged checkpoint or train predictions is not counted as finished. As
+    `Trainer.save_metrics("all", ...)` writes it, but through a temporary file (`write_json`): never a cut file."""
+    write_json(os.path.join(output_dir, RESULTS_NAME), results, indent=4, sort_keys=True)
 
 
 def data_sources(run: RunArguments) -> DataSources:
@@ -137,6 +146,33 @@ def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, facts: Card
 def hub_repo_id(args: Any) -> str:
     """The Hub repo of the run: `--hub_model_id`, else the output dir's name."""
     return args.hub_model_id or os.path.basename(os.path.normpath(args.output_dir))
+
+
+def check_hub_repo_ids(run: RunArguments) -> None:
+    """Before any work: the Hub repo ids the run will push to (`--push_to_hub`: `hub_repo_id`; `--push_merged`:
+    `merged_repo_id`) are valid repo ids, so a bad one is refused now, not after training."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    pushes = [("--hub_model_id", hub_repo_id(run.training))] if run.training.push_to_hub else []
+    if run.model.push_merged:
+        pushes.append(("--hub_merged_model_id", merged_repo_id(run)))
+    for flag, repo_id in pushes:
+        try:
+            validate_repo_id(repo_id)
+        except HFValidationError as err:
+            source = (
+                flag
+                if repo_id == _given_id(run, flag)
+                else "the default, from --hub_model_id or the --output_dir's name"
+            )
+            raise InputError(
+                f"{repo_id!r} ({source}) is not a valid Hub repo id: {err} Give {flag} NAME or NAMESPACE/NAME, "
+                "e.g. your-name/srnet-sst2"
+            ) from None
+
+
+def _given_id(run: RunArguments, flag: str) -> str | None:
+    return run.training.hub_model_id if flag == "--hub_model_id" else run.model.hub_merged_model_id
 
 
 def merged_repo_id(run: RunArguments) -> str:

@@ -1,6 +1,6 @@
 """`run`: one run of `run_glue_sparse.py` in a prepared output dir, as phases: data, model, trainer, train, evaluate,
-save (results, card, merged checkpoint), train predictions, upload. `hf_srnets.commands.glue_sparse.main` parses,
-validates and prepares the output dir first.
+save (card, merged checkpoint), train predictions, the results (the last file written: they mark the run finished),
+upload. `hf_srnets.commands.glue_sparse.main` parses, validates and prepares the output dir first.
 
 The order of the phases is the order of the operations a run's numbers depend on (seeding, data loading,
 tokenising, model loading, training): keep it.
@@ -33,7 +33,7 @@ from ..training.precision import check_precision
 from ..training.trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, tokenize_data
 from .model import build_model
-from .outputs import hub_repo_id, push_outputs, save_outputs, write_train_predictions
+from .outputs import hub_repo_id, push_outputs, save_outputs, write_results, write_train_predictions
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,8 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         )
     if run_args.data.write_train_predictions:
         write_train_predictions(run_args, trainer, data)
+    if args.should_save:  # the results last: they mark the run finished
+        write_results(args.output_dir, results)
     if trainer.is_world_process_zero():
         print_results(run_args, results, metric_rows, id_set_name(data.task))
     if args.should_save:  # last, so a failed upload leaves every local output in place

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -131,9 +132,35 @@ class SRNetTrainingArguments(TrainingArguments):
             raise InputError(f"--select_best_after must be in [0, 1), got {self.select_best_after}")
         if self.mask_weight_decay < 0:
             raise InputError(f"--mask_weight_decay must be >= 0, got {self.mask_weight_decay}")
-        if self.mask_learning_rate is not None and self.mask_learning_rate <= 0:
-            raise InputError(f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}")
+        if self.mask_learning_rate is not None and not (
+            math.isfinite(self.mask_learning_rate) and self.mask_learning_rate > 0
+        ):
+            raise InputError(
+                f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}: e.g. --mask_learning_rate 1e-2"
+            )
+        self._validate_schedule()
         self._validate_adversarial()
+
+    def _validate_schedule(self) -> None:
+        """A learning rate that is a number >= 0, batch sizes and accumulation steps of at least 1 (torch's
+        tracebacks before), and a training length that trains (a negative or zero `--num_train_epochs` without
+        `--max_steps` trained 0 steps and saved the model as "trained")."""
+        if not (math.isfinite(self.learning_rate) and self.learning_rate >= 0):
+            raise InputError(
+                f"--learning_rate must be a number >= 0, got {self.learning_rate}: e.g. --learning_rate 5e-5"
+            )
+        if not math.isfinite(self.num_train_epochs) or self.num_train_epochs < 0:
+            raise InputError(
+                f"--num_train_epochs must be a number >= 0, got {self.num_train_epochs}: e.g. --num_train_epochs 3"
+            )
+        for flag in ("per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps"):
+            if getattr(self, flag) < 1:
+                raise InputError(f"--{flag} must be at least 1, got {getattr(self, flag)}: e.g. --{flag} 8")
+        if self.do_train and self.num_train_epochs == 0 and self.max_steps <= 0:
+            raise InputError(
+                "--num_train_epochs 0 with --do_train trains no step: give --num_train_epochs > 0 or --max_steps N, "
+                "or drop --do_train to only evaluate"
+            )
 
     def _validate_loss_options(self) -> None:
         self.loss_options = _json_object(self.loss_options, "--loss_options")

@@ -32,6 +32,11 @@ is then taken over, and one from another host must be deleted by hand (the error
 Under `accelerate launch` / `torchrun` every process enters `prepare_output_dir`; only the main process checks,
 locks and clears, and all processes learn its outcome (`all_gather_object`), so they all fail together with the
 same message, or all go on once the dir is ready.
+
+A sweep hands a run dir's lock to the run it starts there (`handing_over`): it takes the lock, records the run, and
+keeps holding it while the child process runs; the child finds the handover in its environment (`LOCK_HANDOVER_ENV`:
+the dir and the lock's token, the lock file naming its parent's pid) and runs under its parent's lock instead of
+taking its own. No other run can take the dir between the sweep's check and the run's start.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ..errors import InputError, os_error_message
+from ..errors import InputError, naming_path, os_error_message
 from ..run_files import CHECKPOINT_FILES, LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME
 
 try:
@@ -336,11 +341,13 @@ def _locked_error(output_dir: str, holder: dict[str, object] | None) -> OutputDi
 
 @dataclass
 class OutputDirLock:
-    """An exclusive lock on an output dir, held by this process until `release()`."""
+    """An exclusive lock on an output dir, held by this process until `release()` (`handed_over`: held by the parent
+    process, which handed it to this one; `release()` leaves it to the parent)."""
 
     output_dir: str
     info: dict[str, object]
     _fd: int | None = None
+    handed_over: bool = False
 
     @property
     def path(self) -> str:
@@ -348,6 +355,8 @@ class OutputDirLock:
 
     def release(self) -> None:
         """Remove the lock file (if it is still this lock's) and drop the OS lock."""
+        if self.handed_over:
+            return
         holder = read_lock(self.output_dir)
         if holder is not None and holder.get("token") == self.info["token"]:
             with contextlib.suppress(FileNotFoundError):
@@ -418,15 +427,59 @@ def check_is_folder(output_dir: str) -> None:
         raise OutputDirError(f"--output_dir {output_dir} {what}, not a folder: choose a folder (new or empty).")
 
 
+LOCK_HANDOVER_ENV = "SRNETS_LOCK_HANDOVER"  # JSON {"output_dir", "token"}: a lock the parent process hands over
+
+
+@contextlib.contextmanager
+def handing_over(lock: OutputDirLock) -> Iterator[None]:
+    """While the block runs, child processes started from this one (a sweep's run) run under `lock`: their
+    `acquire_lock` of its dir takes it over instead of being refused. The lock stays this process's."""
+    before = os.environ.get(LOCK_HANDOVER_ENV)
+    handover = {"output_dir": os.path.realpath(lock.output_dir), "token": lock.info["token"]}
+    os.environ[LOCK_HANDOVER_ENV] = json.dumps(handover)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(LOCK_HANDOVER_ENV, None)
+        else:
+            os.environ[LOCK_HANDOVER_ENV] = before
+
+
+def _this_or_parent() -> tuple[int, int]:
+    return os.getpid(), os.getppid()
+
+
+def _handed_over_lock(output_dir: str) -> OutputDirLock | None:
+    """The lock of `output_dir` that the parent process (or this one) holds and handed over (`handing_over`), or
+    None."""
+    try:
+        handover = json.loads(os.environ.get(LOCK_HANDOVER_ENV) or "{}")
+    except ValueError:
+        return None
+    if not isinstance(handover, dict) or handover.get("output_dir") != os.path.realpath(output_dir):
+        return None
+    holder = read_lock(output_dir)
+    # the holder is the parent (a sweep's child run) or this process itself (a runner called in-process)
+    if holder is None or holder.get("token") != handover.get("token") or holder.get("pid") not in _this_or_parent():
+        return None
+    return OutputDirLock(output_dir, holder, handed_over=True)
+
+
 def acquire_lock(output_dir: str) -> OutputDirLock:
     """Create `output_dir` if needed and lock it; raise `OutputDirError` naming the holder if another run has it, or
-    naming the dir if it cannot be a run's folder (a regular file, a read-only or full disk)."""
+    naming the dir if it cannot be a run's folder (a regular file, a read-only or full disk). A lock the parent
+    process (or this one) holds and handed over (`handing_over`) is taken over."""
     check_is_folder(output_dir)
+    handed = _handed_over_lock(output_dir) if os.path.isdir(output_dir) else None
+    if handed is not None:
+        return handed
     try:
         os.makedirs(output_dir, exist_ok=True)
         info = _lock_info()
-        lock = _flock(output_dir, info) if fcntl is not None else None
-        return lock if lock is not None else _exclusive_file(output_dir, info)
+        with naming_path(os.path.join(output_dir, LOCK_NAME)):  # a full disk met while writing it names the lock
+            lock = _flock(output_dir, info) if fcntl is not None else None
+            return lock if lock is not None else _exclusive_file(output_dir, info)
     except OSError as err:
         message = os_error_message(err)
         if message is None:

@@ -17,13 +17,21 @@ from torch import nn
 from torch.utils.data import Sampler
 from transformers import Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
-from transformers.trainer_utils import EvalLoopOutput, EvalPrediction, TrainOutput, get_last_checkpoint
+from transformers.trainer_utils import (
+    PREFIX_CHECKPOINT_DIR,
+    EvalLoopOutput,
+    EvalPrediction,
+    TrainOutput,
+    get_last_checkpoint,
+)
 from transformers.utils import logging
 
 from ..data.example_columns import EXAMPLE_COLUMNS
+from ..errors import naming_path
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..objectives import LossObjective, Objective, build_objective
+from ..run_files import TRAINER_STATE_NAME
 from .arguments import SRNetTrainingArguments
 from .length_sorted_eval import (
     LengthSortedSampler,
@@ -303,10 +311,23 @@ class SRNetTrainer(Trainer):
         self.state.stateful_callbacks[STATE_KEY] = loss_record(
             self._run_loss_sum(), self.state.global_step, self._run_runtime()
         )
+        checkpoint = os.path.join(self.args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
         try:
-            super()._save_checkpoint(model, trial)
+            with naming_path(checkpoint):  # a full disk: one error line naming the checkpoint
+                super()._save_checkpoint(model, trial)
         finally:
             self._saving_checkpoint = False
+
+    def save_state(self) -> None:
+        """`Trainer.save_state` (trainer_state.json); a full disk is raised naming the file (`errors.naming_path`)."""
+        with naming_path(os.path.join(self.args.output_dir, TRAINER_STATE_NAME)):
+            super().save_state()
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """`Trainer.save_model`; an OS error that names no file (a full disk met by torch.save or safetensors) is
+        raised naming `output_dir` (`errors.naming_path`)."""
+        with naming_path(output_dir if output_dir is not None else self.args.output_dir):
+            super().save_model(output_dir, _internal_call)
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
         srnet = self.srnet_model

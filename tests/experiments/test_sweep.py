@@ -10,6 +10,7 @@ import pytest
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.data import custom_task, get_task
+from hf_srnets.errors import InputError
 from hf_srnets.experiments import sweep_runs
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
 from hf_srnets.experiments.sweep_summary import (
@@ -316,3 +317,24 @@ def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
 
     run_sweep.sweep(recipe, runner=runner)
     assert is_finished(out)
+
+
+@pytest.mark.parametrize(("sparsities", "seeds"), [([0.5], [1, 1]), ([0.5, 0.50], [1]), ([0.3, 0.5, 0.3], [2, 3])])
+def test_a_repeated_seed_or_sparsity_is_refused_before_any_run(tmp_path, sparsities, seeds):
+    """Issue 33, round 4: `--seeds 1,1` ran the run once, then stopped with "changed while this sweep started ...
+    another sweep or run is writing there", a wrong diagnosis; now the plan is refused naming the repeated run."""
+    recipe = {
+        "output_dir": str(tmp_path),
+        "sparsities": sparsities,
+        "seeds": seeds,
+        "metrics": ["eval_mnli_accuracy"],
+        "methods": {"mask_poe": {"pruning": "mask", "loss": "poe", "model_name_or_path": "m"}},
+    }
+    calls: list[list[str]] = []
+    with pytest.raises(
+        InputError,
+        match=r"the sweep plans mask_poe sparsity=0\.[35] seed=[123] twice \(into \S+\): a "
+        "seed or sparsity is repeated",
+    ):
+        run_sweep.sweep(recipe, runner=calls.append)
+    assert calls == [] and os.listdir(tmp_path) == []

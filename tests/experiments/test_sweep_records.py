@@ -1,11 +1,13 @@
 """A sweep's records on disk: a damaged results file is an unfinished run, a damaged sweep_run.json is a one-line
 error naming it, a record written while the disk fills up keeps the previous one, and a sweep refused by a run
-dir's lock leaves that dir's record as it was (issue 33)."""
+dir's lock leaves that dir's record as it was, and the sweep holds a run dir's lock until its run ends (issue 33)."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from hf_srnets.commands import sweep as sweep_cli
 from hf_srnets.errors import InputError
 from hf_srnets.experiments.sweep_runs import RUN_META, planned_runs, run_status, status_report, write_meta
-from hf_srnets.training.output_dir import OutputDirError, acquire_lock
+from hf_srnets.training.output_dir import LOCK_HANDOVER_ENV, OutputDirError, acquire_lock
 
 
 def recipe_for(root: Path, **common) -> dict:
@@ -140,3 +142,41 @@ def test_a_run_dir_finished_by_another_sweep_since_the_plan_is_refused_before_it
     with pytest.raises(InputError, match=r"changed while this sweep started \(planned: start, now: changed\)"):
         sweep_cli.record_run(planned)
     assert os.listdir(run.output_dir) == ["all_results.json"]  # no record written, the lock released
+
+
+_TAKE_LOCK = (
+    "import sys\n"
+    "from hf_srnets.training.output_dir import OutputDirError, acquire_lock\n"
+    "try:\n"
+    "    acquire_lock(sys.argv[1]).release()\n"
+    "except OutputDirError as err:\n"
+    "    sys.exit(f'refused: {err}')\n"
+)
+
+
+def _take_lock(out: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Another process that tries to take `out`'s lock (as a run does at its start)."""
+    return subprocess.run([sys.executable, "-c", _TAKE_LOCK, out], capture_output=True, text=True, env=env)
+
+
+def test_the_sweep_holds_the_run_dirs_lock_until_its_run_ends_and_hands_it_to_the_run(tmp_path):
+    """Issue 33 leftover: the sweep released the lock between recording a run and starting it, so another run could
+    take the dir in between. Now a process started by the sweep (its run) takes the handed-over lock; any other
+    process is refused for as long as the run goes on."""
+    seen: list[tuple[int, str, int]] = []
+
+    def runner(argv: list[str]) -> None:
+        out = argv[argv.index("--output_dir") + 1]
+        others = {k: v for k, v in os.environ.items() if k != LOCK_HANDOVER_ENV}  # a process the sweep did not start
+        other, child = _take_lock(out, others), _take_lock(out, dict(os.environ))
+        seen.append((other.returncode, other.stderr, child.returncode))
+        finishing_runner([])(argv)  # in this process, as an in-process runner: the handed-over lock is taken too
+
+    sweep_cli.sweep(recipe_for(tmp_path), runner=runner)
+    ((other_status, other_error, child_status),) = seen
+    assert other_status == 1 and "refused: Another run is using --output_dir" in other_error
+    assert child_status == 0
+    (run,) = planned_runs(recipe_for(tmp_path))
+    assert run_status(run).state == "done" and not (Path(run.output_dir) / ".hf_srnets.lock").exists()
+    assert LOCK_HANDOVER_ENV not in os.environ
+    assert _take_lock(run.output_dir, dict(os.environ)).returncode == 0  # released once the run ended

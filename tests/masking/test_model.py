@@ -171,3 +171,32 @@ def test_prunable_count_matches_the_papers_84m_for_bert_base():
     srnet = SRNetModel(AutoModelForSequenceClassification.from_config(one_layer), ThresholdConfig())
     per_layer = srnet.sparsity_report()["num_prunable"] - 768 * 3  # minus W_cls
     assert 12 * per_layer == 84_934_656  # "84M parameters in the Transformer layers" (§4.1.4)
+
+
+def test_a_merged_srnet_refuses_to_save_push_or_merge_again(tmp_path):
+    """Issue 33, round 4: after merge_and_unload() the masked layers are gone; save_pretrained then wrote a "mask
+    dir" with no mask and every base weight as a trained tensor (a silently wrong save). Now each call is refused."""
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
+    merged = srnet.merge_and_unload()
+    assert isinstance(merged.bert.encoder.layer[0].attention.self.query, torch.nn.Linear)
+    for call, run in [
+        ("save_pretrained", lambda: srnet.save_pretrained(tmp_path / "masks")),
+        ("push_to_hub", lambda: srnet.push_to_hub("someone/masks")),
+        ("merge_and_unload", srnet.merge_and_unload),
+    ]:
+        with pytest.raises(
+            ValueError,
+            match=rf"{call}\(\): this SRNetModel was merged \(merge_and_unload\(\) is "
+            r"one-way.*Save or push the masks before merging",
+        ):
+            run()
+    assert not (tmp_path / "masks").exists()
+
+
+def test_save_pretrained_into_a_file_is_refused_by_name(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("a user's file\n")
+    srnet = SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5))
+    with pytest.raises(ValueError, match=r"notes\.txt is a file: masks are saved into a folder .*give a folder path"):
+        srnet.save_pretrained(notes)
+    assert notes.read_text() == "a user's file\n"

@@ -421,3 +421,24 @@ def test_a_damaged_earlier_record_is_refused_by_name_before_any_attack(
         module.main(_toy_argv(sst2_classifier, sst2_file, out))
     assert ToyDrop.calls == 0 and not (out / "attack_toy-drop-script.jsonl").exists()  # nothing attacked
     assert (out / name).read_text() == content  # the damaged file is left for the user to restore
+
+
+@pytest.mark.parametrize("flag", ["--data_file", "--attack_file"])
+def test_attacking_the_rows_file_this_run_writes_is_refused_before_any_work(flag, sst2_classifier, sst2_file, tmp_path):
+    """Issue 33 leftover: --attack_file/--data_file naming the output's attack_<recipe>.jsonl, the file the run
+    overwrites (--overwrite_output_dir) or appends to, was read and written at once; now it is refused by name."""
+    module = run_attack_module()
+    out = tmp_path / "attack"
+    module.main(_toy_argv(sst2_classifier, sst2_file, out))
+    rows = out / "attack_toy-drop-script.jsonl"
+    before = rows.read_bytes()
+    argv = _toy_argv(sst2_classifier, sst2_file, out, "--overwrite_output_dir", "true")
+    (tmp_path / "link").symlink_to(out)  # the same file by another name
+    argv[argv.index("--data_file") : argv.index("--data_file") + 2] = [flag, str(tmp_path / "link" / rows.name)]
+    with pytest.raises(
+        InputError,
+        match=rf"{flag} \S+attack_toy-drop-script\.jsonl \(\S+\) is a file this attack "
+        r"writes \(its results in --output_dir \S+\): attack the examples from another file",
+    ):
+        module.main(argv)
+    assert rows.read_bytes() == before

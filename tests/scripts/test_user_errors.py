@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.errors import DEBUG_ENV, InputError, run_script
+from hf_srnets.errors import DEBUG_ENV, InputError, naming_path, run_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -400,3 +400,43 @@ def test_a_full_disk_while_safetensors_saves_is_one_error_line(capsys, monkeypat
     monkeypatch.setenv(DEBUG_ENV, "1")
     with pytest.raises(SafetensorError):
         run_script(save)
+
+
+def _raises(err: BaseException):
+    def write() -> None:
+        with naming_path("out/model"):
+            raise err
+
+    return write
+
+
+@pytest.mark.parametrize(
+    ("error", "full"),
+    [
+        (OSError(28, "No space left on device"), False),  # a write() on a full disk: no file name
+        (RuntimeError("Failed to write (os error 28)"), False),  # safetensors (Rust) on a full disk
+        (RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598"), True),  # torch.save
+    ],
+)
+def test_a_full_disk_met_while_writing_names_the_path_written(error, full, capsys, monkeypatch):
+    """Issue 33 leftover: ENOSPC from torch.save or safetensors was a traceback, or a line naming no path."""
+    import hf_srnets.errors as errors
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    monkeypatch.setattr(errors, "_disk_is_full", lambda path: full)
+    line = _one_error_line(capsys, _raises(error))
+    assert line.startswith("error: cannot write out/model: No space left on device (errno 28, ENOSPC): the disk is")
+
+
+def test_naming_the_path_keeps_other_errors_as_they_are(monkeypatch):
+    import hf_srnets.errors as errors
+
+    monkeypatch.setattr(errors, "_disk_is_full", lambda path: False)
+    torch_failed = RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598")
+    with pytest.raises(RuntimeError, match="unexpected pos"):  # torch's writer with space left: not a full disk
+        _raises(torch_failed)()
+    with pytest.raises(PermissionError) as named:  # an error naming its own file keeps it
+        _raises(PermissionError(13, "Permission denied", "out/model/x.bin"))()
+    assert named.value.filename == "out/model/x.bin"
+    with pytest.raises(KeyError):
+        _raises(KeyError("a bug"))()

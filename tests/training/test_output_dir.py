@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hf_srnets.training import output_dir as od
-from hf_srnets.training.output_dir import LOCK_NAME, OutputDirError, prepare_output_dir
+from hf_srnets.training.output_dir import LOCK_NAME, OutputDirError, acquire_lock, prepare_output_dir
 
 MODULE = od.__file__
 
@@ -358,3 +358,18 @@ def test_overwrite_clears_a_tensorboard_runs_dir_and_keeps_one_holding_a_users_f
             assert f"kept {out / 'runs'}: besides TensorBoard's event files it holds Nov27_08-00-00_host/notes.md" in (
                 caplog.text
             )
+
+
+def test_a_full_disk_met_while_writing_the_lock_names_the_lock_file(tmp_path, monkeypatch):
+    """Issue 33, round 4: ENOSPC while writing the lock file said 'cannot write the outputs', naming no file."""
+    import errno
+
+    import hf_srnets.training.output_dir as output_dir
+
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # os.write on a full disk: no file name
+
+    monkeypatch.setattr(output_dir.os, "write", full)
+    out = tmp_path / "out"
+    with pytest.raises(OutputDirError, match=rf"--output_dir {out}: cannot write {out}/\.hf_srnets\.lock: No space"):
+        acquire_lock(str(out))
