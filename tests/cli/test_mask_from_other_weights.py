@@ -18,7 +18,9 @@ from hf_srnets.pruning.l0 import L0Config
 def test_a_ticket_from_other_weights_is_retrained_and_reloads_on_the_retraining_base(pretrained, data_dir, tmp_path):
     searched = tmp_path / "fine_tuned"  # stands for the fine-tuned model the search ran on
     shutil.copytree(pretrained, searched)
-    model = AutoModelForSequenceClassification.from_pretrained(searched, num_labels=3)
+    # loaded from the original, not the copy it is saved over: with safetensors < 0.8 the loaded weights map the
+    # file they came from, and saving over that file changes them under the model
+    model = AutoModelForSequenceClassification.from_pretrained(pretrained, num_labels=3)
     with torch.no_grad():
         for param in model.parameters():
             param.add_(0.01)
