@@ -5,11 +5,13 @@ The private `Trainer` methods it overrides and the private attributes it reads a
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import os
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -27,7 +29,7 @@ from transformers.trainer_utils import (
 from transformers.utils import logging
 
 from ..data.example_columns import EXAMPLE_COLUMNS
-from ..errors import naming_path
+from ..errors import InputError, naming_path
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..objectives import LossObjective, Objective, build_objective
@@ -349,12 +351,13 @@ class SRNetTrainer(Trainer):
 
     def _load_from_checkpoint(self, resume_from_checkpoint: str, model: nn.Module | None = None) -> None:
         srnet = self.srnet_model
-        if srnet is None:
-            return super()._load_from_checkpoint(resume_from_checkpoint, model)
-        if not os.path.isfile(os.path.join(resume_from_checkpoint, TRAINING_STATE_NAME)):
-            raise ValueError(f"{resume_from_checkpoint} has no {TRAINING_STATE_NAME}: not an SRNet checkpoint")
-        logger.info(f"Loading SRNet scores and thresholds from {resume_from_checkpoint}")
-        srnet.load_training_state(resume_from_checkpoint)
+        with _refusing_another_models_weights(resume_from_checkpoint):
+            if srnet is None:
+                return super()._load_from_checkpoint(resume_from_checkpoint, model)
+            if not os.path.isfile(os.path.join(resume_from_checkpoint, TRAINING_STATE_NAME)):
+                raise ValueError(f"{resume_from_checkpoint} has no {TRAINING_STATE_NAME}: not an SRNet checkpoint")
+            logger.info(f"Loading SRNet scores and thresholds from {resume_from_checkpoint}")
+            srnet.load_training_state(resume_from_checkpoint)
         return None
 
     def _load_best_model(self) -> None:
@@ -364,3 +367,20 @@ class SRNetTrainer(Trainer):
         logger.info(f"Loading best SRNet from {self.state.best_model_checkpoint} (score: {self.state.best_metric}).")
         srnet.load_training_state(self.state.best_model_checkpoint)
         return None
+
+
+@contextlib.contextmanager
+def _refusing_another_models_weights(checkpoint: str) -> Iterator[None]:
+    """torch's `load_state_dict` error ("size mismatch for ...", missing keys) on a checkpoint of another model as
+    one `InputError` naming the checkpoint, its first mismatch and the fix."""
+    try:
+        yield
+    except RuntimeError as err:
+        if "Error(s) in loading state_dict" not in str(err):
+            raise
+        first = str(err).split("\n\t")[1] if "\n\t" in str(err) else str(err)
+        raise InputError(
+            f"--resume_from_checkpoint {checkpoint} holds the weights of another model ({first.strip()[:200]}): "
+            "resume with the --model_name_or_path that run started from, or train this model without "
+            "--resume_from_checkpoint."
+        ) from err
