@@ -92,6 +92,11 @@ class SRNetTrainer(Trainer):
         self.last_eval_output: EvalLoopOutput | None = None
         self.eval_outputs: dict[str, EvalLoopOutput] = {}
         super().__init__(model=model, args=args, **kwargs)
+        # compute_loss returns a per-batch mean and never passes `num_items_in_batch` to the model. transformers
+        # before `loss_is_scaled_for_ga` (5.17, for one) decides from this attribute alone whether to divide the loss
+        # by the gradient accumulation steps: left True (any model whose forward takes **kwargs), it summed the
+        # micro-batches' gradients instead of averaging them. False also spares the per-step count of label items.
+        self.model_accepts_loss_kwargs = False
         if args.label_names is None:  # the wrapper's forward(*args, **kwargs) hides the base model's `labels`
             self.label_names = ["labels"]
         if isinstance(model, SRNetModel):
