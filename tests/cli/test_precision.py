@@ -66,6 +66,21 @@ def test_a_run_records_its_precision_in_results_and_card(pretrained, data_dir, t
     assert training_precision(SimpleNamespace(bf16=False, fp16=True)) == "fp16"
 
 
+@pytest.mark.parametrize("mixed", ["bf16", "fp16"])
+def test_the_precision_accelerate_launch_gives_is_the_one_recorded(monkeypatch, tmp_path, mixed):
+    """`accelerate launch --mixed_precision bf16` (or `single_gpu_fp16.yaml`) sets ACCELERATE_MIXED_PRECISION; the
+    Trainer trains in that precision without `--bf16`/`--fp16` set, and the run records it (it recorded fp32)."""
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", mixed)
+    args = SRNetTrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to="none")
+    assert not args.bf16 and not args.fp16 and args.mixed_precision == mixed
+    assert training_precision(args) == mixed
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    assert training_precision(SRNetTrainingArguments(output_dir=str(tmp_path), use_cpu=True)) == "fp32"
+    assert training_precision(SimpleNamespace(bf16=True, fp16=False, mixed_precision="bf16")) == "bf16"
+
+
 def simulate_machine(monkeypatch, cuda: bool, bf16_gpu: bool) -> None:
     """Make torch and transformers answer as on a machine with or without a CUDA GPU (with or without bf16), whatever
     this machine has: the checks read `torch.cuda.is_available` and `transformers.utils.is_torch_bf16_gpu_available`
