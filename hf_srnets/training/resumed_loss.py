@@ -55,16 +55,21 @@ def resumed_loss(checkpoint: str | None) -> ResumedLoss | None:
     return ResumedLoss(step, None if loss_sum is None else float(loss_sum), None if runtime is None else float(runtime))
 
 
-def whole_run_metrics(metrics: dict[str, Any], global_step: int, before: ResumedLoss) -> dict[str, Any]:
+def whole_run_metrics(
+    metrics: dict[str, Any], global_step: int, before: ResumedLoss, loss_sum_since: float
+) -> dict[str, Any]:
     """`metrics` of a resumed `train()` with `train_loss` and `train_runtime` over the whole run (steps
-    1..`global_step`); a value the checkpoint lacks stays this call's, and `train_loss_from_step` /
-    `train_runtime_from_step` name the first step it covers."""
+    1..`global_step`), from `loss_sum_since`, the sum of the losses of the steps this call trained (the Trainer's
+    `_total_loss_scalar`: its own `train_loss` divides that sum by the steps of this call from transformers 5.2x on,
+    by all `global_step` steps before, as in 5.17); a value the checkpoint lacks covers this call's steps only, and
+    `train_loss_from_step` / `train_runtime_from_step` name the first step it covers."""
     metrics = dict(metrics)
     after = global_step - before.global_step
     if before.loss_sum is None:
         metrics["train_loss_from_step"] = before.global_step + 1
+        metrics["train_loss"] = loss_sum_since / max(after, 1)
     else:
-        metrics["train_loss"] = (before.loss_sum + metrics["train_loss"] * after) / max(global_step, 1)
+        metrics["train_loss"] = (before.loss_sum + loss_sum_since) / max(global_step, 1)
     if before.runtime is None:
         metrics["train_runtime_from_step"] = before.global_step + 1
     elif "train_runtime" in metrics:

@@ -275,7 +275,7 @@ class SRNetTrainer(Trainer):
         before = self._resumed_loss
         if before is None or before.global_step == 0:
             return output
-        metrics = whole_run_metrics(output.metrics, output.global_step, before)
+        metrics = whole_run_metrics(output.metrics, output.global_step, before, self._total_loss_scalar)
         for entry in reversed(self.state.log_history):  # the final log entry holds the metrics train() logged
             if "train_loss" in entry:
                 entry.update({k: metrics[k] for k in RUN_WIDE_METRICS if k in metrics})

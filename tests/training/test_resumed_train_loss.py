@@ -56,8 +56,13 @@ def test_a_checkpoint_without_the_loss_record_says_what_the_mean_covers(tmp_path
     state = json.loads(path.read_text())
     state["stateful_callbacks"].pop(STATE_KEY)  # as an older hf_srnets wrote it
     path.write_text(json.dumps(state))
-    resumed = _trainer(tmp_path, tmp_path / "resumed", False).train(resume_from_checkpoint=str(out / "checkpoint-8"))
+    trainer = _trainer(tmp_path, tmp_path / "resumed", False)
+    resumed = trainer.train(resume_from_checkpoint=str(out / "checkpoint-8"))
     assert resumed.metrics["train_loss_from_step"] == 9
+    # the mean over steps 9-12, from the logs at step 9 (step 9 alone) and 12 (steps 10-12), rounded to 4 digits
+    logged = {e["step"]: e["loss"] for e in trainer.state.log_history if "loss" in e and e["step"] > 8}
+    assert sorted(logged) == [9, 12]
+    assert resumed.metrics["train_loss"] == pytest.approx((logged[9] + 3 * logged[12]) / 4, abs=2e-4)
     assert resumed.metrics["train_runtime_from_step"] == 9
 
 
