@@ -44,6 +44,26 @@ def missing_resources() -> list[str]:
     return missing
 
 
+def make_cuda_deterministic(environ: dict[str, str] | os._Environ = os.environ) -> bool:
+    """On a machine with a CUDA GPU, make the suite's GPU runs repeat bit for bit, so that a test comparing two runs
+    exactly (a resumed run with an uninterrupted one, two runs of one seed) holds there as on the CPU: cuBLAS with a
+    fixed workspace (`CUBLAS_WORKSPACE_CONFIG`, read when cuBLAS starts, so before any CUDA work), deterministic
+    kernels where torch has them (`warn_only`: an op without one warns instead of failing the test), no cuDNN
+    autotuning and no TF32 in fp32 matmuls. Returns whether it did (False on a machine without CUDA). A test that
+    compares two different computations (not two runs of one) gives a tolerance for the dtype instead."""
+    if not torch.cuda.is_available():
+        return False
+    environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return True
+
+
+make_cuda_deterministic()
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if REQUIRE_DATA and (missing := missing_resources()):
         pytest.exit("SRNETS_REQUIRE_DATA=1 and " + "; ".join(missing), returncode=pytest.ExitCode.USAGE_ERROR)

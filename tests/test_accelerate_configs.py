@@ -28,6 +28,15 @@ def test_config_parses_with_accelerate(path):
         assert config.mixed_precision == "fp16"
 
 
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_each_config_sets_the_machine_its_name_says(path):
+    """multi_gpu*: DDP over several processes; single_gpu* and cpu: one process; deepspeed_zero2: DeepSpeed."""
+    config = load_config_from_file(str(path))
+    expected = {"multi": DistributedType.MULTI_GPU, "deepspeed": DistributedType.DEEPSPEED}
+    assert config.distributed_type == expected.get(path.stem.split("_")[0], DistributedType.NO)
+    assert (config.num_processes > 1) == (config.distributed_type != DistributedType.NO)
+
+
 def test_deepspeed_config_is_zero_stage_2_fp16():
     config = load_config_from_file(str(CONFIGS[0].parent / "deepspeed_zero2.yaml"))
     assert config.distributed_type == DistributedType.DEEPSPEED

@@ -15,7 +15,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("torch", "transformers", "accelerate", "datasets")
-DEV = ("pytest", "pytest-timeout", "ruff")
+DEV = ("pytest", "pytest-timeout", "pytest-xdist", "ruff")
 
 
 def _pyproject_dependencies() -> list[str]:
@@ -36,6 +36,13 @@ def _floor(requirement: Requirement) -> str | None:
 def test_requirements_txt_repeats_pyproject_line_for_line():
     package_lines = [line for line in _requirements_lines() if Requirement(line).name not in DEV]
     assert package_lines == _pyproject_dependencies()
+
+
+def test_requirements_txt_ends_with_the_dev_extra():
+    text = (ROOT / "pyproject.toml").read_text()
+    dev = re.search(r"^dev = \[(.*)\]$", text, re.M)[1]
+    expected = [s.strip().strip('"') for s in dev.split(",")]
+    assert [line for line in _requirements_lines() if Requirement(line).name in DEV] == expected
 
 
 @pytest.mark.parametrize("name", CORE)

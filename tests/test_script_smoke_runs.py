@@ -34,6 +34,7 @@ SMOKE_RUNS = {
     "bench/bench_inference.py": f"{HERE}::test_bench_inference_times_every_granularity_and_kernel",
     "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
     "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
+    "bench/bench_trainer_overhead.py": f"{HERE}::test_bench_trainer_overhead_compares_each_variant_with_plain",
     "bench/bench_textattack_side_by_side.py": f"{HERE}::test_bench_textattack_side_by_side_compares_the_two_sides",
     "examples/l0_gates_plot.py": (
         "test_l0_gates_plot.py::test_the_latest_checkpoint_gives_the_curve_of_a_running_search"
@@ -126,6 +127,31 @@ def test_bench_mask_overhead_gives_both_ratios(pretrained, tmp_path):
         "peak memory ratio (mask / fine-tune)",
     ]  # fmt: skip
     assert out[2].startswith("fine-tuning ") and "mask training" in out[2]
+
+
+@pytest.mark.slow
+def test_bench_trainer_overhead_compares_each_variant_with_plain(pretrained, tmp_path):
+    """Two alternating repetitions of the three variants on a tiny BERT; the ratios are the per-repetition ratios
+    of the recorded times, recomputed here."""
+    import statistics
+
+    run_script(
+        "bench/bench_trainer_overhead.py", "--tokenizer", pretrained, "--data_dir", DATA_DIR, "--batch_size", 4,
+        "--max_length", 16, "--warmup", 1, "--steps", 2, "--repeats", 2, "--threshold_update_interval", 1,
+        "--json", tmp_path / "overhead.json",
+    )  # fmt: skip
+    result = json.loads((tmp_path / "overhead.json").read_text())
+    assert list(result["summary"]) == ["plain", "full-ce", "mask-poe"]
+    assert result["machine"]["device"] == "cpu" and result["machine"]["OMP_NUM_THREADS"] == "1"
+    plain = [r["seconds_per_step"] for r in result["runs"]["plain"]]
+    for variant, runs in result["runs"].items():
+        seconds = [r["seconds_per_step"] for r in runs]
+        assert len(seconds) == 2 and all(s > 0 for s in seconds)
+        ratios = [s / p for s, p in zip(seconds, plain)]
+        row = result["summary"][variant]
+        assert row["ratio_to_plain_median"] == pytest.approx(statistics.median(ratios))
+        assert row["seconds_per_step_min"] == min(seconds) and row["seconds_per_step_max"] == max(seconds)
+    assert set(result["collate_ms_per_batch"]) == {"plain", "srnet"}
 
 
 @pytest.mark.slow

@@ -209,5 +209,10 @@ def _check_options(options_class: type, given: dict[str, Any] | None, owner: str
 
 
 def training_precision(args: Any) -> str:
-    """`bf16`, `fp16` or `fp32`: the compute precision of the Trainer's forward passes (`--bf16` / `--fp16`)."""
-    return "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32"
+    """`bf16`, `fp16` or `fp32`: the compute precision of the Trainer's forward passes: `--bf16` / `--fp16`, else the
+    mixed precision `accelerate launch` gives (`--mixed_precision bf16`, a config's `mixed_precision: fp16`), which
+    the Trainer reads from `ACCELERATE_MIXED_PRECISION` into `args.mixed_precision` without setting either flag."""
+    if args.bf16 or args.fp16:
+        return "bf16" if args.bf16 else "fp16"
+    mixed = getattr(args, "mixed_precision", None)
+    return mixed if mixed not in (None, "no") else "fp32"

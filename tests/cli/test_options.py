@@ -51,12 +51,12 @@ SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "report_to": (["tensorboard"], [], ["tensorboard"]),
     "sparsity_schedule": (["cubic"], ["--initial_sparsity", "0.2"], "cubic"),
 }
-# options this CPU machine's TrainingArguments refuses whatever the value (they need a GPU, DeepSpeed or a process
-# group): the parser must still read the value, and the refusal must name the option's subject
+# options TrainingArguments refuses in a single process whatever the value (they need DeepSpeed installed or a process
+# group), on a CPU or a GPU machine alike: the parser must still read the value, and the refusal must name the
+# option's subject. `--tf32` depends on the machine: test_tf32_is_read_then_taken_or_refused_by_what_the_gpu_has.
 REFUSED_HERE = {
     "ddp_backend": (["gloo"], "process group"),
     "deepspeed": (["ds.json"], "deepspeed"),
-    "tf32": (["true"], "tf32"),
 }
 # TrainingArguments' dict options argparse cannot read: a config file gives them as mappings
 CONFIG_FILE_ONLY = {
@@ -125,7 +125,7 @@ def same(got: Any, expected: Any) -> bool:
     return got == expected and type(got) is type(expected)
 
 
-PARSED = sorted(set(options()) - set(REFUSED_HERE) - set(CONFIG_FILE_ONLY))
+PARSED = sorted(set(options()) - set(REFUSED_HERE) - set(CONFIG_FILE_ONLY) - {"tf32"})
 
 
 @pytest.mark.parametrize("dest", PARSED)
@@ -150,6 +150,39 @@ def test_options_this_machine_cannot_use_are_read_then_refused(dest):
         parse_args([*BASE, f"--{dest}", *values])
 
 
+def tf32_outcome(monkeypatch, gpu_has_tf32: bool) -> list[bool]:
+    """Parse `--tf32 true` on a machine whose GPU has TF32 or not (`gpu_has_tf32`); return the calls TrainingArguments
+    made to switch TF32 on, recorded instead of made: a real switch is global to the process and would turn every
+    later fp32 matmul of this test worker into TF32."""
+    import transformers.training_args as training_args
+
+    switched: list[bool] = []
+    monkeypatch.setattr(training_args, "is_torch_tf32_available", lambda: gpu_has_tf32)
+    monkeypatch.setattr(training_args, "enable_tf32", switched.append)
+    assert build_parser().given_options([*BASE, "--tf32", "true"])["tf32"] is True
+    if not gpu_has_tf32:
+        with pytest.raises(ValueError, match="tf32 requires Ampere"):
+            parse_args([*BASE, "--tf32", "true"])
+        return switched
+    assert parse_args([*BASE, "--tf32", "true"]).training.tf32 is True
+    return switched
+
+
+@pytest.mark.parametrize("gpu_has_tf32", [False, True], ids=["no_tf32", "ampere_or_newer_gpu"])
+def test_tf32_is_read_then_taken_or_refused_by_what_the_gpu_has(monkeypatch, gpu_has_tf32):
+    """`--tf32 true` is read on every machine; TrainingArguments takes it (and switches TF32 on) where the GPU has
+    TF32 (compute capability >= 8, as on the H200 of issue 34) and refuses it elsewhere (a CPU, a V100)."""
+    assert tf32_outcome(monkeypatch, gpu_has_tf32) == ([True] if gpu_has_tf32 else [])
+
+
+def test_tf32_on_this_machine_follows_what_it_has(monkeypatch):
+    """The same, with the answer this machine's transformers gives (True on an Ampere or newer GPU, else False)."""
+    from transformers.utils import is_torch_tf32_available
+
+    has = is_torch_tf32_available()
+    assert tf32_outcome(monkeypatch, has) == ([True] if has else [])
+
+
 @pytest.mark.parametrize("dest", sorted(CONFIG_FILE_ONLY))
 def test_dict_options_are_read_from_a_config_file(dest, tmp_path):
     mapping, holds = CONFIG_FILE_ONLY[dest]
@@ -158,11 +191,30 @@ def test_dict_options_are_read_from_a_config_file(dest, tmp_path):
     assert holds(getattr(parse_args([str(config)]).training, dest))
 
 
+def newer_trainer_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The old help's option strings that neither today's parser nor the installed transformers' own
+    `TrainingArguments` parser knows: options a newer transformers added (the help was written under 5.24.0; 5.17
+    lacks `--activation_checkpointing` and its kwargs, for one)."""
+    from transformers import HfArgumentParser, TrainingArguments
+
+    trainer_flags = HfArgumentParser(TrainingArguments)._option_string_actions
+    return {f for f in FLAGS_BEFORE if f not in parser._option_string_actions and f not in trainer_flags}
+
+
 def test_every_spelling_of_the_old_help_still_parses_to_its_option():
     """Each of the 323 option strings of the help at e6ac851 reads the value it accepted then into the same option
-    as the option's first spelling (`--no_<flag>` complements give False)."""
+    as the option's first spelling (`--no_<flag>` complements give False). Under a transformers older than the one
+    the help was written with (5.24.0), the TrainingArguments options it does not have yet are left out; from 5.24.0
+    on, none may be."""
+    import transformers
+    from packaging.version import Version
+
     parser = build_parser()
+    newer = newer_trainer_options(parser)
+    assert not newer or Version(transformers.__version__) < Version("5.24.0"), sorted(newer)
     for flag, values in FLAGS_BEFORE.items():
+        if flag in newer:
+            continue
         action = parser._option_string_actions[flag]
         if action.dest in CONFIG_FILE_ONLY:
             continue

@@ -66,14 +66,55 @@ def test_a_run_records_its_precision_in_results_and_card(pretrained, data_dir, t
     assert training_precision(SimpleNamespace(bf16=False, fp16=True)) == "fp16"
 
 
-def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(pretrained, data_dir, tmp_path):
-    """`--bf16 true` alone works on the CPU (the Trainer wants `use_cpu` then; the parser adds it), masks keep
-    exactly ⌊s·n⌋ zeros per matrix and the run records bf16."""
-    import torch
+@pytest.mark.parametrize("mixed", ["bf16", "fp16"])
+def test_the_precision_accelerate_launch_gives_is_the_one_recorded(monkeypatch, tmp_path, mixed):
+    """`accelerate launch --mixed_precision bf16` (or `single_gpu_fp16.yaml`) sets ACCELERATE_MIXED_PRECISION; the
+    Trainer trains in that precision without `--bf16`/`--fp16` set, and the run records it (it recorded fp32)."""
+    from hf_srnets.training.arguments import SRNetTrainingArguments
 
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", mixed)
+    args = SRNetTrainingArguments(output_dir=str(tmp_path), use_cpu=True, report_to="none")
+    assert not args.bf16 and not args.fp16 and args.mixed_precision == mixed
+    assert training_precision(args) == mixed
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    assert training_precision(SRNetTrainingArguments(output_dir=str(tmp_path), use_cpu=True)) == "fp32"
+    assert training_precision(SimpleNamespace(bf16=True, fp16=False, mixed_precision="bf16")) == "bf16"
+
+
+def simulate_machine(monkeypatch, cuda: bool, bf16_gpu: bool) -> None:
+    """Make torch and transformers answer as on a machine with or without a CUDA GPU (with or without bf16), whatever
+    this machine has: the checks read `torch.cuda.is_available` and `transformers.utils.is_torch_bf16_gpu_available`
+    at call time, and the latter's cache is bypassed by replacing it."""
+    import torch
+    import transformers.utils
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(transformers.utils, "is_torch_bf16_gpu_available", lambda: bf16_gpu)
+    monkeypatch.setattr(transformers.utils, "is_torch_xla_available", lambda: False)
+
+
+@pytest.mark.parametrize(
+    ("cuda", "bf16_gpu", "expected"),
+    [(False, False, {"use_cpu": True}), (True, True, {}), (True, False, {})],
+    ids=["no_gpu", "bf16_gpu", "gpu_without_bf16"],
+)
+def test_bf16_alone_adds_use_cpu_only_on_a_machine_without_gpu(monkeypatch, cuda, bf16_gpu, expected):
+    """An H200 runs `--bf16 true` on the GPU (nothing added); a V100 (no bf16) gets the Trainer's own refusal."""
+    from hf_srnets.training.precision import cpu_bf16_overrides
+
+    simulate_machine(monkeypatch, cuda, bf16_gpu)
+    assert cpu_bf16_overrides({"bf16": True}) == expected
+    assert cpu_bf16_overrides({"bf16_full_eval": True}) == expected
+    assert cpu_bf16_overrides({"bf16": True, "use_cpu": False}) == {}  # the user's explicit choice stands
+    assert cpu_bf16_overrides({}) == {}
+
+
+def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(monkeypatch, pretrained, data_dir, tmp_path):
+    """`--bf16 true` alone works on a machine without a GPU (the Trainer wants `use_cpu` then; the parser adds it),
+    masks keep exactly ⌊s·n⌋ zeros per matrix and the run records bf16. A GPU machine runs it as one without."""
     from hf_srnets.cli import parse_args
 
-    assert not torch.cuda.is_available(), "this test is about a machine without a GPU"
+    simulate_machine(monkeypatch, cuda=False, bf16_gpu=False)
     parsed = parse_args(
         ["--model_name_or_path", str(pretrained), "--task", "mnli", "--output_dir", "o", "--bf16", "true"]
     )
