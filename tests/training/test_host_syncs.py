@@ -5,6 +5,7 @@ waits for the GPU. Counted on the CPU by wrapping those methods of `torch.Tensor
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 
 import pytest
@@ -34,7 +35,9 @@ class CountReads(TrainerCallback):
 
     def wrap(self, name, original):
         def read(tensor, *args, **kwargs):
-            if self.on:
+            # torch's own optimizer is left out: before torch 2.8 its CPU (single-tensor) Adam reads each
+            # parameter's step count, so the count follows the number of trained tensors, not hf_srnets' code
+            if self.on and "torch/optim/" not in sys._getframe(1).f_code.co_filename.replace("\\", "/"):
                 self.counts[name] += 1
             return original(tensor, *args, **kwargs)
 
