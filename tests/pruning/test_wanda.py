@@ -108,3 +108,13 @@ def test_magnitude_oneshot_prunes_the_smallest_of_each_matrix(classifier, data_d
         expected[pruned] = False
         assert np.array_equal((weight != 0).numpy().ravel(), expected), name
         assert np.array_equal(weight.numpy(), start * expected.reshape(start.shape)), name
+
+
+def test_wanda_options_the_run_would_not_use_are_refused():
+    from hf_srnets.cli import parse_args, validate_args
+
+    base = ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "wanda"]
+    with pytest.raises(InputError, match=r"--sparsity.*--wanda_nm N:M sets the sparsity"):
+        validate_args(parse_args([*base, "--wanda_nm", "2:4", "--sparsity", "0.3"]))
+    with pytest.raises(InputError, match="--mask_granularity"):
+        validate_args(parse_args([*base, "--mask_granularity", "neuron"]))
