@@ -20,6 +20,8 @@ import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "hf_srnets"
 MAX_FUNCTION_LINES = 80
@@ -301,6 +303,41 @@ def test_no_pruning_method_is_named_outside_its_folder():
     assert {"threshold", "magnitude", "l0", "random", "mask", "imp", "imp-rw"} <= names
     found = method_name_literals(ROOT, PACKAGE, names)
     assert not found, "method names outside hf_srnets/pruning/<method>/ and hf_srnets/cli/:\n" + "\n".join(found)
+
+
+# The methods added after the first four, each with what names it in source (case-insensitive) and the files outside
+# its folder that may: the registration import (pruning/__init__.py) and, when it cites a paper, its BibTeX.
+NEW_METHODS = {
+    # magnitude-oneshot reuses wanda's one-shot controller (OneShotCallback)
+    "pruning/wanda": (
+        r"wanda",
+        {"pruning/__init__.py", "resources/citations.py", "pruning/oneshot_magnitude/method.py"},
+    ),
+    "pruning/oneshot_magnitude": (r"oneshot_magnitude|OneShotMagnitude|magnitude-oneshot", {"pruning/__init__.py"}),
+}
+
+
+def files_naming(pattern: str, root: Path = ROOT) -> set[str]:
+    """The package's files (relative to `hf_srnets/`) whose source matches `pattern` (case-insensitive)."""
+    package = root / PACKAGE
+    found = re.compile(pattern, re.IGNORECASE)
+    return {str(p.relative_to(package)) for p in package.rglob("*.py") if found.search(p.read_text(encoding="utf-8"))}
+
+
+@pytest.mark.parametrize("folder", sorted(NEW_METHODS))
+def test_a_new_method_touches_only_its_folder_and_the_registration(folder):
+    """A pruning method is its folder: outside it only the registration import (and a BibTeX entry) names it, so
+    `--pruning <name>`, its options, saving, loading, merging and the card come from the registry alone."""
+    pattern, allowed = NEW_METHODS[folder]
+    outside = {name for name in files_naming(pattern) if not name.startswith(folder + "/")}
+    assert outside == allowed, f"{folder} is named outside its folder in {sorted(outside - allowed)}"
+
+
+def test_files_naming_finds_a_method_named_in_another_module(tmp_path):
+    (tmp_path / PACKAGE / "pruning" / "shiny").mkdir(parents=True)
+    (tmp_path / PACKAGE / "pruning" / "shiny" / "method.py").write_text('name = "shiny"\n')
+    (tmp_path / PACKAGE / "runner.py").write_text("if method == 'Shiny': pass\n")
+    assert files_naming("shiny", tmp_path) == {"pruning/shiny/method.py", "runner.py"}
 
 
 def test_at_most_five_modules_beside_the_packages():

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from .families import model_family
+from .family_export import compact_family_model
 from .heads import prune_heads, pruned_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, AttentionSite, FFNSite, attention_sites, ffn_sites
 from .neurons import prune_ffn_units
@@ -69,13 +71,17 @@ def _count(model: Any) -> int:
 def compact_model(model: Any) -> dict[str, Any]:
     """Remove every FFN unit and attention head that contributes exactly 0 (module docstring), in place.
 
-    `model` is a plain (merged) BERT-family or DistilBERT classifier. Returns a report: `heads_per_layer` and
+    `model` is a plain (merged) BERT-family or DistilBERT classifier, or a ModernBERT or Llama-family one
+    (`hf_srnets.compact.family_export.compact_family_model`: attention units are key/value groups there).
+    Returns a report: `heads_per_layer` and
     `ffn_units_per_layer` (kept), `heads_removed` ({"<layer>": [original head indices]}, this call only),
     `ffn_units_removed` (count per layer), `zero_heads_kept` ({"<layer>": original head index} where every head was
     zero), `parameters_before`, `parameters_after`. The config records the change for `save_pretrained`; a model
     with one FFN width and no pruned heads saves as a stock transformers checkpoint.
     """
     _check_plain(model)
+    if model_family(model) is not None:  # ModernBERT, Llama-family decoders
+        return compact_family_model(model)
     heads_sites, ffn = attention_sites(model), ffn_sites(model)
     before = _count(model)
     original = model.config.num_attention_heads

@@ -33,6 +33,8 @@ from transformers.utils import cached_file
 from ..errors import InputError, MissingInputError
 from ..resources.model_location import is_local_path, looks_like_path
 from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, SRNET_CONFIG_NAME, WEIGHTS_NAME
+from .families import model_family
+from .family_export import shrink_family_model
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .neurons import set_ffn_widths
@@ -174,16 +176,23 @@ def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[st
     widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
     setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
     model = AutoModelForSequenceClassification.from_config(config)
-    if recorded:
-        prune_heads(model, recorded)
-    if widths:
-        set_ffn_widths(model, widths)
+    if model_family(model) is not None:  # ModernBERT, Llama-family decoders
+        shrink_family_model(model, recorded, widths)
+    else:
+        _shrink(model, recorded, widths)
     missing = _load_weights(model, _read_state_dict(path, hub), path)
     model.eval()
     removed = sum(len(v) for v in recorded.values())
     logger.info(f"Loaded compact {path}: {removed} heads removed ({recorded}), FFN widths {widths or 'uniform'}")
     info = {"missing_keys": missing, "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
     return (model, info) if output_loading_info else model
+
+
+def _shrink(model: Any, recorded: dict[str, Any], widths: list[int] | None) -> None:
+    if recorded:
+        prune_heads(model, recorded)
+    if widths:
+        set_ffn_widths(model, widths)
 
 
 def load_classifier(

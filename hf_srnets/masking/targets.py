@@ -2,6 +2,11 @@
 
 θ_pr = {W_cls} ∪ {W_Q, W_K, W_V, W_AO, W_in, W_out} of every Transformer layer. Biases, embeddings,
 LayerNorms and the pooler are never masked.
+
+ModernBERT and the Llama-family decoders (Llama, Qwen2, Qwen3, Gemma, Mistral, and any model with their module
+layout) are recognised from their modules rather than from `model_type` (`hf_srnets.compact.families`): θ_pr is
+every layer's `Wqkv`, `Wo`, `Wi`, `mlp.Wo` (ModernBERT) or `q_proj`, `k_proj`, `v_proj`, `o_proj`, `gate_proj`,
+`up_proj`, `down_proj` (decoders), and the classifier is `head.dense` + `classifier` (ModernBERT) or `score`.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import re
 
 from torch import nn
 
+from ..compact.families import SUPPORTED_FAMILIES, family_targets
 from ..errors import InputError
 
 # One regular expression per architecture over module names, matched with `re.search`.
@@ -67,13 +73,15 @@ def resolve_target_modules(
     the selection matches no `nn.Linear`.
     """
     names = _linear_names(model)
+    family = None if model_type in LAYER_PATTERNS else family_targets(model)
     if target_modules is None:
-        if model_type not in LAYER_PATTERNS:
+        if model_type not in LAYER_PATTERNS and family is None:
             raise InputError(
-                f"No default pruning targets for model_type={model_type!r} (known: {sorted(LAYER_PATTERNS)}). "
-                "Pass target_modules as a list of module names or a regular expression."
+                f"No default pruning targets for model_type={model_type!r} (known: {sorted(LAYER_PATTERNS)} and "
+                f"the {SUPPORTED_FAMILIES} layouts). Pass target_modules as a list of module names or a regular "
+                "expression."
             )
-        layer_targets = _select(names, LAYER_PATTERNS[model_type])
+        layer_targets = family[0] if family else _select(names, LAYER_PATTERNS[model_type])
     else:
         layer_targets = _select(names, target_modules)
     if classifier_modules is not None:
@@ -81,7 +89,7 @@ def resolve_target_modules(
     elif model_type in CLASSIFIER_PATTERNS:
         cls_targets = _select(names, CLASSIFIER_PATTERNS[model_type])
     else:
-        cls_targets = []
+        cls_targets = family[1] if family else []
     layer_targets = [n for n in layer_targets if n not in cls_targets]
     if not layer_targets:
         raise InputError(

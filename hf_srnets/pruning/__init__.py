@@ -4,6 +4,9 @@
 - `magnitude`: iterative magnitude pruning, with rewinding or not (Algorithm 1), `--pruning imp` / `imp-rw`.
 - `l0`: hard-concrete L0 masks (Robust Tickets §3.2) and one-shot ticket extraction (§3.3), `--pruning l0`.
 - `random`: random masks with a given ticket's per-matrix sparsity (Robust Tickets §4.2), `--pruning random`.
+- `wanda`: one-shot |W|·‖X‖ on calibration batches, per output row or N:M (Sun et al. 2024), `--pruning wanda`.
+- `oneshot_magnitude`: one-shot magnitude pruning, IMP's selection once with no retraining,
+  `--pruning magnitude-oneshot`.
 
 A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`); its layer
 subclasses `MaskedLayer` (`wrapped.py`), and its hooks see the model as a `MaskedModel` (`masked_model.py`).
@@ -26,6 +29,7 @@ from .fixed_mask import FixedMaskCallback
 from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
 from .masked_model import MaskConfig, MaskedModel
+from .oneshot_magnitude import OneShotMagnitudeConfig, OneShotMagnitudePruning
 from .random import RandomConfig, RandomPruning
 from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
@@ -37,6 +41,7 @@ from .threshold import (
     schedule_end_step,
     sparsity_at,
 )
+from .wanda import WandaConfig, WandaPruning
 from .wrapped import MaskedLayer
 
 __all__ = [
@@ -56,12 +61,16 @@ __all__ = [
     "MaskedLayer",
     "MaskedLinear",
     "MaskedModel",
+    "OneShotMagnitudeConfig",
+    "OneShotMagnitudePruning",
     "PruningConfig",
     "PruningMethod",
     "RandomConfig",
     "RandomPruning",
     "ThresholdConfig",
     "ThresholdPruning",
+    "WandaConfig",
+    "WandaPruning",
     "binarize",
     "cubic_sparsity",
     "exact_mask",

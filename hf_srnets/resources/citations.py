@@ -73,6 +73,12 @@ BIBTEX: dict[str, str] = {
   pages     = {2211--2224},
   year      = {2022}
 }""",
+    "sun2024wanda": """@inproceedings{sun2024wanda,
+  title     = {A Simple and Effective Pruning Approach for Large Language Models},
+  author    = {Sun, Mingjie and Liu, Zhuang and Bair, Anna and Kolter, J. Zico},
+  booktitle = {The Twelfth International Conference on Learning Representations, {ICLR} 2024},
+  year      = {2024}
+}""",
     "louizos2018learning": """@inproceedings{louizos2018learning,
   title     = {Learning Sparse Neural Networks through {L_0} Regularization},
   author    = {Louizos, Christos and Welling, Max and Kingma, Diederik P.},

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..training.arguments import SRNetTrainingArguments
 from .columns import attach_probabilities
+from .pad_token import ensure_pad_token
 
 
 @dataclass
@@ -162,9 +163,8 @@ def tokenize_data(
     data: RunData, model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments
 ) -> None:
     """Load the tokenizer and tokenise every split (one text or a pair, truncated to `--max_seq_length`)."""
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
-    )
+    source = model_args.tokenizer_name or model_args.model_name_or_path
+    tokenizer = ensure_pad_token(AutoTokenizer.from_pretrained(source, cache_dir=model_args.cache_dir), source)
 
     def tokenize(batch: dict[str, list]) -> dict[str, list]:
         texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())

@@ -20,6 +20,7 @@ from ..training.arguments import SRNetTrainingArguments
 from ..training.collator import SRNetDataCollator
 from ..training.trainer import SRNetTrainer
 from .data import RunData
+from .pad_token import set_model_pad_token
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,8 @@ def load_model(model_name_or_path: str, task: TaskSpec, cache_dir: str | None) -
     Head-pruned checkpoints (written by a `--prune_heads` run) load too (`hf_srnets.compact.loading.load_classifier`).
     """
     model, info = load_classifier(model_name_or_path, task.label_names, cache_dir=cache_dir, output_loading_info=True)
-    fresh_head = any(("classifier" in k or "pooler" in k) for k in info.get("missing_keys", []))
+    missing = info.get("missing_keys", [])
+    fresh_head = any(("classifier" in k or "pooler" in k or k.startswith("score.")) for k in missing)
     return model, fresh_head
 
 
@@ -117,6 +119,7 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
     `--prune_heads`, wrapped with the pruning method or the masks of `--mask_from`. Returns it, whether its
     classifier is newly initialised, and the info for the results (early start, layers and heads kept)."""
     model, fresh_head = load_model(run.model.model_name_or_path, data.task, run.model.cache_dir)
+    set_model_pad_token(model, data.tokenizer)
     info: dict[str, Any] = {}
     if run.model.student_layers is not None:
         info["student_layers_kept"] = keep_layers(model, run.model.student_layers)

@@ -50,6 +50,7 @@ SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "pruning": (["l0"], [], "l0"),
     "report_to": (["tensorboard"], [], ["tensorboard"]),
     "sparsity_schedule": (["cubic"], ["--initial_sparsity", "0.2"], "cubic"),
+    "wanda_nm": (["2:4"], [], "2:4"),  # N:M
 }
 # options TrainingArguments refuses in a single process whatever the value (they need DeepSpeed installed or a process
 # group), on a CPU or a GPU machine alike: the parser must still read the value, and the refusal must name the

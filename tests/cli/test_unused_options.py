@@ -48,6 +48,8 @@ VALUES = {
     "l0_lambda_start_fraction": ["--l0_lambda_start_fraction", "0.2"],
     "l0_lambda_warmup_fraction": ["--l0_lambda_warmup_fraction", "0.2"],
     "random_seed": ["--random_seed", "7"],
+    "calibration_samples": ["--calibration_samples", "16"],
+    "wanda_nm": ["--wanda_nm", "2:4"],
     "mask_learning_rate": ["--mask_learning_rate", "0.01"],
     "mask_weight_decay": ["--mask_weight_decay", "0.001"],
 }

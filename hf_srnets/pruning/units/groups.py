@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from torch import nn
 
+from ...compact.families import Part, model_family, unit_sites
 from ...compact.layout import attention_site, encoder_layers, ffn_site
 
 UNIT_KINDS = ("block", "ffn", "head")
@@ -29,11 +30,13 @@ UNIT_KINDS = ("block", "ffn", "head")
 
 @dataclass(frozen=True)
 class UnitMember:
-    """One masked matrix of a unit group: its module name, the tile one unit covers in it and the unit grid."""
+    """One masked matrix of a unit group: its module name, the tile one unit covers in it and the unit grid;
+    `stack` > 1 for a fused matrix holding that grid `stack` times along its rows (ModernBERT's `Wqkv`, `Wi`)."""
 
     name: str
     tile: tuple[int, int]
     grid: tuple[int, int]
+    stack: int = 1
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,27 @@ def head_groups(model: nn.Module) -> list[UnitGroup]:
     return groups
 
 
+def _family_member(names: dict[int, str], part: Part, units: int) -> UnitMember:
+    linear = part.linear
+    if part.dim == 0:
+        return UnitMember(names[id(linear)], (part.size, linear.in_features), (units, 1), part.stack)
+    return UnitMember(names[id(linear)], (linear.out_features, part.size), (1, units), part.stack)
+
+
+def family_groups(model: nn.Module, kind: str) -> list[UnitGroup]:
+    """ModernBERT and Llama-family decoders (`hf_srnets.compact.families`): per layer, the `head` group (a decoder's
+    units are its key/value groups, each with its query heads; ModernBERT's its heads, in the Q, K and V blocks of
+    the fused `Wqkv`) or the `ffn` group (row j of `gate_proj` and `up_proj`, column j of `down_proj`; ModernBERT:
+    row j of both halves of `Wi`, column j of `Wo`): a gated MLP's unit is pruned in all its projections at once."""
+    names = _names(model)
+    groups = []
+    for attention, ffn in unit_sites(model):
+        site = attention if kind == "head" else ffn
+        members = tuple(_family_member(names, part, site.units) for part in site.parts)
+        groups.append(UnitGroup(kind, (site.units,), members))
+    return groups
+
+
 def _check_covered(groups: list[UnitGroup], targets: list[str], granularity: str, dense: set[str]) -> None:
     """Every unit's matrices are all targets, and every target belongs to a unit (or is left dense on purpose)."""
     target_set = set(targets)
@@ -145,8 +169,9 @@ def unit_groups(model: nn.Module, targets: list[str], granularity: str, block_si
         return block_groups(model, targets, block_size)
     if granularity not in ("neuron", "head"):
         raise ValueError(f"No units for mask_granularity={granularity!r}: use block, neuron or head.")
-    heads = head_groups(model)
-    ffn = ffn_groups(model)
+    family = model_family(model) is not None  # ModernBERT, Llama-family decoders
+    heads = family_groups(model, "head") if family else head_groups(model)
+    ffn = family_groups(model, "ffn") if family else ffn_groups(model)
     if granularity == "head":
         dense = {member.name for group in ffn for member in group.members}
         groups = heads

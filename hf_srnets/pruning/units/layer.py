@@ -30,9 +30,18 @@ def expand_units(grid_mask: torch.Tensor, tile: tuple[int, int]) -> torch.Tensor
     return grid_mask[:, None, :, None].expand(rows, r, cols, c).reshape(rows * r, cols * c)
 
 
-def sum_over_units(values: torch.Tensor, grid: tuple[int, int], tile: tuple[int, int]) -> torch.Tensor:
-    """Σ of an (R·r, C·c) tensor over each unit's tile: shape `grid` = (R, C)."""
+def sum_over_units(values: torch.Tensor, grid: tuple[int, int], tile: tuple[int, int], stack: int = 1) -> torch.Tensor:
+    """Σ of an (R·r, C·c) tensor over each unit's tile: shape `grid` = (R, C). With `stack` = k, the tensor holds
+    k such grids along its rows (a fused matrix, (k·R·r, C·c)) and each unit sums over its tile in all k."""
+    if stack > 1:
+        values = values.reshape(stack, -1, values.shape[-1]).sum(dim=0)
     return values.reshape(grid[0], tile[0], grid[1], tile[1]).sum(dim=(1, 3))
+
+
+def expand_stacked(grid_mask: torch.Tensor, tile: tuple[int, int], stack: int) -> torch.Tensor:
+    """`expand_units` repeated `stack` times along the rows (a fused matrix's element mask)."""
+    mask = expand_units(grid_mask, tile)
+    return mask.repeat(stack, 1) if stack > 1 else mask
 
 
 class UnitScores(ThresholdedScores, nn.Module):
@@ -65,21 +74,24 @@ class _UnitMaskedWeight(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any, weight: torch.Tensor, scores: torch.Tensor, binary: torch.Tensor, tile: tuple[int, int]
+        ctx: Any, weight: torch.Tensor, scores: torch.Tensor, binary: torch.Tensor, tile: tuple[int, int], stack: int
     ) -> torch.Tensor:
         ctx.save_for_backward(weight, binary)
         ctx.tile = tile
+        ctx.stack = stack
         ctx.grid = tuple(scores.shape)
         return weight * binary.to(weight.dtype)
 
     @staticmethod
-    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None]:
+    def backward(
+        ctx: Any, grad_output: torch.Tensor
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None, None, None, None]:
         weight, binary = ctx.saved_tensors
         grad_weight = grad_output * binary.to(grad_output.dtype) if ctx.needs_input_grad[0] else None
         grad_scores = None
         if ctx.needs_input_grad[1]:
-            grad_scores = sum_over_units(grad_output.float() * weight.float(), ctx.grid, ctx.tile)
-        return grad_weight, grad_scores, None, None
+            grad_scores = sum_over_units(grad_output.float() * weight.float(), ctx.grid, ctx.tile, ctx.stack)
+        return grad_weight, grad_scores, None, None, None
 
 
 class UnitMaskedLinear(MaskedLayer):
@@ -93,11 +105,18 @@ class UnitMaskedLinear(MaskedLayer):
     """
 
     def __init__(
-        self, base_layer: nn.Linear, units: UnitScores, tile: tuple[int, int], grid: tuple[int, int], owner: bool
+        self,
+        base_layer: nn.Linear,
+        units: UnitScores,
+        tile: tuple[int, int],
+        grid: tuple[int, int],
+        owner: bool,
+        stack: int = 1,
     ) -> None:
         super().__init__(base_layer)
         rows, cols = base_layer.weight.shape
-        if (grid[0] * tile[0], grid[1] * tile[1]) != (rows, cols) or grid[0] * grid[1] != units.mask_scores.numel():
+        covered = (stack * grid[0] * tile[0], grid[1] * tile[1])
+        if covered != (rows, cols) or grid[0] * grid[1] != units.mask_scores.numel():
             raise ValueError(f"A unit grid {grid} of {tile} tiles does not cover a {rows}×{cols} weight.")
         if owner:
             self.unit_scores = units  # registered here only: other members refer to it without registering it
@@ -105,6 +124,7 @@ class UnitMaskedLinear(MaskedLayer):
         object.__setattr__(self, "_units", units)
         self.tile = tile
         self.grid = grid
+        self.stack = stack  # > 1: a fused matrix holding the grid `stack` times along its rows
 
     @property
     def units(self) -> UnitScores:
@@ -116,7 +136,16 @@ class UnitMaskedLinear(MaskedLayer):
 
     def binary_mask(self) -> torch.Tensor:
         """The element mask m_e = m_u (bool, the weight's shape)."""
-        return expand_units(self._units.unit_mask().reshape(self.grid), self.tile)
+        return expand_stacked(self._units.unit_mask().reshape(self.grid), self.tile, self.stack)
+
+    @property
+    def unit_size(self) -> int:
+        """The weights of one unit in this matrix (over all stacked copies)."""
+        return self.tile[0] * self.tile[1] * self.stack
+
+    def unit_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """Σ of a weight-shaped tensor over each unit's weights: shape `grid`."""
+        return sum_over_units(values, self.grid, self.tile, self.stack)
 
     @torch.no_grad()
     def set_fixed_mask(self, mask: torch.Tensor) -> None:
@@ -128,8 +157,8 @@ class UnitMaskedLinear(MaskedLayer):
     def unit_mask_of(self, mask: torch.Tensor, name: str) -> torch.Tensor:
         """The unit grid of an element mask; `ValueError` naming the module if it is not constant over a unit."""
         mask = mask.to(torch.bool).reshape(self.base_layer.weight.shape)
-        kept = sum_over_units(mask.to(torch.int64), self.grid, self.tile)
-        size = self.tile[0] * self.tile[1]
+        kept = self.unit_sum(mask.to(torch.int64))
+        size = self.unit_size
         if bool(((kept != 0) & (kept != size)).any()):
             raise ValueError(
                 f"The mask of {name} is not constant over its {self.tile[0]}×{self.tile[1]} units: it cannot be "
@@ -139,9 +168,9 @@ class UnitMaskedLinear(MaskedLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         units = self._units
-        binary = expand_units(units.unit_mask().reshape(self.grid), self.tile)
+        binary = expand_stacked(units.unit_mask().reshape(self.grid), self.tile, self.stack)
         scores = units.mask_scores.view(self.grid)
-        weight = _UnitMaskedWeight.apply(self.base_layer.weight, scores, binary, self.tile)
+        weight = _UnitMaskedWeight.apply(self.base_layer.weight, scores, binary, self.tile, self.stack)
         return F.linear(x, weight, self.base_layer.bias)
 
     def extra_repr(self) -> str:
@@ -157,7 +186,8 @@ def inject_unit_layers(model: nn.Module, groups: list[UnitGroup]) -> list[str]:
         for index, member in enumerate(group.members):
             parent_name, _, child = member.name.rpartition(".")
             parent = model.get_submodule(parent_name) if parent_name else model
-            layer = UnitMaskedLinear(getattr(parent, child), units, member.tile, member.grid, owner=index == 0)
+            base = getattr(parent, child)
+            layer = UnitMaskedLinear(base, units, member.tile, member.grid, owner=index == 0, stack=member.stack)
             setattr(parent, child, layer)
             wrapped.append(member.name)
     return wrapped

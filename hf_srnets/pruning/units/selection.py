@@ -24,7 +24,7 @@ from torch import nn
 
 from ..masked_model import MaskedModel
 from ..selection import exact_mask, exact_thresholds
-from .layer import UnitMaskedLinear, UnitScores, sum_over_units
+from .layer import UnitMaskedLinear, UnitScores
 
 Members = list[tuple[str, UnitMaskedLinear]]
 
@@ -45,8 +45,8 @@ def aggregated_magnitude(units: UnitScores, members: Members) -> torch.Tensor:
     count = 0
     for _, layer in members:
         magnitude = layer.base_layer.weight.detach().abs().float()
-        total += sum_over_units(magnitude, layer.grid, layer.tile).reshape(total.shape)
-        count += layer.tile[0] * layer.tile[1]
+        total += layer.unit_sum(magnitude).reshape(total.shape)
+        count += layer.unit_size
     return total / count
 
 

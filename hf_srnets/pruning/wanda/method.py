@@ -1,0 +1,91 @@
+"""`wanda`: one-shot pruning by |W|·‖X‖ (Sun et al. 2024), per output row or N:M, no retraining."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+from ...errors import InputError
+from ..base import CardContext, PruningMethod, register_pruning_method
+from ..masked_model import MaskedModel
+from ..threshold.layer import MaskedLinear
+from .calibration import InputNorms, calibration_inputs
+from .config import WandaConfig, parse_nm
+from .controller import OneShotCallback, keep_all
+from .selection import nm_mask, row_mask, wanda_scores
+
+
+def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig) -> dict[str, torch.Tensor]:
+    """Keep-masks of every masked layer from the input norms of `config.calibration_samples` training examples."""
+    layers = keep_all(srnet)
+    device = next(srnet.base_model.parameters()).device
+    seen = 0
+    with InputNorms({name: layer.base_layer for name, layer in layers.items()}) as norms:
+        for inputs in calibration_inputs(batches, config.calibration_samples, device):
+            norms.attention_mask = inputs.get("attention_mask")
+            srnet.base_model(**inputs)
+            seen += len(next(iter(inputs.values())))
+    if seen == 0:
+        raise InputError("--pruning wanda found no training examples to calibrate on: give --train_file data.")
+    nm = parse_nm(config.wanda_nm) if config.wanda_nm else None
+    masks = {}
+    for name, norm in norms.norms().items():
+        scores = wanda_scores(layers[name].base_layer.weight, norm)
+        masks[name] = nm_mask(scores, *nm) if nm else row_mask(scores, config.sparsity)
+    return masks
+
+
+@register_pruning_method
+class WandaPruning(PruningMethod):
+    """One-shot: S_ij = |W_ij|·‖X_j‖ on calibration batches of the training file; per output row the ⌊s·n_in⌋
+    lowest scores are pruned (or N:M); the weights stay θ_0 (`OneShotCallback`)."""
+
+    name = "wanda"
+    config_class = WandaConfig
+    layer_class = MaskedLinear
+    trains_scores = False
+    citations = ("sun2024wanda",)
+
+    @classmethod
+    def prepare_config(cls, config: WandaConfig, training_args: Any, *, fresh_head: bool) -> None:
+        """N:M sets the sparsity to (M−N)/M; nothing trains, so the classifier must not be new."""
+        if fresh_head:
+            raise InputError(
+                "--pruning wanda prunes a fine-tuned classifier once, with no training, but this checkpoint's "
+                "classifier is newly initialised: give a fine-tuned --model_name_or_path (a teacher run's output)."
+            )
+        config.trainable_classifier = False
+        if config.wanda_nm:
+            n, m = parse_nm(config.wanda_nm)
+            config.sparsity = (m - n) / m
+
+    def initialize(self, srnet: MaskedModel) -> None:
+        srnet.train_weights_with_fixed_masks()
+
+    def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
+        if not srnet.is_search:  # loaded masks: fine-tune the subnetwork with them fixed
+            return super().callbacks(srnet)
+        return [OneShotCallback(srnet, lambda model, batches: wanda_masks(model, batches, self.config))]
+
+    @classmethod
+    def card_settings(cls, config: WandaConfig, context: CardContext) -> dict[str, Any]:
+        return {
+            "sparsity": config.sparsity,
+            "calibration_samples": config.calibration_samples,
+            "wanda_nm": config.wanda_nm,
+        }
+
+    @classmethod
+    def search_description(cls, config: WandaConfig, context: CardContext) -> str:
+        how = (
+            f"the {config.wanda_nm.split(':')[0]} largest scores of every {config.wanda_nm.split(':')[1]} inputs kept"
+            if config.wanda_nm
+            else f"the {config.sparsity:.0%} lowest scores of each output row pruned"
+        )
+        return (
+            f"one-shot Wanda (Sun et al. 2024): scores |W_ij|·‖X_j‖₂ over the tokens of {config.calibration_samples} "
+            f"training examples, {how}; no weight retrained"
+        )

@@ -1,0 +1,13 @@
+"""Mistral (`MistralForSequenceClassification`: sliding-window attention; grouped-query attention)
+as a first-class target: mask search with PoE, merged == masked == compact, reload, card."""
+
+from transformers import MistralConfig
+
+from families.helpers import DECODER, check_run, run_search, save_checkpoint
+
+
+def test_mistral_mask_search_poe_compact_and_reload(data_dir, tmp_path):
+    checkpoint = save_checkpoint(MistralConfig(**DECODER, pad_token_id=0), tmp_path / "ckpt")
+    assert MistralConfig.from_pretrained(checkpoint).model_type == "mistral"
+    run_search(checkpoint, data_dir, tmp_path / "out")
+    check_run(checkpoint, tmp_path / "out", heads_per_unit=2)
