@@ -121,8 +121,8 @@ class SetPredictions:
 
 
 def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
-    """Read a predictions file (`.jsonl`, or gzipped `.jsonl.gz`); examples are keyed by id when every row has a
-    distinct one, else by index."""
+    """Read a predictions file (`.jsonl`, or gzipped `.jsonl.gz` as committed per-example outputs, whose rows
+    have an id and no index); examples are keyed by id when every row has a distinct one, else by index."""
     rows = []
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -130,14 +130,14 @@ def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
             if not line.strip():
                 continue
             row = json.loads(line)
-            if not isinstance(row, dict) or not {"index", "label", "prediction"} <= set(row):
+            if not isinstance(row, dict) or not {"label", "prediction"} <= set(row) or not {"index", "id"} & set(row):
                 raise InputError(
                     f"{path}:{line_no}: expected {{'index', 'id', 'label', 'prediction'}}, got {line[:80]}"
                 )
             rows.append(row)
     ids = [row.get("id") for row in rows]
     by_id = None not in ids and len(set(ids)) == len(ids)
-    keys = tuple(str(row["id"] if by_id else row["index"]) for row in rows)
+    keys = tuple(str(row["id"] if by_id else row.get("index", i)) for i, row in enumerate(rows))
     return SetPredictions(keys, tuple(str(r["label"]) for r in rows), tuple(str(r["prediction"]) for r in rows))
 
 
