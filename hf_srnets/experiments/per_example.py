@@ -12,8 +12,9 @@ falling back to the index where the set has none, probabilities rounded to 4 dig
 them). The gzip header carries no file name or time, so the same predictions give the same bytes. `results` holds the
 run's reported values of the manifest's metrics: the report checks that each file gives its run's value.
 
-Size: a row is about 110 bytes of JSON and 25–35 after gzip (ids and label names repeat), so 3,000 MNLI + 3,000
-HANS pairs are about 0.2 MB per run, and a 30-run experiment about 5 MB.
+Size: a row is about 130 bytes of JSON and 15.5 after gzip (measured on 3,000 rows with 6-digit ids and random
+3-way probabilities; without probabilities 3.2), so 3,000 MNLI + 3,000 HANS pairs are about 93 KB per run and a
+30-run experiment about 2.8 MB.
 """
 
 from __future__ import annotations
