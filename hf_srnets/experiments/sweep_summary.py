@@ -100,7 +100,7 @@ def compare_to_reference(
     """Each row against the reference method (a full model): every metric's difference of means
     (`<metric>_delta`) and the first metric, the ID one, as a fraction of the reference's (`<metric>_retained`).
 
-    These are the Win-win criteria (§4.2.1): a subnetwork "preserves 95% of the full model's ID performance"
+    These are the Win-win criteria (§4.2.2): a subnetwork "preserves 95% of the full model's ID performance"
     and improves OOD over it. Rows come back unchanged while the reference has no finished run.
     """
     references = [r for r in rows if r["method"] == reference]
