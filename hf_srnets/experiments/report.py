@@ -46,18 +46,43 @@ REPORT_PLOT = "report.png"
 REPORT_PAIRED_PLOT = "report_paired.png"
 
 
+def label_metric(metric: str, files: dict[str, str]) -> tuple[str, str] | None:
+    """(set, gold label) of a per-label accuracy `eval_<set>_<label>_accuracy` (HANS's entailment /
+    non-entailment cells) of one of the sets, else None."""
+    for name in sorted(files, key=len, reverse=True):
+        prefix = f"eval_{name}_"
+        if metric.startswith(prefix) and metric.endswith("_accuracy") and len(metric) > len(prefix) + len("_accuracy"):
+            return name, metric[len(prefix) : -len("_accuracy")]
+    return None
+
+
+def metric_from_file(metric: str, files: dict[str, str]) -> tuple[float, int, str] | None:
+    """(value, examples, set) of `metric` computed from a run's per-example files: a set's accuracy or F1, or the
+    accuracy on the examples of one gold label; None for a metric the files do not give (F_bias, confidences)."""
+    parsed = interval_metric(metric, list(files))
+    if parsed is not None:
+        name, kind = parsed
+        labels, predicted, _ = align([read_eval_predictions(files[name])])
+        return float(METRICS[kind](predicted[0], labels)), len(labels), name
+    by_label = label_metric(metric, files)
+    if by_label is None:
+        return None
+    name, label = by_label
+    rows = read_eval_predictions(files[name])
+    picked = [p == y for p, y in zip(rows.predictions, rows.labels) if y == label]
+    return (sum(picked) / len(picked), len(rows.labels), name) if picked else None
+
+
 def recompute_metrics(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> None:
-    """Set each record's accuracy/F1 metrics and `eval_<set>_examples` from its per-example files, refusing a file
-    that does not give the value the run reported."""
+    """Set each record's metrics that its per-example files give (`metric_from_file`) and `eval_<set>_examples`,
+    refusing a file that does not give the value the run reported."""
     for record in records:
         files = record["predictions_files"]
         for metric in metrics:
-            parsed = interval_metric(metric, list(files))
-            if parsed is None:
+            found = metric_from_file(metric, files)
+            if found is None:
                 continue
-            name, kind = parsed
-            labels, predicted, _ = align([read_eval_predictions(files[name])])
-            value = float(METRICS[kind](predicted[0], labels))
+            value, n, name = found
             reported = record.get(metric)
             if reported is not None and not math.isclose(value, float(reported), abs_tol=1e-6):
                 raise InputError(
@@ -65,7 +90,7 @@ def recompute_metrics(records: Sequence[dict[str, Any]], metrics: Sequence[str])
                     "the file is not that run's; collect the per-example outputs again"
                 )
             record[metric] = value
-            record[f"eval_{name}_examples"] = len(labels)
+            record[f"eval_{name}_examples"] = n
 
 
 def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:

@@ -168,3 +168,16 @@ def test_without_per_example_outputs_one_error_names_the_collect_step(tmp_path) 
     os.makedirs(tmp_path / "sweep")
     with pytest.raises(InputError, match="no finished run"):
         collect_per_example(str(tmp_path / "sweep"), str(tmp_path), METRICS, "vanilla")
+
+
+def test_hans_cells_are_recomputed_from_the_files_too(tmp_path) -> None:
+    experiment = tmp_path / "exp"
+    shutil.copytree(FIXTURE, experiment)
+    manifest = experiment / "per_example" / "manifest.json"
+    manifest.write_text(
+        json.dumps({**json.loads(manifest.read_text()), "metrics": [*METRICS, "eval_hans_entailment_accuracy"]})
+    )
+    text, _, _ = report_text(str(experiment))
+    # HANS gold is entailment at the odd indices; vanilla is right on its first 9, 10, 11 examples: 4, 5, 5 of the
+    # 10 entailment pairs, mean 46.67%, sample std 5.77
+    assert "| vanilla | 0% | 3 | 55.00 ± 5.00 | 50.00 ± 5.00 | 46.67 ± 5.77 |" in text
