@@ -21,9 +21,10 @@ collect() {  # experiment, baseline, reference ("" for none), metrics
   mkdir -p "results/$1"
   python -m hf_srnets.commands.report "results/$1" "${flags[@]}"
 }
-for experiment in "${@:-sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli rmc_large_minilm_mnli_equal
-    winwin_large_minilm_mnli winwin_weak_bias_minilm_mnli structured_minilm_mnli}"; do
-  for name in $experiment; do
+ALL=(sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli rmc_large_minilm_mnli_equal winwin_large_minilm_mnli
+     winwin_weak_bias_minilm_mnli structured_minilm_mnli)
+if [ $# -gt 0 ]; then ALL=("$@"); fi
+for name in "${ALL[@]}"; do
     case $name in
       sweep_minilm_mnli) bash examples/sweep_minilm_mnli.sh
         collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
@@ -40,5 +41,4 @@ for experiment in "${@:-sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli 
         collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
       *) echo "error: unknown experiment $name; give one of the names in this script's header" >&2; exit 2 ;;
     esac
-  done
 done
