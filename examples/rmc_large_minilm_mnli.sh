@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 26's larger CPU scale for Robustness Challenges Table 4 and Win-win Fig. 2, on the pip MiniLM, in bf16:
 #   1. the bias model (word overlap, for PoE) on all of MNLI dev-mismatched;
-#   2. the teacher: MiniLM fine-tuned with ce on all 9,832 pairs of MNLI dev-mismatched for 3 epochs (921 steps),
+#   2. the teacher: MiniLM fine-tuned with ce on all 9,832 pairs of MNLI dev-mismatched for 3 epochs (924 steps),
 #      evaluated on the sweeps' sets (F_bias's reference), with its train-set predictions p_t;
 #   3. RMC stage 1: IMP models at five sparsities from the teacher (half an epoch each) -> d_i (Eq. 1);
 #   4. examples/rmc_large_minilm_mnli.yaml (IMP 40% x 6 objectives, heads 20%, mask-PoE 40%) and

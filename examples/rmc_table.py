@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from hf_srnets.evaluation.eval_predictions import align, predictions_path, read_eval_predictions
-from hf_srnets.experiments.sweep_summary import paired_interval
+from hf_srnets.experiments.sweep_summary import BOOTSTRAP_SEED, RESAMPLES, paired_interval
 from hf_srnets.metrics import accuracy_gap, relative_bias
-from hf_srnets.metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, bootstrap_interval, format_interval
+from hf_srnets.metrics.bootstrap import PairedInterval, bootstrap_interval, format_interval
 
 # method dir -> (row name, Table 4 MNLI: DEV, HANS, F_bias; Table 6: hard, easy)
 PAPER = {
@@ -83,21 +83,30 @@ def cell(rows: list[dict[str, object]], key: str, scale: float = 100.0, digits: 
     return mean if len(values) == 1 else f"{mean} ± {statistics.stdev(values):.{digits}f}"
 
 
+def steps_cell(rows: list[dict[str, object]]) -> str:
+    """The training steps the rows' runs took (`train_steps`): one number when they agree, else each; – when absent.
+    Stated in the table because IMP stops Δt after reaching its target (Algorithm 1), before the end of its
+    schedule, while head pruning and mask training run to t_max."""
+    steps = sorted({int(r["train_steps"]) for r in rows if isinstance(r.get("train_steps"), (int, float))})
+    return "/".join(map(str, steps)) if steps else "–"
+
+
 def paper_cell(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if value is not None else "–"
 
 
 def markdown(groups: dict[str, list[dict[str, object]]]) -> str:
     lines = [
-        "| method | runs | MNLI-m | HANS | HANS ent / non-ent | F_bias | easy | hard | gap E−H | conf. easy / hard "
-        "| paper MNLI / HANS / F_bias | paper easy / hard |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| method | runs | train steps | MNLI-m | HANS | HANS ent / non-ent | F_bias | easy | hard | gap E−H "
+        "| conf. easy / hard | paper MNLI / HANS / F_bias | paper easy / hard |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for method, rows in groups.items():
         (dev, hans, fb), (hard, easy) = PAPER[method][1], PAPER[method][2]
         paper = f"{paper_cell(dev)} / {paper_cell(hans)} / {paper_cell(fb, 3)}"
         cells = [
             str(len(rows)),
+            steps_cell(rows),
             cell(rows, "mnli"),
             cell(rows, "hans"),
             f"{cell(rows, 'hans_entailment')} / {cell(rows, 'hans_non_entailment')}",
@@ -148,7 +157,8 @@ def f_bias_interval(method: Sequence[Path], vanilla: Sequence[Path], teacher: Pa
         runs = f_bias_replicates(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
         return (runs[:, :k] - runs[:, k:]).mean(axis=1)
 
-    return bootstrap_interval(statistic, [c.shape[1] for c in correct], n_seeds=k)
+    sizes = [c.shape[1] for c in correct]
+    return bootstrap_interval(statistic, sizes, n_seeds=k, n_resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
 
 
 def has_predictions(run_dir: Path) -> bool:
@@ -180,7 +190,11 @@ def paired_intervals(method: str, dirs: dict[str, list[Path]], root: Path) -> di
 
 def paired_section(root: Path, dirs: dict[str, list[Path]]) -> tuple[str, list[dict[str, object]]]:
     """The paired differences from Vanilla as Markdown (with notes on what could not be paired) and CSV rows."""
-    lines = ["| method | paired seeds | ΔMNLI-m | ΔHANS | ΔF_bias |", "|---|---|---|---|---|"]
+    lines = [
+        "| method | paired seeds | train steps (method / Vanilla) | ΔMNLI-m | ΔHANS | ΔF_bias |",
+        "|---|---|---|---|---|---|",
+    ]
+    steps = {m: steps_cell([read_row(m, d) for d in found]) for m, found in dirs.items() if m != "teacher"}
     rows, notes = [], []
     for method in dirs:
         if method in ("teacher", BASELINE):
@@ -192,15 +206,17 @@ def paired_section(root: Path, dirs: dict[str, list[Path]]) -> tuple[str, list[d
         scale = {"mnli": (100.0, 1), "hans": (100.0, 1), "f_bias": (1.0, 3)}
         cells = [format_interval(iv.difference, iv.low, iv.high, *scale[m]) for m, iv in found.items()]
         cells += ["–"] * (3 - len(cells))
-        lines.append(f"| {PAPER[method][0]} | {found['mnli'].n_seeds} | " + " | ".join(cells) + " |")
+        budget = f"{steps[method]} / {steps.get(BASELINE, '–')}"
+        lines.append(f"| {PAPER[method][0]} | {found['mnli'].n_seeds} | {budget} | " + " | ".join(cells) + " |")
         for metric, iv in found.items():
             values = (iv.difference, iv.low, iv.high, iv.excludes_zero, iv.n_seeds)
             rows.append(dict(zip(PAIRED_COLUMNS, (PAPER[method][0], metric, *values))))
     text = (
         f"\n## Against {PAPER[BASELINE][0]}\n\nMethod − Vanilla on the same examples, the mean over the seeds both ran "
         f"(MNLI-m and HANS in points, F_bias as a ratio); [low, high] the 95% percentile interval of "
-        f"{DEFAULT_RESAMPLES} paired bootstrap resamples of the examples (F_bias: MNLI-m and HANS resampled each on "
-        "its own, the teacher's Δ recomputed on each resample); * the interval excludes 0.\n\n"
+        f"{RESAMPLES:,} paired bootstrap resamples of the examples (F_bias: MNLI-m and HANS resampled each on "
+        "its own, the teacher's Δ recomputed on each resample); * the interval excludes 0; intervals unadjusted for "
+        "the table's many rows. Train steps: the budgets differ where the two numbers do.\n\n"
     )
     if len(lines) > 2 and not has_predictions(root / "teacher"):
         notes.append(f"F_bias: no per-example predictions of the teacher in {root / 'teacher'}")

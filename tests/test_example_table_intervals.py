@@ -78,9 +78,11 @@ def right_on(labels: list[str], k: int, wrong: str) -> list[str]:
     return [y if i < k else (wrong if y != wrong else "entailment") for i, y in enumerate(labels)]
 
 
-def write_rmc_run(run_dir: Path, dev_right: int, hans_right: int, f_bias: float | None, files: bool = True) -> None:
+def write_rmc_run(
+    run_dir: Path, dev_right: int, hans_right: int, f_bias: float | None, files: bool = True, steps: int = 152
+) -> None:
     run_dir.mkdir(parents=True)
-    results = {"eval_mnli_accuracy": dev_right / 40, "eval_hans_accuracy": hans_right / 20}
+    results = {"eval_mnli_accuracy": dev_right / 40, "eval_hans_accuracy": hans_right / 20, "train_steps": steps}
     if f_bias is not None:
         results["f_bias"] = f_bias
     (run_dir / "all_results.json").write_text(json.dumps(results))
@@ -103,7 +105,7 @@ def test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla(tmp_path, 
     # Δ = 1/12, F_bias 0.25: ΔF_bias = -0.5, ΔHANS = +10 points, ΔMNLI-m = 0.
     write_rmc_run(root / "teacher", 30, 10, None)
     write_rmc_run(root / "imp_vanilla" / "s0.4" / "seed42", 24, 9, 0.75)
-    write_rmc_run(root / "imp_rmc" / "s0.4" / "seed42", 24, 11, 0.25)
+    write_rmc_run(root / "imp_rmc" / "s0.4" / "seed42", 24, 11, 0.25, steps=308)  # a longer budget than Vanilla
     write_rmc_run(root / "mask_poe" / "s0.4" / "seed42", 24, 11, 0.25, files=False)  # an older run
     write_rmc_run(root / "heads20_ce" / "s0" / "seed7", 24, 11, 0.25)  # no Vanilla run of seed 7
     monkeypatch.setattr(sys, "argv", ["rmc_table.py", str(root), "--output", str(tmp_path / "out")])
@@ -116,7 +118,10 @@ def test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla(tmp_path, 
     assert (float(rows["mnli"]["low"]), float(rows["mnli"]["high"])) == (0.0, 0.0)  # the same MNLI-m predictions
     assert float(rows["f_bias"]["low"]) <= -0.5 <= float(rows["f_bias"]["high"])
     text = (tmp_path / "out" / "table.md").read_text()
-    assert "| IMP 40% – RMC | 1 | +0.0 [+0.0, +0.0] | +10.0 [" in text and "| -0.500 [" in text
+    # the budgets in the tables themselves: RMC trained 308 steps, Vanilla 152
+    assert "| IMP 40% – RMC | 1 | 308 / 152 | +0.0 [+0.0, +0.0] | +10.0 [" in text and "| -0.500 [" in text
+    assert "10,000 paired bootstrap resamples" in text
     assert "- no interval: SRNet 40% – mask, PoE: no per-example predictions in" in text
     assert "- no interval: heads −20% – ce: no seed in common with IMP 40% – Vanilla" in text
-    assert "| IMP 40% – Vanilla | 1 | 60.0 | 45.0 |" in text  # the runs' table is still there
+    assert "| IMP 40% – Vanilla | 1 | 152 | 60.0 | 45.0 |" in text  # the runs' table, with each method's steps
+    assert "| IMP 40% – RMC | 1 | 308 | 60.0 | 55.0 |" in text

@@ -2,7 +2,9 @@
 pair two runs example by example (paired bootstrap intervals, `hf_srnets.metrics.bootstrap`).
 
 One JSON object per example, in the set's dataset order: `{"index": i, "id": "<example id>", "label": "<gold>",
-"prediction": "<predicted>"}`; `id` is left out when the set has no id column. Labels are names in the set's own
+"prediction": "<predicted>", "probabilities": {"<model label>": p, ...}}`; `id` is left out when the set has no id
+column. `probabilities` is the softmax of the logits over the model's own labels, rounded to 4 digits (files written
+before it existed lack it, and are read all the same). Labels are names in the set's own
 label space: a set scored as HANS (entailment / non-entailment) gets the model's 3-way prediction collapsed as its
 evaluator does (`hf_srnets.metrics.hans.collapse_nli_predictions`), every other set the model's label name. A
 prediction is correct when `prediction == label`. The files are written from the logits the evaluation already
@@ -11,6 +13,7 @@ computed (`SRNetTrainer.eval_outputs`, in dataset order), not by a second pass.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -42,6 +45,16 @@ def set_label_predictions(predicted: np.ndarray, model_labels: Sequence[str], se
     raise ValueError(f"no mapping from the model's labels {list(model_labels)} to the set's {list(set_labels)}")
 
 
+PROBABILITY_DIGITS = 4
+
+
+def rounded_probabilities(logits: np.ndarray, model_labels: Sequence[str]) -> list[dict[str, float]]:
+    """Per row of `logits` [n, labels], the softmax over `model_labels`, each value rounded to 4 digits."""
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
+    return [{name: round(float(p), PROBABILITY_DIGITS) for name, p in zip(model_labels, row)} for row in probabilities]
+
+
 def prediction_rows(
     dataset: Any, logits: np.ndarray, model_labels: Sequence[str], set_labels: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -51,11 +64,14 @@ def prediction_rows(
     if len(logits) != len(dataset):
         raise ValueError(f"{len(logits)} rows of logits for {len(dataset)} examples")
     predicted = set_label_predictions(logits.argmax(-1), model_labels, set_labels)
+    probabilities = rounded_probabilities(logits.astype(float), model_labels)
     ids = [str(i) for i in dataset["id"]] if "id" in dataset.column_names else None
     rows = []
     for i, (gold, prediction) in enumerate(zip(dataset["label"], predicted)):
         row: dict[str, Any] = {"index": i, **({"id": ids[i]} if ids is not None else {})}
-        rows.append({**row, "label": set_labels[int(gold)], "prediction": prediction})
+        rows.append(
+            {**row, "label": set_labels[int(gold)], "prediction": prediction, "probabilities": probabilities[i]}
+        )
     return rows
 
 
@@ -105,21 +121,23 @@ class SetPredictions:
 
 
 def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
-    """Read a predictions file; examples are keyed by id when every row has a distinct one, else by index."""
+    """Read a predictions file (`.jsonl`, or gzipped `.jsonl.gz` as committed per-example outputs, whose rows
+    have an id and no index); examples are keyed by id when every row has a distinct one, else by index."""
     rows = []
-    with open(path, encoding="utf-8") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             if not line.strip():
                 continue
             row = json.loads(line)
-            if not isinstance(row, dict) or not {"index", "label", "prediction"} <= set(row):
+            if not isinstance(row, dict) or not {"label", "prediction"} <= set(row) or not {"index", "id"} & set(row):
                 raise InputError(
                     f"{path}:{line_no}: expected {{'index', 'id', 'label', 'prediction'}}, got {line[:80]}"
                 )
             rows.append(row)
     ids = [row.get("id") for row in rows]
     by_id = None not in ids and len(set(ids)) == len(ids)
-    keys = tuple(str(row["id"] if by_id else row["index"]) for row in rows)
+    keys = tuple(str(row["id"] if by_id else row.get("index", i)) for i, row in enumerate(rows))
     return SetPredictions(keys, tuple(str(r["label"]) for r in rows), tuple(str(r["prediction"]) for r in rows))
 
 

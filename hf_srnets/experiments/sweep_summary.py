@@ -10,8 +10,10 @@ tabled and plotted like the other metrics (as ratios, not percentages).
 With a baseline method (the recipe's `baseline`, else its `reference`) and runs that hold per-example predictions
 (`eval_predictions/<set>.jsonl`, `hf_srnets.evaluation.eval_predictions`), each other method's accuracy and F1
 metrics also get the mean difference from the baseline over the seeds both ran (paired by seed value), on the same
-examples, with a paired bootstrap 95% interval over the evaluation examples (`hf_srnets.metrics.bootstrap`) and
-whether 0 lies outside it (`add_paired_intervals`, `paired_table`).
+examples, with a paired bootstrap 95% interval over the evaluation examples (10,000 resamples, seeded;
+`hf_srnets.metrics.bootstrap`) and whether 0 lies outside it, beside the seed-level paired t-test, raw and
+Holm-adjusted over the table's rows (`hf_srnets.metrics.significance`; `add_paired_intervals`, `paired_table`).
+Committed per-example outputs (`hf_srnets.experiments.per_example`) give the same tables through `report`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..data.splits import ood_eval_sets
 from ..data.tasks import TaskSpec, display_name, id_set_name, known_set_names
 from ..errors import InputError
@@ -30,9 +34,14 @@ from ..evaluation import primary_metric
 from ..evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_path, read_eval_predictions
 from ..evaluation.f_bias import f_bias_results
 from ..metrics import METRICS
-from ..metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval, paired_bootstrap_predictions
+from ..metrics.bootstrap import PairedInterval, format_interval, paired_bootstrap_predictions
+from ..metrics.significance import holm, paired_t_test
 from ..run_files import RESULTS_NAME, read_json_object
 from .sweep_runs import META_KEYS, RUN_META, read_meta
+
+# the paired bootstrap of every table: 10,000 resamples drawn from numpy.random.default_rng(0)
+RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
 
 
 def default_metrics(
@@ -91,7 +100,7 @@ def compare_to_reference(
     """Each row against the reference method (a full model): every metric's difference of means
     (`<metric>_delta`) and the first metric, the ID one, as a fraction of the reference's (`<metric>_retained`).
 
-    These are the Win-win criteria (§4.2.1): a subnetwork "preserves 95% of the full model's ID performance"
+    These are the Win-win criteria (§4.2.2): a subnetwork "preserves 95% of the full model's ID performance"
     and improves OOD over it. Rows come back unchanged while the reference has no finished run.
     """
     references = [r for r in rows if r["method"] == reference]
@@ -199,31 +208,73 @@ def interval_metric(metric: str, set_names: Sequence[str]) -> tuple[str, str] | 
     return None
 
 
-def paired_interval(
+def predictions_file(record: dict[str, Any], set_name: str) -> str:
+    """A run's per-example predictions of `set_name`: the file its record names (`predictions_files`, as committed
+    per-example outputs give, `hf_srnets.experiments.per_example`), else `<run_dir>/eval_predictions/<set>.jsonl`."""
+    return record.get("predictions_files", {}).get(set_name) or predictions_path(record["run_dir"], set_name)
+
+
+def predicted_sets(record: dict[str, Any]) -> list[str]:
+    """The sets a run holds per-example predictions of."""
+    if "predictions_files" in record:
+        return sorted(record["predictions_files"])
+    folder = os.path.join(record["run_dir"], PREDICTIONS_DIR)
+    return sorted(n.removesuffix(".jsonl") for n in os.listdir(folder)) if os.path.isdir(folder) else []
+
+
+def paired_predictions(
     method_runs: Sequence[dict[str, Any]], base_runs: Sequence[dict[str, Any]], metric: str, set_name: str, kind: str
-) -> PairedInterval:
-    """The paired bootstrap interval of `metric` between runs paired by seed, from their prediction files; raises
-    ValueError when a file is missing, the runs evaluated different examples, or a file does not give its run's
-    reported value (it is not that run's)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gold label ids [n] and the predicted ids [seeds, n] of the method's and of the baseline's runs (paired by
+    row), from their prediction files; raises ValueError when a file is missing, the runs evaluated different
+    examples, or a file does not give its run's reported value (it is not that run's)."""
     runs = [*method_runs, *base_runs]
-    paths = [predictions_path(r["run_dir"], set_name) for r in runs]
+    paths = [predictions_file(r, set_name) for r in runs]
     missing = [p for p in paths if not os.path.isfile(p)]
     if missing:
         raise ValueError(f"no per-example predictions {missing[0]}")
     labels, predicted, _ = align([read_eval_predictions(p) for p in paths])
-    for run, row in zip(runs, predicted):
+    for path, run, row in zip(paths, runs, predicted):
         if metric in run and not math.isclose(METRICS[kind](row, labels), float(run[metric]), abs_tol=1e-6):
-            raise ValueError(f"{predictions_path(run['run_dir'], set_name)} does not give the run's {metric}")
+            raise ValueError(f"{path} does not give the run's {metric}")
     k = len(method_runs)
-    return paired_bootstrap_predictions(predicted[:k], predicted[k:], labels, kind)
+    return labels, predicted[:k], predicted[k:]
+
+
+def paired_interval(
+    method_runs: Sequence[dict[str, Any]],
+    base_runs: Sequence[dict[str, Any]],
+    metric: str,
+    set_name: str,
+    kind: str,
+    n_resamples: int = RESAMPLES,
+) -> PairedInterval:
+    """The paired bootstrap interval of `metric` between runs paired by seed, from their prediction files
+    (`paired_predictions`, which says when it raises ValueError)."""
+    labels, method, base = paired_predictions(method_runs, base_runs, metric, set_name, kind)
+    return paired_bootstrap_predictions(method, base, labels, kind, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
+
+
+def seed_test(
+    method_runs: Sequence[dict[str, Any]], base_runs: Sequence[dict[str, Any]], metric: str, set_name: str, kind: str
+) -> float | None:
+    """The seed-level p-value of `metric`: the paired t-test over the per-seed differences method − baseline
+    (`hf_srnets.metrics.significance`), each seed's metric recomputed from its prediction file."""
+    labels, method, base = paired_predictions(method_runs, base_runs, metric, set_name, kind)
+    return paired_t_test([METRICS[kind](m, labels) - METRICS[kind](b, labels) for m, b in zip(method, base)])
 
 
 def add_paired_intervals(
-    rows: Sequence[dict[str, Any]], records: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str
+    rows: Sequence[dict[str, Any]],
+    records: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    baseline: str,
+    n_resamples: int = RESAMPLES,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Each row (method, sparsity) but the baseline's, with `<metric>_paired_diff`, `_paired_low`, `_paired_high`,
-    `_paired_seeds` and `_paired_outside_noise` for every accuracy/F1 metric whose runs hold prediction files
-    (module docstring); and notes saying what could not be paired and why."""
+    `_paired_seeds`, `_paired_outside_noise`, the seed-level `_seed_p` and its Holm adjustment over the rows
+    `_seed_p_holm` for every accuracy/F1 metric whose runs hold prediction files (module docstring); and notes
+    saying what could not be paired and why."""
     out, notes = [], []
     for row in rows:
         row = dict(row)
@@ -240,8 +291,7 @@ def add_paired_intervals(
         if not runs:
             notes.append(f"{where}: no seed in common with {baseline}")
             continue
-        folder = os.path.join(runs[0]["run_dir"], PREDICTIONS_DIR)
-        sets = [n.removesuffix(".jsonl") for n in os.listdir(folder)] if os.path.isdir(folder) else []
+        sets = predicted_sets(runs[0])
         if not sets:
             notes.append(f"{where}: its runs hold no per-example predictions ({PREDICTIONS_DIR}/)")
             continue
@@ -249,8 +299,9 @@ def add_paired_intervals(
             parsed = interval_metric(metric, sets)
             if parsed is None:
                 continue
+            paired = [base[r["seed"]] for r in runs]
             try:
-                interval = paired_interval(runs, [base[r["seed"]] for r in runs], metric, *parsed)
+                interval = paired_interval(runs, paired, metric, *parsed, n_resamples=n_resamples)
             except ValueError as err:
                 notes.append(f"{where}, {metric}: {err}")
                 continue
@@ -258,41 +309,68 @@ def add_paired_intervals(
             row[f"{metric}_paired_diff"], row[f"{metric}_paired_seeds"] = interval.difference, interval.n_seeds
             row[f"{metric}_paired_low"], row[f"{metric}_paired_high"] = interval.low, interval.high
             row[f"{metric}_paired_outside_noise"] = interval.excludes_zero
+            row[f"{metric}_seed_p"] = seed_test(runs, paired, metric, *parsed)
+    for metric in metrics:  # Holm over the table's rows, one family per metric column
+        holding = [r for r in out if f"{metric}_paired_diff" in r]
+        for r, adjusted in zip(holding, holm([r[f"{metric}_seed_p"] for r in holding])):
+            r[f"{metric}_seed_p_holm"] = adjusted
     return out, notes
 
 
+def format_p(p: float | None) -> str:
+    """A p-value with 2 significant digits (`0.074`, `0.0031`), `–` when undefined."""
+    return "–" if p is None else f"{p:.2g}" if p >= 1e-4 else "< 0.0001"
+
+
+def paired_cells(row: dict[str, Any], metric: str) -> list[str]:
+    """The interval cell and the seed-level cell `p (Holm p)` of one metric of a row, empty when not paired."""
+    if f"{metric}_paired_diff" not in row:
+        return ["", ""]
+    interval = format_interval(row[f"{metric}_paired_diff"], row[f"{metric}_paired_low"], row[f"{metric}_paired_high"])
+    p, adjusted = row.get(f"{metric}_seed_p"), row.get(f"{metric}_seed_p_holm")
+    return [interval, f"{format_p(p)} ({format_p(adjusted)})" if p is not None else "–"]
+
+
+def paired_policy(baseline: str, n_resamples: int = RESAMPLES) -> str:
+    """What the paired table's columns are, its resamples and seed, and the policy for its many comparisons."""
+    return (
+        f"Paired differences from {baseline}, in points: the mean over the seeds both ran (paired by seed value) "
+        f"of method − {baseline} on the same evaluation examples; [low, high] the 95% percentile interval of "
+        f"{n_resamples:,} paired bootstrap resamples of the examples (numpy default_rng({BOOTSTRAP_SEED}); Efron & "
+        "Tibshirani 1993; Koehn 2004), seeds held fixed; * the interval excludes 0 (outside the noise of the example "
+        "sample). Seed p: the two-sided paired t-test over the per-seed differences (seed level, S − 1 degrees of "
+        "freedom), raw and, in brackets, Holm-adjusted over this table's rows (one family per column). The "
+        "intervals are unadjusted: each is a 95% interval for its own comparison.\n\n"
+    )
+
+
 def paired_table(
-    rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline: str, notes: Sequence[str] = ()
+    rows: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    baseline: str,
+    notes: Sequence[str] = (),
+    n_resamples: int = RESAMPLES,
 ) -> str:
     """The rows' paired differences from `baseline` as a Markdown table, `Δ [low, high]` in points with `*` when
-    the interval excludes 0; "" when no row has one (and no note says why)."""
+    the interval excludes 0, beside the seed-level p-value (raw and Holm-adjusted); "" when no row has one (and no
+    note says why)."""
     shown = [m for m in metrics if any(f"{m}_paired_diff" in r for r in rows)]
     lines = []
     if shown:
+        heads = [h for m in shown for h in (f"Δ {m} [95% CI]", f"{m} seed p (Holm)")]
         lines = [
-            "| method | sparsity | paired seeds | " + " | ".join(f"Δ {m} [95% CI]" for m in shown) + " |",
-            "|---|---|---|" + "---|" * len(shown),
+            "| method | sparsity | paired seeds | " + " | ".join(heads) + " |",
+            "|---|---|---|" + "---|" * len(heads),
         ]
     for row in rows:
         if not any(f"{m}_paired_diff" in row for m in shown):
             continue
-        cells = [
-            format_interval(row[f"{m}_paired_diff"], row[f"{m}_paired_low"], row[f"{m}_paired_high"])
-            if f"{m}_paired_diff" in row
-            else ""
-            for m in shown
-        ]
+        cells = [c for m in shown for c in paired_cells(row, m)]
         seeds = max(row[f"{m}_paired_seeds"] for m in shown if f"{m}_paired_seeds" in row)
         lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {seeds} | " + " | ".join(cells) + " |")
     if not lines and not notes:
         return ""
-    text = (
-        f"\nPaired differences from {baseline}, in points: the mean over the seeds both ran (paired by seed value) "
-        f"of method − {baseline} on the same evaluation examples; [low, high] the 95% percentile interval of "
-        f"{DEFAULT_RESAMPLES} paired bootstrap resamples of the examples (Efron & Tibshirani 1993; Koehn 2004), "
-        "seeds held fixed; * the interval excludes 0 (outside the noise of the example sample).\n\n"
-    )
-    text += "\n".join(lines) + ("\n" if lines else "")
+    text = "\n" + paired_policy(baseline, n_resamples) + "\n".join(lines) + ("\n" if lines else "")
     return text + "".join(f"\n- no interval: {note}" for note in notes) + ("\n" if notes else "")
 
 

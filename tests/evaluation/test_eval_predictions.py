@@ -31,11 +31,16 @@ NLI = ("entailment", "neutral", "contradiction")
 def test_rows_name_gold_and_predicted_labels_in_dataset_order() -> None:
     dataset = Dataset.from_dict({"id": ["a", "b", "c"], "label": [2, 0, 1]})
     logits = np.array([[0.1, 0.2, 0.9], [0.3, 0.9, 0.0], [0.0, 0.1, 0.2]])
-    assert prediction_rows(dataset, logits, NLI, NLI) == [
+    rows = prediction_rows(dataset, logits, NLI, NLI)
+    assert [{k: v for k, v in r.items() if k != "probabilities"} for r in rows] == [
         {"index": 0, "id": "a", "label": "contradiction", "prediction": "contradiction"},
         {"index": 1, "id": "b", "label": "entailment", "prediction": "neutral"},
         {"index": 2, "id": "c", "label": "neutral", "prediction": "contradiction"},
     ]
+    # softmax of (0.1, 0.2, 0.9): e^0.1 = 1.10517, e^0.2 = 1.22140, e^0.9 = 2.45960, sum 4.78617
+    assert rows[0]["probabilities"] == {"entailment": 0.2309, "neutral": 0.2552, "contradiction": 0.5139}
+    # softmax of (0.0, 0.1, 0.2): 1, 1.10517, 1.22140 over 3.32657
+    assert rows[2]["probabilities"] == {"entailment": 0.3006, "neutral": 0.3322, "contradiction": 0.3672}
 
 
 def test_a_hans_set_gets_collapsed_predictions_and_a_set_without_ids_its_indices() -> None:
@@ -48,6 +53,8 @@ def test_a_hans_set_gets_collapsed_predictions_and_a_set_without_ids_its_indices
         ("non-entailment", "non-entailment"),
     ]
     assert all("id" not in r for r in rows)
+    # the probabilities stay in the model's 3 labels: softmax of (0.9, 0, 0) = e^0.9 / (e^0.9 + 2) = 0.5515
+    assert rows[0]["probabilities"] == {"entailment": 0.5515, "neutral": 0.2242, "contradiction": 0.2242}
 
 
 def test_a_set_in_other_labels_is_refused() -> None:

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Per-example outputs for every committed MNLI experiment (issue 36): each experiment's own script re-runs it (a sweep
+# skips the runs it finds finished, so on a machine that still has outputs/<experiment> nothing trains), then its
+# runs' eval_predictions/ are collected into results/<experiment>/per_example/ (gzipped, probabilities to 4 digits,
+# about 93 KB per run of 3,000 + 3,000 pairs) and every table, interval and plot is regenerated from them into
+# results/<experiment>/report.md (python -m hf_srnets.commands.report: 10,000 seeded paired bootstrap resamples,
+# the seed-level paired t-test, Holm over each table's rows). Re-runs reproduce the committed numbers only with the
+# same torch threads (OMP_NUM_THREADS=1) and CPU kind (docs/testing.md#reproducibility); compare report.md with the
+# committed tables and state what moved. Hours of CPU per experiment (each README's budget line says how many);
+# one at a time:
+#   bash examples/per_example_reruns.sh sweep_minilm_mnli
+# Experiments: sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli rmc_large_minilm_mnli_equal
+#              winwin_large_minilm_mnli winwin_weak_bias_minilm_mnli structured_minilm_mnli (default: all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+HANS_CELLS=eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy
+collect() {  # experiment, baseline, reference ("" for none), metrics
+  local flags=(--collect_from "outputs/$1" --baseline "$2" --metrics "$4")
+  [ -n "$3" ] && flags+=(--reference "$3")
+  mkdir -p "results/$1"
+  python -m hf_srnets.commands.report "results/$1" "${flags[@]}"
+}
+ALL=(sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli rmc_large_minilm_mnli_equal winwin_large_minilm_mnli
+     winwin_weak_bias_minilm_mnli structured_minilm_mnli)
+if [ $# -gt 0 ]; then ALL=("$@"); fi
+for name in "${ALL[@]}"; do
+    case $name in
+      sweep_minilm_mnli) bash examples/sweep_minilm_mnli.sh
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+      rmc_minilm_mnli) bash examples/rmc_minilm_mnli.sh
+        collect "$name" imp_vanilla "" eval_mnli_accuracy,eval_hans_accuracy ;;
+      rmc_large_minilm_mnli) SWEEPS=rmc bash examples/rmc_large_minilm_mnli.sh
+        collect "$name" imp_vanilla "" eval_mnli_accuracy,eval_hans_accuracy ;;
+      rmc_large_minilm_mnli_equal) bash examples/rmc_large_minilm_mnli_equal.sh ;;  # collects itself
+      winwin_large_minilm_mnli) SWEEPS=winwin bash examples/rmc_large_minilm_mnli.sh
+        collect "$name" full_poe full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+      winwin_weak_bias_minilm_mnli) bash examples/winwin_weak_bias_minilm_mnli.sh
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+      structured_minilm_mnli) bash examples/structured_minilm_mnli.sh
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+      *) echo "error: unknown experiment $name; give one of the names in this script's header" >&2; exit 2 ;;
+    esac
+done

@@ -1,0 +1,133 @@
+"""Every table, interval and plot of an experiment, regenerated from its committed per-example outputs.
+
+From `results/<experiment>/per_example/` (`hf_srnets.experiments.per_example`) it writes, beside that folder:
+
+    report.md    the metrics recomputed from the files (mean ± sample std over seeds), each method against the
+                 reference (% of its ID metric, differences of means), F_bias against the reference when there is
+                 one, and the paired table against the baseline: 10,000 seeded paired bootstrap resamples of the
+                 examples, the seed-level paired t-test beside each interval, raw and Holm-adjusted over the
+                 table's rows (`sweep_summary.paired_table` states the policy in the file)
+    report.csv   the same rows, one per (method, sparsity)
+    report.png   the metrics against sparsity; report_paired.png: each paired difference with its interval
+
+The tables come from the code that writes a sweep's summary.md (`hf_srnets.experiments.sweep_summary`), so a sweep
+and its committed outputs give the same table. Each run's metric is recomputed from its file and must equal the value
+the run reported (`run.json`): a file that does not is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import InputError
+from ..evaluation.eval_predictions import align, read_eval_predictions
+from ..metrics import METRICS
+from .per_example import load_records, read_manifest
+from .sweep_summary import (
+    add_f_bias,
+    add_paired_intervals,
+    aggregate,
+    compare_to_reference,
+    interval_metric,
+    markdown_table,
+    paired_table,
+    plot,
+    plot_paired,
+    sweep_f_bias_table,
+    write_csv,
+)
+
+REPORT_MARKDOWN = "report.md"
+REPORT_TABLE = "report.csv"
+REPORT_PLOT = "report.png"
+REPORT_PAIRED_PLOT = "report_paired.png"
+
+
+def label_metric(metric: str, files: dict[str, str]) -> tuple[str, str] | None:
+    """(set, gold label) of a per-label accuracy `eval_<set>_<label>_accuracy` (HANS's entailment /
+    non-entailment cells) of one of the sets, else None."""
+    for name in sorted(files, key=len, reverse=True):
+        prefix = f"eval_{name}_"
+        if metric.startswith(prefix) and metric.endswith("_accuracy") and len(metric) > len(prefix) + len("_accuracy"):
+            return name, metric[len(prefix) : -len("_accuracy")]
+    return None
+
+
+def metric_from_file(metric: str, files: dict[str, str]) -> tuple[float, int, str] | None:
+    """(value, examples, set) of `metric` computed from a run's per-example files: a set's accuracy or F1, or the
+    accuracy on the examples of one gold label; None for a metric the files do not give (F_bias, confidences)."""
+    parsed = interval_metric(metric, list(files))
+    if parsed is not None:
+        name, kind = parsed
+        labels, predicted, _ = align([read_eval_predictions(files[name])])
+        return float(METRICS[kind](predicted[0], labels)), len(labels), name
+    by_label = label_metric(metric, files)
+    if by_label is None:
+        return None
+    name, label = by_label
+    rows = read_eval_predictions(files[name])
+    picked = [p == y for p, y in zip(rows.predictions, rows.labels) if y == label]
+    return (sum(picked) / len(picked), len(rows.labels), name) if picked else None
+
+
+def recompute_metrics(records: Sequence[dict[str, Any]], metrics: Sequence[str]) -> None:
+    """Set each record's metrics that its per-example files give (`metric_from_file`) and `eval_<set>_examples`,
+    refusing a file that does not give the value the run reported."""
+    for record in records:
+        files = record["predictions_files"]
+        for metric in metrics:
+            found = metric_from_file(metric, files)
+            if found is None:
+                continue
+            value, n, name = found
+            reported = record.get(metric)
+            if reported is not None and not math.isclose(value, float(reported), abs_tol=1e-6):
+                raise InputError(
+                    f"{files[name]} gives {metric} = {value:.6f}, its run reported {float(reported):.6f}: "
+                    "the file is not that run's; collect the per-example outputs again"
+                )
+            record[metric] = value
+            record[f"eval_{name}_examples"] = n
+
+
+def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The report's Markdown, its rows and the manifest (module docstring)."""
+    manifest = read_manifest(experiment_dir)
+    metrics, baseline, reference = manifest["metrics"], manifest.get("baseline"), manifest.get("reference")
+    records = load_records(experiment_dir)
+    recompute_metrics(records, metrics)
+    f_bias = add_f_bias(records, reference, metrics[0]) if reference and metrics else []
+    rows = aggregate(records, [*metrics, *f_bias])
+    if reference:
+        rows = compare_to_reference(rows, metrics, reference)
+    notes: list[str] = []
+    if baseline:
+        rows, notes = add_paired_intervals(rows, records, metrics, baseline)
+    seeds = sorted({r["seed"] for r in records})
+    head = (
+        f"# {os.path.basename(os.path.normpath(experiment_dir))}: regenerated from per_example/\n\n"
+        f"{len(records)} runs, seeds {', '.join(map(str, seeds))}; every metric recomputed from the runs' "
+        "per-example files (`python -m hf_srnets.commands.report <this folder>`).\n\n"
+    )
+    text = head + markdown_table(rows, metrics, reference)
+    text += sweep_f_bias_table(rows, f_bias, reference or "")
+    text += paired_table(rows, metrics, baseline, notes) if baseline else ""
+    return text, rows, {**manifest, "f_bias": f_bias}
+
+
+def regenerate(experiment_dir: str, plots: bool = True) -> str:
+    """Write report.md, report.csv and the plots of `experiment_dir`; return the Markdown."""
+    text, rows, manifest = report_text(experiment_dir)
+    with open(os.path.join(experiment_dir, REPORT_MARKDOWN), "w", encoding="utf-8") as f:
+        f.write(text)
+    write_csv(rows, os.path.join(experiment_dir, REPORT_TABLE))
+    if plots:
+        panels = [*manifest["metrics"], *manifest["f_bias"][:1]]
+        plot(rows, panels, os.path.join(experiment_dir, REPORT_PLOT))
+        if manifest.get("baseline"):
+            path = os.path.join(experiment_dir, REPORT_PAIRED_PLOT)
+            plot_paired(rows, manifest["metrics"], manifest["baseline"], path)
+    return text

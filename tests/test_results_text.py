@@ -1,0 +1,393 @@
+"""The text follows the files: every number README.md, results/README.md and the results folders' READMEs quote
+from a committed file (test counts, timings, table cells, agreements) is read back here and recomputed from that
+file, and a mismatch is named with the file, the quote and the value the file gives. The checker itself is shown
+to fail on a copy of the text with a planted wrong number.
+
+A quote is a regular expression over one text file; its groups are the quoted values, compared as strings with
+the values computed from the backing file (formatted as the text formats them).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hf_srnets.metrics.significance import holm, paired_t_test
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "results"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Numbers quoted in `path` (its regex `pattern`'s groups) and the same numbers from `source` (`expected`)."""
+
+    path: str
+    pattern: str
+    expected: Callable[[], tuple[str, ...]]
+    source: str
+
+
+def read_csv(path: str) -> list[dict[str, str]]:
+    with open(ROOT / path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def read_json(path: str) -> dict:
+    return json.loads((ROOT / path).read_text())
+
+
+def mismatches(quotes: list[Quote], read: Callable[[str], str] | None = None) -> list[str]:
+    """Every quote whose text is missing or differs from its source, as `path: quoted X, source gives Y`."""
+    read = read or (lambda path: (ROOT / path).read_text(encoding="utf-8"))
+    found = []
+    for quote in quotes:
+        match = re.search(quote.pattern, read(quote.path), re.MULTILINE)
+        expected = tuple(quote.expected())
+        if match is None:
+            found.append(
+                f"{quote.path}: no text matches {quote.pattern!r} (the source {quote.source} gives {expected})"
+            )
+        elif match.groups() != expected:
+            found.append(f"{quote.path}: quotes {match.groups()}, {quote.source} gives {expected}")
+    return found
+
+
+# --- test counts -----------------------------------------------------------------------------------------------
+
+
+def counts() -> dict:
+    return read_json("results/test_counts.json")
+
+
+def cutoff() -> str:
+    return str(counts()["slow_cutoff_s"])
+
+
+def timings() -> tuple[str, ...]:
+    t = counts()["timings_measured_at"]
+    return f"{t['collected']:,}", t["not_slow_one_thread"], t["all_one_thread"], t["all_ci_two_cores"]
+
+
+COUNT_QUOTES = [
+    Quote(
+        "README.md",
+        r"Inner loop: the (\d+) tests \(of ([\d,]+)\)",
+        lambda: (str(counts()["slow"]), f"{counts()['collected']:,}"),
+        "results/test_counts.json",
+    ),
+    Quote("README.md", r"(\d+) s or more each in a\s+full run's", lambda: (cutoff(),), "results/test_counts.json"),
+    Quote("docs/testing.md", r"processes \((\d+) s or more each", lambda: (cutoff(),), "results/test_counts.json"),
+    Quote(
+        "README.md",
+        r"measured at ([\d,]+)\s+tests: without the slow ones the suite took (.+?) on one thread "
+        r"\(the whole suite\s+(.+?) on one thread,\s+(.+?) in CI's",
+        timings,
+        "results/test_counts.json",
+    ),
+]  # fmt: skip
+
+
+# --- the Win-win sweep: timings and the table -------------------------------------------------------------------
+
+
+def sweep_timings() -> tuple[str, ...]:
+    runs = [r for r in read_csv("results/sweep_minilm_mnli/runs.csv") if r["train_runtime"]]
+    long = [float(r["train_runtime"]) for r in runs if r["train_steps"] == "188"]
+    imp = [float(r["train_runtime"]) for r in runs if r["train_steps"] == "90"]
+    per_seed: dict[str, float] = defaultdict(float)
+    for r in runs:
+        per_seed[r["seed"]] += float(r["train_runtime"]) / 60
+    return (
+        *(f"{v:.0f}" for v in (min(long), max(long), min(imp), max(imp))),
+        *(f"{per_seed[s]:.1f}" for s in sorted(per_seed)),
+    )
+
+
+SWEEP_QUOTES = [
+    Quote(
+        "results/README.md",
+        r"Training took (\d+)–(\d+) s per 188-step run \((\d+)–(\d+) s for IMP's 90 steps; "
+        r"([\d.]+) and ([\d.]+) minutes",
+        sweep_timings,
+        "results/sweep_minilm_mnli/runs.csv (train_runtime, min and max; sums per seed)",
+    ),
+]
+
+
+def table_rows(text: str, header_start: str) -> list[str]:
+    """The body rows of the first Markdown table whose header line starts with `header_start`."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return rows
+
+
+def test_the_win_win_sweep_table_is_summary_md_row_for_row() -> None:
+    quoted = table_rows((RESULTS / "README.md").read_text(), "| method | sparsity | seeds | MNLI-m acc |")
+    summary = (RESULTS / "sweep_minilm_mnli" / "summary.md").read_text()
+    assert len(quoted) == 10
+    assert [row for row in quoted if row not in summary] == []
+
+
+# --- Fig. 1: the last 1,000 steps ------------------------------------------------------------------------------
+
+
+def polarised_gain(path: str) -> tuple[str, ...]:
+    share = {int(r["step"]): 100 * (float(r["l0_gates_zero"]) + float(r["l0_gates_one"])) for r in read_csv(path)}
+    return (f"{share[4000] - share[3000]:.2f}",)
+
+
+FIG1_QUOTES = [
+    Quote(
+        "results/robust_tickets_fig1/README.md",
+        r"The last 1,000 steps \(3,000 to 4,000 in `gates.csv`\) added only ([\d.]+) points",
+        lambda: polarised_gain("results/robust_tickets_fig1/gates.csv"),
+        "results/robust_tickets_fig1/gates.csv",
+    ),
+    Quote(
+        "results/robust_tickets_fig1/README.md",
+        r"the last 1,000 steps add ([\d.]+)\s+points \(3,000 to 4,000 in `authors_lambda/gates.csv`\)",
+        lambda: polarised_gain("results/robust_tickets_fig1/authors_lambda/gates.csv"),
+        "results/robust_tickets_fig1/authors_lambda/gates.csv",
+    ),
+]
+
+
+# --- Robust Tickets Table 1: one denominator per number --------------------------------------------------------
+
+
+def clean_differences(path: str, methods: list[str], column: str) -> tuple[str, ...]:
+    rows = {r["method"]: float(r[column]) for r in read_csv(path)}
+    return tuple(f"{100 * (rows[m] - rows['Fine-tune']):+.1f}".replace("-", "−") for m in methods)
+
+
+def retrained_gains() -> tuple[str, ...]:
+    rows = {r["method"]: r for r in read_csv("results/robust_tickets_fig1/retrained/table1_sst2.csv")}
+    t = rows["RobustT"]
+    dev = [100 * (float(t["dev_accuracy"]) - float(rows[m]["dev_accuracy"])) for m in ("Fine-tune", "Rand")]
+    attacked = [
+        100 * (float(t["textfooler_clean"]) - float(rows[m]["textfooler_clean"])) for m in ("Fine-tune", "Rand")
+    ]
+    return tuple(f"{v:.1f}" for v in (*dev, *attacked))
+
+
+TABLE1, SPARSE = "results/robust_tickets_sst2/table1_sst2.csv", ["LTH", "Rand", "RobustT"]
+TABLE1_QUOTES = [
+    Quote(
+        "results/robust_tickets_sst2/README.md",
+        r"On all 872 dev sentences, the paper's denominator: LTH\s+(\S+), Rand (\S+), RobustT (\S+) \(",
+        lambda: clean_differences(TABLE1, SPARSE, "dev_accuracy"),
+        "results/robust_tickets_sst2/table1_sst2.csv (dev_accuracy)",
+    ),
+    Quote(
+        "results/robust_tickets_sst2/README.md",
+        r"On the 300 attacked sentences of the table above: (\S+),\s+(\S+) and (\S+), all outside noise",
+        lambda: clean_differences(TABLE1, SPARSE, "textfooler_clean"),
+        "results/robust_tickets_sst2/table1_sst2.csv (textfooler_clean)",
+    ),
+    Quote(
+        "results/robust_tickets_fig1/retrained/README.md",
+        r"on all 872 dev sentences \+([\d.]+) points over Fine-tune\s+and \+([\d.]+) over Rand with the same "
+        r"per-matrix sparsity \(on the 300 attacked ones \+([\d.]+) and \+([\d.]+)\)",
+        retrained_gains,
+        "results/robust_tickets_fig1/retrained/table1_sst2.csv",
+    ),
+]  # fmt: skip
+
+
+# --- TextAttack side by side: agreement over the attacked examples ---------------------------------------------
+
+
+def agreement(name: str, recipe: str) -> tuple[int, int]:
+    """(same outcome, attacked) over the examples at least one side attacked: both sides skip the examples the
+    victim gets wrong, and those agree by construction."""
+    record = read_json(f"results/textattack_side_by_side/{name}.json")["recipes"][recipe]
+    n, skipped = record["examples"], record["hf_srnets"]["skipped"]
+    assert record["textattack"]["skipped"] == skipped  # the same victim and examples: the same skips
+    return round(record["same_outcome"] * n) - skipped, n - skipped
+
+
+def textattack_headline() -> tuple[str, ...]:
+    out = []
+    for name, before in (("sst2", "sst2"), ("mnli", "mnli")):
+        after = agreement(f"{name}_textfooler_after_pos_fix", "textfooler")
+        old = agreement(before, "textfooler")
+        bugger = agreement(name, "textbugger")
+        out += [str(after[0]), str(after[1]), f"{100 * after[0] / after[1]:.1f}", str(old[0]), str(old[1])]
+        out += [str(bugger[0]), str(bugger[1]), f"{100 * bugger[0] / bugger[1]:.1f}"]
+    return tuple(out)
+
+
+def textattack_all_100() -> tuple[str, ...]:
+    pairs = [("sst2_textfooler_after_pos_fix", "textfooler"), ("sst2", "textbugger")]
+    pairs += [("mnli_textfooler_after_pos_fix", "textfooler"), ("mnli", "textbugger")]
+    return tuple(
+        str(round(100 * read_json(f"results/textattack_side_by_side/{n}.json")["recipes"][r]["same_outcome"]))
+        for n, r in pairs
+    )
+
+
+TEXTATTACK_QUOTES = [
+    Quote(
+        "results/README.md",
+        r"SST-2 TextFooler (\d+)/(\d+) \(([\d.]+)%, after the POS fix; (\d+)/(\d+) before\), TextBugger (\d+)/(\d+) "
+        r"\(([\d.]+)%\);\s+MNLI TextFooler (\d+)/(\d+) \(([\d.]+)%, after the POS fix; (\d+)/(\d+) before\), "
+        r"TextBugger (\d+)/(\d+) \(([\d.]+)%\)",
+        textattack_headline,
+        "results/textattack_side_by_side/*.json (same_outcome, skipped)",
+    ),
+    Quote(
+        "results/README.md",
+        r"counting\s+the skipped ones as agreeing: (\d+) / (\d+) / (\d+) / (\d+)\.",
+        textattack_all_100,
+        "results/textattack_side_by_side/*.json (same_outcome)",
+    ),
+]
+
+
+# --- RMC: budgets and seed-level tests beside each interval ----------------------------------------------------
+
+RMC_ROWS = {
+    "imp_vanilla": "IMP 40% – Vanilla",
+    "imp_distil": "IMP 40% – Distil",
+    "imp_smooth": "IMP 40% – Smooth",
+    "imp_focal": "IMP 40% – Focal",
+    "imp_jtt": "IMP 40% – JTT",
+    "imp_rmc": "IMP 40% – RMC",
+    "heads20_ce": "heads −20% – CE",
+    "mask_poe": "SRNet 40% – mask, PoE",
+}
+RMC_METRICS = ("eval_mnli_accuracy", "eval_hans_accuracy", "f_bias")
+
+
+def rmc_runs() -> dict[str, dict[str, dict[str, str]]]:
+    runs: dict[str, dict[str, dict[str, str]]] = defaultdict(dict)
+    for r in read_csv("results/rmc_large_minilm_mnli/runs.csv"):
+        runs[r["method"]][r["seed"]] = r
+    return runs
+
+
+def rmc_seed_tests() -> dict[str, list[str]]:
+    """Per method, `p (Holm p)` of each metric: the paired t-test over the seeds against Vanilla, Holm over the
+    seven compared rows of one metric (`hf_srnets.metrics.significance`)."""
+    runs = rmc_runs()
+    methods = [m for m in RMC_ROWS if m != "imp_vanilla"]
+    cells: dict[str, list[str]] = {m: [] for m in methods}
+    for metric in RMC_METRICS:
+        p = []
+        for m in methods:
+            seeds = sorted(runs[m])
+            p.append(paired_t_test([float(runs[m][s][metric]) - float(runs["imp_vanilla"][s][metric]) for s in seeds]))
+        for m, raw, adjusted in zip(methods, p, holm(p)):
+            cells[m].append(f"{raw:.2g} ({adjusted:.2g})")
+    return cells
+
+
+def rmc_row(method: str) -> tuple[str, ...]:
+    steps = {r["train_steps"] for r in rmc_runs()[method].values()}
+    (step,) = steps
+    step = f"**{step}**" if method in ("heads20_ce", "mask_poe") else step
+    return (step, *rmc_seed_tests()[method]) if method != "imp_vanilla" else (step,)
+
+
+def rmc_quote(method: str) -> Quote:
+    name = re.escape(RMC_ROWS[method])
+    if method == "imp_vanilla":
+        pattern = rf"^\| {name} \| 3 \| ([^|]+?) \|"
+    else:  # train steps, then the seed p after each of the three intervals
+        interval = r"[^|]+ \| ([^|]+?) \|"
+        pattern = rf"^\| {name} \| 3 \| ([^|]+?) \|(?: [^|]+ \|){{4}} {interval} {interval} {interval}"
+    return Quote(
+        "results/rmc_large_minilm_mnli/README.md",
+        pattern,
+        lambda: rmc_row(method),
+        "results/rmc_large_minilm_mnli/runs.csv",
+    )
+
+
+RMC_QUOTES = [rmc_quote(m) for m in RMC_ROWS]
+
+
+def f_bias_above_one() -> tuple[str, ...]:
+    above = [(m, s, float(r["f_bias"])) for m, seeds in rmc_runs().items() for s, r in seeds.items()]
+    above = sorted((m, s, v) for m, s, v in above if v > 1)
+    total = sum(len(seeds) for seeds in rmc_runs().values())
+    return (str(len(above)), str(total), *(f"{s}, {v:.3f}" for _, s, v in above))
+
+
+RMC_QUOTES.append(
+    Quote(
+        "results/rmc_large_minilm_mnli/README.md",
+        r"\((\d+) of the (\d+) runs are above 1:\s+Vanilla seed (\d+, [\d.]+), and the SRNet seed (\d+, [\d.]+);",
+        f_bias_above_one,
+        "results/rmc_large_minilm_mnli/runs.csv (f_bias)",
+    )
+)
+
+ALL_QUOTES = COUNT_QUOTES + SWEEP_QUOTES + FIG1_QUOTES + TABLE1_QUOTES + TEXTATTACK_QUOTES + RMC_QUOTES
+
+
+def test_every_quoted_number_matches_its_file() -> None:
+    assert mismatches(ALL_QUOTES) == []
+
+
+def test_the_checker_fails_on_a_planted_wrong_number() -> None:
+    """Each kind of quote, with one digit changed in a copy of its text, is reported with both values."""
+    planted = {
+        "README.md": ("Inner loop: the 69 tests", "Inner loop: the 68 tests"),
+        "results/README.md": ("Training took 514–619 s", "Training took 516–619 s"),
+        "results/rmc_large_minilm_mnli/README.md": ("| 0.072 (0.51) |", "| 0.07 (0.51) |"),
+    }
+    for path, (old, new) in planted.items():
+        text = (ROOT / path).read_text(encoding="utf-8")
+        if path == "README.md":  # the counts move with the suite: plant relative to the recorded one
+            old = f"Inner loop: the {counts()['slow']} tests"
+            new = f"Inner loop: the {counts()['slow'] + 1} tests"
+        assert old in text, f"{path} no longer holds {old!r}: plant another number"
+        copy = text.replace(old, new)
+
+        def read(p: str, path: str = path, copy: str = copy) -> str:
+            return copy if p == path else (ROOT / p).read_text(encoding="utf-8")
+
+        found = mismatches(ALL_QUOTES, read)
+        assert len(found) == 1 and found[0].startswith(f"{path}: quotes "), found
+
+
+def test_a_quote_that_is_gone_is_reported() -> None:
+    quote = Quote("README.md", r"no such sentence (\d+)", lambda: ("1",), "nowhere")
+    assert mismatches([quote]) == [
+        "README.md: no text matches 'no such sentence (\\\\d+)' (the source nowhere gives ('1',))"
+    ]
+
+
+def test_win_win_observations_are_cited_from_section_4_2_2() -> None:
+    """The paper's §4.2.1 is the set-up; the observations on Fig. 2 and 3 are in §4.2.2 ("4.2.2 Results")."""
+    paper = (ROOT.parent / "shared" / "papers" / "srnets-winwin-main.txt").read_text(encoding="utf-8")
+    assert "4.2.1 Problem Formulation and Experimental Setups" in paper and "4.2.2 Results" in paper
+    texts = [ROOT / "docs" / "sweeps.md", *RESULTS.glob("*/README.md"), RESULTS / "README.md"]
+    assert [str(p.relative_to(ROOT)) for p in texts if "§4.2.1" in p.read_text(encoding="utf-8")] == []
+
+
+@pytest.mark.slow
+def test_the_recorded_counts_are_the_suites() -> None:
+    """One collection of the suite (about 20 s of CPU): results/test_counts.json must hold its counts; after adding
+    or removing tests, run `python tests/count_tests.py --write` and the README follows from the file."""
+    result = subprocess.run([sys.executable, str(ROOT / "tests" / "count_tests.py")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    fresh = json.loads(result.stdout.strip().splitlines()[-1])
+    recorded = counts()
+    assert (recorded["collected"], recorded["slow"]) == (fresh["collected"], fresh["slow"])
