@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +63,19 @@ def task_examples(task_name: str, rows: int, data_dir: Path = DATA_DIR) -> tuple
     return dataset_examples(dataset, select_indices(len(dataset), rows)), task
 
 
-def run_fixed_attacks(data_dir: Path = DATA_DIR, **classifier_options: Any) -> dict[str, list[dict[str, Any]]]:
-    """Per `task/recipe`, the per-example results (`FIELDS`, the row index) of the fixed run."""
-    from hf_srnets.attack import HFClassifier, build_attack
+def run_fixed_attacks(
+    data_dir: Path = DATA_DIR, num_workers: int = 1, tasks: tuple[str, ...] = tuple(ROWS), **classifier_options: Any
+) -> dict[str, list[dict[str, Any]]]:
+    """Per `task/recipe`, the per-example results (`FIELDS`, the row index) of the fixed run, attacked by
+    `hf_srnets.attack.attack_examples` with `num_workers` processes."""
+    from hf_srnets.attack import HFClassifier, attack_examples, build_attack
     from hf_srnets.attack.sentence_encoder import default_encoder_dir
 
     encoder_dir = default_encoder_dir()
     out: dict[str, list[dict[str, Any]]] = {}
     for seed, (task_name, rows) in enumerate(ROWS.items()):
+        if task_name not in tasks:
+            continue
         examples, task = task_examples(task_name, rows, data_dir)
         model, tokenizer = tiny_victim(encoder_dir, len(task.label_names), seed)
         classifier = HFClassifier(model, tokenizer, **classifier_options)
@@ -76,11 +83,13 @@ def run_fixed_attacks(data_dir: Path = DATA_DIR, **classifier_options: Any) -> d
         for recipe_name in RECIPES:
             options = {"pos_tagger": "coarse"} if recipe_name == "textfooler" else {}
             recipe = build_attack(recipe_name, text_columns=columns, **options)
-            results = []
-            for example in examples:
-                classifier.reset()
-                result = recipe.attack(example.text, example.label, classifier).to_dict()
-                results.append({"index": example.index, **{k: result[k] for k in FIELDS}})
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "results.jsonl")
+                records = attack_examples(
+                    recipe, classifier, examples, path, {"fixture": recipe_name}, disable_tqdm=True,
+                    num_workers=num_workers,
+                )  # fmt: skip
+            results = [{"index": r.index, **{k: r.result.to_dict()[k] for k in FIELDS}} for r in records]
             out[f"{task_name}/{recipe_name}"] = results
     return out
 

@@ -38,3 +38,13 @@ def test_attacks_reproduce_the_stored_per_example_results(stored):
     if not (DATA_DIR / "sst2").is_dir():
         pytest.skip(f"real data not found at {DATA_DIR}")
     assert_same_results(run_fixed_attacks(DATA_DIR), stored)
+
+
+@pytest.mark.slow
+def test_two_workers_give_the_results_of_one(stored):
+    """`attack_examples(num_workers=2)` (two forked processes) attacks every example as one process does: the
+    stored per-example results, in example order (SST-2 rows: both recipes)."""
+    if not (DATA_DIR / "sst2").is_dir():
+        pytest.skip(f"real data not found at {DATA_DIR}")
+    got = run_fixed_attacks(DATA_DIR, num_workers=2, tasks=("sst2",))
+    assert_same_results(got, {k: v for k, v in stored.items() if k.startswith("sst2/")})
