@@ -21,8 +21,13 @@ POS tagger; word vectors: `--word_vectors`, by default hf_srnets' default GloVe 
 (`words_only_vectors`: TextAttack cannot take a punctuation neighbour, and its own vectors hold none).
 (4) TextAttack: `bench/textattack_worker.py` in the venv builds the attacks from TextAttack's components with
 hf_srnets' resources behind TextAttack's interfaces (see that file) and attacks the same examples.
-(5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome, and #Query
-compared; per-example differences go to `<output_dir>/side_by_side.json`.
+Steps (3) and (4) alternate recipe by recipe (hf_srnets on R, TextAttack on R, then the next recipe), each side in
+its own process with the same thread count (`OMP_NUM_THREADS`, 1 unless set) and `--device`.
+(5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome (over the
+examples either side attacked, and over all), #Query compared, and each side's examples/minute: from the examples'
+attack seconds (resources loaded; not given for hf_srnets with `--num_workers` > 1, whose examples overlap) and
+from the wall clock of its process (loading included); per-example differences go to
+`<output_dir>/side_by_side.json`.
 
 #Query: both sides' per-example count of the attacked examples, averaged over the attacked ones. TextAttack's
 `AttackResult.num_queries` is set to its goal function's count at the end of the search (`SearchMethod.__call__`);
