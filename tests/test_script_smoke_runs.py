@@ -221,7 +221,8 @@ def test_bench_textattack_side_by_side_compares_the_two_sides(sst2_classifier, t
     # examples/minute from the examples' attack seconds: TextAttack's 2 in 0.5 + 1.5 s -> 60; hf_srnets' its own
     speed = compared["speed"]
     assert speed["textattack"]["examples_per_minute"] == 60.0 and speed["textattack"]["attack_seconds"] == 2.0
-    hf_seconds = [json.loads(line)["seconds"] for line in (out / "hf_textbugger/attack_textbugger.jsonl").open()][1:]
+    hf_rows = (out / "hf_textbugger/attack_textbugger.jsonl").read_text().splitlines()[1:]  # after the header
+    hf_seconds = [json.loads(line)["seconds"] for line in hf_rows]
     assert speed["hf_srnets"]["examples_per_minute"] == round(60 * 2 / sum(hf_seconds), 2)
     assert speed["hf_srnets"]["wall_seconds"] > sum(hf_seconds)  # the process: loading included
     assert json.loads((out / "side_by_side.json").read_text()) == report
