@@ -21,8 +21,13 @@ POS tagger; word vectors: `--word_vectors`, by default hf_srnets' default GloVe 
 (`words_only_vectors`: TextAttack cannot take a punctuation neighbour, and its own vectors hold none).
 (4) TextAttack: `bench/textattack_worker.py` in the venv builds the attacks from TextAttack's components with
 hf_srnets' resources behind TextAttack's interfaces (see that file) and attacks the same examples.
-(5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome, and #Query
-compared; per-example differences go to `<output_dir>/side_by_side.json`.
+Steps (3) and (4) alternate recipe by recipe (hf_srnets on R, TextAttack on R, then the next recipe), each side in
+its own process with the same thread count (`OMP_NUM_THREADS`, 1 unless set) and `--device`.
+(5) Per recipe: Clean% / Aua% / Suc% / #Query of both, the share of examples with the same outcome (over the
+examples either side attacked, and over all), #Query compared, and each side's examples/minute: from the examples'
+attack seconds (resources loaded; not given for hf_srnets with `--num_workers` > 1, whose examples overlap) and
+from the wall clock of its process (loading included); per-example differences go to
+`<output_dir>/side_by_side.json`.
 
 #Query: both sides' per-example count of the attacked examples, averaged over the attacked ones. TextAttack's
 `AttackResult.num_queries` is set to its goal function's count at the end of the search (`SearchMethod.__call__`);
@@ -123,6 +128,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="textattack",
         choices=["textattack", "x_wildcard"],
         help="Ablation: x_wildcard lets TextAttack's POS constraint accept the tag X as hf_srnets does.",
+    )
+    p.add_argument("--num_workers", type=int, default=1, help="hf_srnets side: run_attack.py --num_workers.")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="Both sides: where the victim and the sentence encoder run (cpu, cuda); the same for both.",
     )
     p.add_argument("--batch_size", type=int, default=32)
     p.add_argument("--max_seq_length", type=int, default=512)
@@ -234,18 +245,27 @@ def load_examples(args: argparse.Namespace) -> list[dict[str, Any]]:
     return [{"index": e.index, "id": e.id, "text": list(e.text), "label": e.label} for e in examples]
 
 
-def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[dict]], float]:
-    """`run_attack.py` on the examples; per recipe the JSONL records (as dicts) and the wall time."""
+def hf_output_dir(out: Path, name: str) -> Path:
+    """Where `run_attack.py --recipes name` writes: `<out>/hf_<name>`, or `<out>` itself for a merged dir."""
+    own = out / f"hf_{name}"
+    return own if own.is_dir() or not (out / f"attack_{name}.jsonl").is_file() else out
+
+
+def run_hf_srnets(args: argparse.Namespace, out: Path, name: str) -> tuple[list[dict], float]:
+    """`run_attack.py --recipes name` on the examples (its own process and output dir); the JSONL records (as
+    dicts) and the process's wall time."""
     cmd = [sys.executable, str(REPO / "run_attack.py"), "--model_name_or_path", args.model, "--task", args.task]
     cmd += ["--data_dir", args.data_dir, "--split", args.split, "--num_examples", str(args.num_examples)]
-    cmd += ["--recipes", *args.recipes, "--output_dir", str(out), "--batch_size", str(args.batch_size)]
+    cmd += ["--recipes", name, "--output_dir", str(out / f"hf_{name}"), "--batch_size", str(args.batch_size)]
     cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true", "--word_vectors", args.word_vectors]
     if args.base_model:
         cmd += ["--base_model", args.base_model]
-    from hf_srnets.commands.attack import RESOURCE_OPTIONS
+    from hf_srnets.commands.attack import RESOURCE_OPTIONS, AttackRunArguments
 
     if "pos_tagger" in RESOURCE_OPTIONS:
         cmd += ["--pos_tagger", args.pos_tagger]
+    if "num_workers" in AttackRunArguments.__dataclass_fields__:  # hf_srnets before issue 37 has neither
+        cmd += ["--num_workers", str(args.num_workers), "--device", args.device]
     start = time.perf_counter()
     if not args.skip_hf:
         _run([*cmd, "--overwrite_output_dir", "true"], env=child_env(), cwd=REPO)
@@ -253,27 +273,27 @@ def run_hf_srnets(args: argparse.Namespace, out: Path) -> tuple[dict[str, list[d
     sys.path.insert(0, str(REPO))
     from hf_srnets.attack.results import read_results, results_path
 
-    records = {}
-    for name in args.recipes:
-        records[name] = [
-            {"index": r.index, **r.result.to_dict(), "seconds": r.seconds}
-            for r in read_results(results_path(str(out), name))
-        ]
+    path = results_path(str(hf_output_dir(out, name)), name)
+    records = [{"index": r.index, **r.result.to_dict(), "seconds": r.seconds} for r in read_results(path)]
     return records, seconds
 
 
-def run_textattack(args: argparse.Namespace, examples: list[dict], nltk_data: Path, out: Path) -> tuple[dict, float]:
-    """The worker in the TextAttack venv; its output and the wall time."""
+def run_textattack(
+    args: argparse.Namespace, examples: list[dict], nltk_data: Path, out: Path, name: str
+) -> tuple[dict, float]:
+    """The worker in the TextAttack venv on one recipe; its output and the process's wall time. A merged
+    `worker_out.json` (all recipes) is read when the recipe's own output is not there."""
     suffix = "" if args.textattack_pos_rule == "textattack" else f".{args.textattack_pos_rule}"
-    spec_path, out_path = out / f"worker_spec{suffix}.json", out / f"worker_out{suffix}.json"
+    spec_path, out_path = out / f"worker_spec{suffix}.{name}.json", out / f"worker_out{suffix}.{name}.json"
     spec = {"model": args.model, "base_model": args.base_model, "task": args.task, "examples": examples}
     spec |= {
-        "recipes": args.recipes,
+        "recipes": [name],
         "word_vectors": args.word_vectors,
         "pos_tagger": args.pos_tagger,
         "pos_rule": args.textattack_pos_rule,
         "batch_size": args.batch_size,
         "max_length": args.max_seq_length,
+        "device": args.device,
     }
     spec_path.write_text(json.dumps(spec | {"seed": args.seed}, ensure_ascii=False), encoding="utf-8")
     start = time.perf_counter()
@@ -281,7 +301,24 @@ def run_textattack(args: argparse.Namespace, examples: list[dict], nltk_data: Pa
         python = Path(args.venv) / "bin" / "python"
         _run([str(python), str(WORKER), str(spec_path), str(out_path)], env=child_env(nltk_data), cwd=REPO)
     seconds = time.perf_counter() - start
+    if not out_path.is_file():
+        out_path = out / f"worker_out{suffix}.json"
     return json.loads(out_path.read_text(encoding="utf-8")), seconds
+
+
+def speed(records: list[dict], wall_seconds: float, workers: int = 1) -> dict[str, Any]:
+    """Examples/minute of one side on one recipe: from the attack seconds of the examples (each side times each
+    attack alone, resources already loaded), and from the wall clock of the side's whole process (loading
+    included). With several workers the examples' seconds overlap, so the first is not given."""
+    timed = [r["seconds"] for r in records if r.get("seconds") is not None]
+    attack_seconds = sum(timed) if len(timed) == len(records) and records else None
+    per_minute = None if attack_seconds is None or workers > 1 else 60 * len(records) / attack_seconds
+    return {
+        "attack_seconds": None if attack_seconds is None else round(attack_seconds, 2),
+        "examples_per_minute": None if per_minute is None else round(per_minute, 2),
+        "wall_seconds": round(wall_seconds, 1),
+        "examples_per_minute_wall": round(60 * len(records) / wall_seconds, 2) if wall_seconds > 1 else None,
+    }
 
 
 def summary(records: list[dict], queries_key: str = "num_queries") -> dict[str, Any]:
@@ -320,9 +357,13 @@ def compare(hf: list[dict], ta: list[dict], examples: list[dict]) -> dict[str, A
                     "textattack": {k: t.get(k) for k in ("outcome", "num_queries", "queries_spent", "perturbed")},
                 }
             )
+    attacked = [(h, t) for h, t in pairs if h["outcome"] != "skipped" or t["outcome"] != "skipped"]
     return {
         "hf_srnets": summary(hf),
         "textattack": summary(ta),
+        "same_outcome_attacked": sum(h["outcome"] == t["outcome"] for h, t in attacked) / len(attacked)
+        if attacked
+        else None,
         "textattack_spent": summary(ta, "queries_spent"),
         "examples": len(pairs),
         "same_outcome": sum(same) / len(pairs) if pairs else None,
@@ -348,21 +389,30 @@ def _rel(a: float | None, b: float | None) -> float | None:
 def format_table(task: str, comparisons: dict[str, dict[str, Any]]) -> str:
     """The side-by-side table (Markdown): #Query diff is hf_srnets' mean over TextAttack's reported / spent - 1."""
     lines = [
-        f"| {task} recipe | side | n | Clean% | Aua% | Suc% | #Query | TA spent | same outcome % "
-        "| #Query diff % (reported / spent) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {task} recipe | side | n | Clean% | Aua% | Suc% | #Query | TA spent | same outcome % (attacked / all) "
+        "| #Query diff % (reported / spent) | ex/min (attacks / wall) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in comparisons.items():
         hf, ta, spent = c["hf_srnets"], c["textattack"], c["textattack_spent"]
         diff = f"{_pct(_rel(hf['query'], ta['query']))} / {_pct(_rel(hf['query'], spent['query']))}"
+        same = f"{_pct(c.get('same_outcome_attacked'))} / {_pct(c['same_outcome'])}"
+        speeds = c.get("speed", {})
         cells = [
-            ("TextAttack", ta, _q(spent["query"]), "", ""),
-            ("hf_srnets", hf, "", _pct(c["same_outcome"]), diff),
+            ("TextAttack", ta, _q(spent["query"]), "", "", _speed(speeds.get("textattack"))),
+            ("hf_srnets", hf, "", same, diff, _speed(speeds.get("hf_srnets"))),
         ]
-        for side, s, spent_q, same, diff_cell in cells:
+        for side, s, spent_q, same_cell, diff_cell, speed_cell in cells:
             values = [name, side, s["n"], _pct(s["clean"]), _pct(s["aua"]), _pct(s["suc"]), _q(s["query"])]
-            lines.append("| " + " | ".join(str(v) for v in [*values, spent_q, same, diff_cell]) + " |")
+            lines.append("| " + " | ".join(str(v) for v in [*values, spent_q, same_cell, diff_cell, speed_cell]) + " |")
     return "\n".join(lines)
+
+
+def _speed(side: dict[str, Any] | None) -> str:
+    if not side:
+        return "n/a"
+    attacks, wall = side.get("examples_per_minute"), side.get("examples_per_minute_wall")
+    return f"{'n/a' if attacks is None else f'{attacks:.1f}'} / {'n/a' if wall is None else f'{wall:.1f}'}"
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -379,9 +429,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("TextAttack venv:", "; ".join(installed) or f"{venv} complete, nothing installed", flush=True)
     args.word_vectors = args.word_vectors or str(words_only_vectors(out))
     examples = load_examples(args)
-    hf, hf_seconds = run_hf_srnets(args, out)
-    ta, ta_seconds = run_textattack(args, examples, nltk_data, out)
-    comparisons = {name: compare(hf[name], ta["results"][name], examples) for name in args.recipes}
+    comparisons, seconds, resources = {}, {"hf_srnets": 0.0, "textattack": 0.0}, {}
+    for name in args.recipes:  # the sides alternate recipe by recipe: a slower spell of the machine hits both
+        hf, hf_seconds = run_hf_srnets(args, out, name)
+        ta, ta_seconds = run_textattack(args, examples, nltk_data, out, name)
+        comparisons[name] = compare(hf, ta["results"][name], examples)
+        comparisons[name]["speed"] = {
+            "hf_srnets": speed(hf, hf_seconds, args.num_workers),
+            "textattack": speed(ta["results"][name], ta_seconds),
+        }
+        seconds["hf_srnets"] += hf_seconds
+        seconds["textattack"] += ta_seconds
+        resources = ta["resources"]
     table = format_table(args.task, comparisons)
     report = {
         "task": args.task,
@@ -390,8 +449,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "num_examples": len(examples),
         "textattack": TEXTATTACK,
         "textattack_pos_rule": args.textattack_pos_rule,
-        "shared_resources": ta["resources"] | {"word_vectors_file": args.word_vectors},
-        "seconds": {"hf_srnets": round(hf_seconds, 1), "textattack": round(ta_seconds, 1)},
+        "shared_resources": resources | {"word_vectors_file": args.word_vectors},
+        "seconds": {side: round(value, 1) for side, value in seconds.items()},
+        "machine": {"cpus": os.cpu_count(), "torch_threads": child_env()["OMP_NUM_THREADS"], "device": args.device},
+        "num_workers": args.num_workers,
         "table": table,
         "recipes": comparisons,
     }
@@ -404,7 +465,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.results_json:
         Path(args.results_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results_json).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    print(f"\nshared resources: {ta['resources']}; wall time hf_srnets {hf_seconds:.0f}s, TextAttack {ta_seconds:.0f}s")
+    walls = ", ".join(f"{side} {value:.0f}s" for side, value in seconds.items())
+    print(f"\nshared resources: {resources}; wall time {walls}")
     print(table)
     print(f"per-example differences: {out / name}")
     return report

@@ -5,11 +5,12 @@
     <ta_venv>/bin/python bench/textattack_worker.py SPEC.json OUT.json
 
 SPEC.json (written by the bench): the victim (`model`, `base_model`, `task`), the examples (`index`, `id`, `text`,
-`label` in the task's label order), the `recipes`, `word_vectors` (a vectors file, or null for hf_srnets'
-default), `pos_tagger` (a name of hf_srnets' taggers), `pos_rule` ("textattack", or "x_wildcard" to let
-TextAttack's POS constraint accept hf_srnets' unsure tag "X" as hf_srnets does: an ablation), `batch_size`,
-`max_length` and `seed`. OUT.json: per recipe, one record per example (outcome, TextAttack's reported #Query, the
-queries it actually spent, the perturbed text).
+`label` in the task's label order), the `recipes`, `device` (where the victim and the sentence encoder run,
+"cpu" when absent), `word_vectors` (a vectors file, or null for hf_srnets' default), `pos_tagger` (a name of
+hf_srnets' taggers), `pos_rule` ("textattack", or "x_wildcard" to let TextAttack's POS constraint accept
+hf_srnets' unsure tag "X" as hf_srnets does: an ablation), `batch_size`, `max_length` and `seed`. OUT.json: per
+recipe, one record per example (outcome, TextAttack's reported #Query, the queries it actually spent, the perturbed
+text, the seconds its attack took).
 
 The attacks are assembled from TextAttack 0.3.11's components exactly as its recipe builders
 (`attack_recipes/textfooler_jin_2019.py`, `textbugger_li_2018.py`) assemble them: the same search
@@ -231,6 +232,7 @@ def model_wrapper(spec: dict[str, Any]) -> Any:
 
     task = resolve_task(spec["task"])
     victim = load_victim(spec["model"], task, base_model=spec.get("base_model"))
+    victim.model.to(spec.get("device", "cpu"))
     classifier = build_classifier(
         victim, task, batch_size=spec["batch_size"], max_length=spec["max_length"], cache_size=0
     )
@@ -280,6 +282,8 @@ def run(spec: dict[str, Any], out_path: str) -> dict[str, Any]:
     import numpy as np
 
     resources = shared_resources(spec.get("word_vectors"), spec.get("pos_tagger", "coarse"))
+    if hasattr(resources["sentence_encoder"], "to"):  # the same device as hf_srnets' side (hf_srnets >= issue 37)
+        resources["sentence_encoder"].to(spec.get("device", "cpu"))
     parts = shared_components(resources, x_wildcard=spec.get("pos_rule") == "x_wildcard")
     embedding = parts["embedding"](resources["word_vectors"])
     wrapper = model_wrapper(spec)

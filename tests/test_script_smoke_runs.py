@@ -200,6 +200,8 @@ def test_bench_textattack_side_by_side_compares_the_two_sides(sst2_classifier, t
     out.mkdir()
     worker = {"resources": {"word_vectors": "test"}, "results": {"textbugger": [ta_record(0, "skipped", 1)]}}
     worker["results"]["textbugger"].append(ta_record(1, "failed", 9))
+    for record, seconds in zip(worker["results"]["textbugger"], (0.5, 1.5)):
+        record["seconds"] = seconds
     (out / "worker_out.json").write_text(json.dumps(worker))
     vectors = tmp_path / "vectors.txt"
     vectors.write_text("film 1 0\nmovie 0.9 0.1\ngood 0 1\nbad 0.1 -1\n")
@@ -216,6 +218,13 @@ def test_bench_textattack_side_by_side_compares_the_two_sides(sst2_classifier, t
     # the worker output above: one skipped, one failed → Clean 50%, Aua 50%, Suc 0%, #Query 9 (the attacked one)
     ta = compared["textattack"]
     assert (ta["clean"], ta["aua"], ta["suc"], ta["query"]) == (0.5, 0.5, 0.0, 9.0)
+    # examples/minute from the examples' attack seconds: TextAttack's 2 in 0.5 + 1.5 s -> 60; hf_srnets' its own
+    speed = compared["speed"]
+    assert speed["textattack"]["examples_per_minute"] == 60.0 and speed["textattack"]["attack_seconds"] == 2.0
+    hf_rows = (out / "hf_textbugger/attack_textbugger.jsonl").read_text().splitlines()[1:]  # after the header
+    hf_seconds = [json.loads(line)["seconds"] for line in hf_rows]
+    assert speed["hf_srnets"]["examples_per_minute"] == round(60 * 2 / sum(hf_seconds), 2)
+    assert speed["hf_srnets"]["wall_seconds"] > sum(hf_seconds)  # the process: loading included
     assert json.loads((out / "side_by_side.json").read_text()) == report
     rows = [line.split("|")[1:4] for line in report["table"].splitlines()[2:]]
     assert [[cell.strip() for cell in row] for row in rows] == [

@@ -3,15 +3,23 @@
 
 The sample is deterministic: the first `num_examples` rows in file order, or with `seed`, a uniform sample of
 `num_examples` rows drawn with `random.Random(seed)` and attacked in file order.
+
+With `num_workers` > 1 the examples are attacked by that many forked processes at once, each with its own copy of
+the recipe and the victim (shared copy-on-write), and the results are written in example order as they come. An
+example's result does not depend on the number of workers: every attack starts from the victim's reset (count and
+prediction cache emptied), TextBugger's random edits are seeded per word, not per run, and the sentence encoder's
+cache only holds embeddings (each computed once per process). Workers need a victim on the CPU (CUDA cannot be
+forked); on a GPU the batched queries of one process are the way to go faster.
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,8 +93,11 @@ def attack_examples(
     *,
     overwrite: bool = False,
     disable_tqdm: bool = False,
+    num_workers: int = 1,
 ) -> list[ResultRecord]:
-    """Attack `examples` not yet in `path`, appending each result; return all records in example order."""
+    """Attack `examples` not yet in `path` (`num_workers` processes at once), appending each result in example
+    order; return all records in example order."""
+    check_num_workers(num_workers, classifier)
     f, records = open_results(path, settings, overwrite=overwrite)
     try:
         done = _check_resumed(records, examples, path)
@@ -94,11 +105,11 @@ def attack_examples(
             logger.info(f"{path}: resuming after {len(done)} of {len(examples)} examples already attacked")
         counts = Counter(r.result.outcome for r in done.values())
         bar = tqdm(total=len(examples), initial=len(done), desc=f"attack {recipe.name}", disable=disable_tqdm)
-        for example in examples:
-            if example.index in done:
-                continue
-            done[example.index] = _attack_one(recipe, classifier, example, f)
-            counts[done[example.index].result.outcome] += 1
+        todo = [e for e in examples if e.index not in done]
+        for record in _attacked(recipe, classifier, todo, num_workers):
+            append_record(f, record)
+            done[record.index] = record
+            counts[record.result.outcome] += 1
             bar.set_postfix(running_postfix(counts), refresh=False)
             bar.update(1)
         bar.close()
@@ -107,7 +118,19 @@ def attack_examples(
     return [done[e.index] for e in examples]
 
 
-def _attack_one(recipe: AttackRecipe, classifier: Classifier, example: Example, f: Any) -> ResultRecord:
+def check_num_workers(num_workers: int, classifier: Classifier) -> None:
+    """Refuse a worker count below 1, and workers for a victim on a GPU (a CUDA context cannot be forked)."""
+    if num_workers < 1:
+        raise InputError(f"--num_workers must be >= 1, got {num_workers}; 1 attacks the examples one by one")
+    device = getattr(getattr(classifier, "device", None), "type", "cpu")
+    if num_workers > 1 and device != "cpu":
+        raise InputError(
+            f"--num_workers {num_workers} needs the victim on the CPU (it is on {device}, which forked processes "
+            "cannot share); pass --num_workers 1 on a GPU"
+        )
+
+
+def _attack_one(recipe: AttackRecipe, classifier: Classifier, example: Example) -> ResultRecord:
     if hasattr(classifier, "reset"):
         classifier.reset()
     else:
@@ -115,9 +138,31 @@ def _attack_one(recipe: AttackRecipe, classifier: Classifier, example: Example, 
     start = time.perf_counter()
     result = recipe.attack(example.text, example.label, classifier)
     seconds = round(time.perf_counter() - start, 4)  # as written to the file
-    record = ResultRecord(example.index, example.id, recipe.name, result, seconds)
-    append_record(f, record)
-    return record
+    return ResultRecord(example.index, example.id, recipe.name, result, seconds)
+
+
+_FORKED: tuple[AttackRecipe, Classifier] | None = None  # what forked workers attack with (set before the fork)
+
+
+def _attack_in_worker(example: Example) -> ResultRecord:
+    assert _FORKED is not None, "a worker without a recipe: _attacked sets it before forking"
+    return _attack_one(*_FORKED, example)
+
+
+def _attacked(
+    recipe: AttackRecipe, classifier: Classifier, examples: list[Example], num_workers: int
+) -> Iterator[ResultRecord]:
+    """The records of `examples` in their order, attacked here or by `num_workers` forked processes."""
+    if num_workers == 1 or len(examples) < 2:
+        yield from (_attack_one(recipe, classifier, e) for e in examples)
+        return
+    global _FORKED
+    _FORKED = (recipe, classifier)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(num_workers, len(examples))) as pool:
+            yield from pool.imap(_attack_in_worker, examples, chunksize=1)
+    finally:
+        _FORKED = None
 
 
 def summarize_records(records: list[ResultRecord]) -> dict[str, Any]:

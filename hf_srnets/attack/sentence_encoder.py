@@ -88,14 +88,19 @@ class SentenceEncoder(CachedEncoder):
         self.max_length = max_length
         self._cache: dict[str, np.ndarray] = {}
 
+    def to(self, device: str) -> SentenceEncoder:
+        """Run the encoder on `device` ("cpu", "cuda", ...); embeddings already cached are kept."""
+        self.model.to(device)
+        return self
+
     def _encode_batch(self, sentences: list[str]) -> np.ndarray:
         import torch
 
         inputs = self.tokenizer(
             sentences, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        )
+        ).to(self.model.device)
         with torch.no_grad():
             hidden = self.model(**inputs).last_hidden_state
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+        return torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy()

@@ -165,11 +165,39 @@ class AttackRunArguments:
         default=False, metadata={"help": "Start the JSONL files again instead of resuming them."}
     )
     disable_tqdm: bool = field(default=False, metadata={"help": "No progress bar."})
+    num_workers: int = field(
+        default=1,
+        metadata={
+            "help": "Attack this many examples at once in forked processes (CPU victim only; each example's result "
+            "is the same for any number)."
+        },
+    )
+    device: str = field(
+        default="auto",
+        metadata={
+            "help": "Where the victim and the sentence encoder run: auto (cuda when there is one, else cpu), cpu, "
+            "cuda or cuda:N (a GPU gives other float rounding than the CPU: recorded in the settings)."
+        },
+    )
 
     def __post_init__(self) -> None:
         check_at_least_one(
             max_seq_length=self.max_seq_length, query_budget=self.query_budget, batch_size=self.batch_size
         )
+        self.device = resolve_device(self.device)
+
+
+def resolve_device(name: str) -> str:
+    """`--device`: "auto" is cuda when torch sees a GPU, else cpu; cuda without a GPU is refused."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and not (name == "cuda" or name.startswith("cuda:")):
+        raise InputError(f"--device {name!r}: use auto, cpu, cuda or cuda:N")
+    if name != "cpu" and not torch.cuda.is_available():
+        raise InputError(f"--device {name}: torch sees no GPU here; pass --device cpu (or auto)")
+    return name
 
 
 def check_resources(run: AttackRunArguments, cache_dir: str | None) -> None:
@@ -252,6 +280,13 @@ def recipe_resources(recipe: str, run: AttackRunArguments, task: TaskSpec | None
     return out
 
 
+def place_resources(recipe: Any, device: str) -> None:
+    """Move the recipe's sentence encoder (the one model besides the victim that its searches run) to `device`."""
+    encoder = getattr(recipe, "loaded", {}).get("sentence_encoder")
+    if hasattr(encoder, "to"):
+        encoder.to(device)
+
+
 def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any], weights: str) -> dict[str, Any]:
     model, data, run = args
     path = model.model_name_or_path
@@ -269,6 +304,8 @@ def _settings(recipe: str, args: tuple, data_desc: str, resources: dict[str, Any
         "resources": resources,
         # fp32, the default, is not written: a file attacked without a precision key resumes in fp32
         **({"precision": "bf16"} if run.bf16 else {}),
+        # likewise the CPU: a GPU's kernels round differently, so its results are kept apart
+        **({"device": "cuda"} if run.device != "cpu" else {}),
     }
 
 
@@ -347,6 +384,7 @@ def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> 
         check_fingerprint=model_args.check_fingerprint,
     )
     check_max_seq_length(run, victim, model_args.model_name_or_path)
+    victim.model.to(run.device)
     classifier = build_classifier(
         victim,
         task,
@@ -361,6 +399,7 @@ def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> 
     summaries, settings = {}, {}
     for name in run.recipes:
         recipe = build_attack(name, **recipe_resources(name, run, task))
+        place_resources(recipe, run.device)
         used = recipe.resources_used() if hasattr(recipe, "resources_used") else {}
         settings[name] = _settings(name, args, data_desc, used, victim.fingerprint)
         if data.num_examples is not None:
@@ -373,6 +412,7 @@ def _attack_all(args: tuple, task: TaskSpec, examples: list, data_desc: str) -> 
             settings[name],
             overwrite=run.overwrite_output_dir,
             disable_tqdm=run.disable_tqdm,
+            num_workers=run.num_workers,
         )
         summaries[name] = summarize_records(records)
         logger.info(f"{name} on {len(examples)} examples of {data_desc}: {format_summary(summaries[name])}")

@@ -442,3 +442,40 @@ def test_attacking_the_rows_file_this_run_writes_is_refused_before_any_work(flag
     ):
         module.main(argv)
     assert rows.read_bytes() == before
+
+
+def _rows(path: Path) -> list[dict]:
+    keep = ("index", "outcome", "num_queries", "perturbed", "original_prediction", "perturbed_prediction")
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    return [{k: row[k] for k in keep} for row in lines]
+
+
+def test_two_workers_write_the_rows_of_one_in_order_and_on_the_cpu(sst2_classifier, sst2_file, tmp_path):
+    """--num_workers 2 attacks the examples in two processes; the JSONL rows (example order, outcomes, queries,
+    texts) are those of one process. The CPU device is the default without a GPU and is not recorded."""
+    module = run_attack_module()
+    one, two = tmp_path / "one", tmp_path / "two"
+    module.main(_toy_argv(sst2_classifier, sst2_file, one, "--device", "cpu"))
+    module.main(_toy_argv(sst2_classifier, sst2_file, two, "--num_workers", "2"))
+    name = "attack_toy-drop-script.jsonl"
+    assert _rows(two / name) == _rows(one / name) and len(_rows(one / name)) == 5
+    settings = json.loads((two / "attack_results.json").read_text())["settings"]["toy-drop-script"]
+    assert "device" not in settings
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--num_workers", "0"], "--num_workers must be >= 1, got 0"),
+        (["--device", "tpu"], "--device 'tpu': use auto, cpu, cuda or cuda:N"),
+    ],
+)
+def test_bad_workers_or_device_are_one_error_line(flags, message, sst2_classifier, sst2_file, tmp_path):
+    with pytest.raises(InputError, match=re.escape(message)):
+        run_attack_module().main(_toy_argv(sst2_classifier, sst2_file, tmp_path / "out", *flags))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without a GPU")
+def test_cuda_without_a_gpu_is_refused_with_the_fix(sst2_classifier, sst2_file, tmp_path):
+    with pytest.raises(InputError, match=re.escape("--device cuda: torch sees no GPU here; pass --device cpu")):
+        run_attack_module().main(_toy_argv(sst2_classifier, sst2_file, tmp_path / "out", "--device", "cuda"))
