@@ -35,7 +35,8 @@ CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME:
 TRAINABLE_PREFIX = "trainable."
 SEARCH_PREFIX = "search."
 SRNET_TYPE = "SRNET_MASK"
-GRANULARITIES = ("element", "block", "neuron", "head")  # `mask_granularity` values (hf_srnets.pruning.units)
+# `mask_granularity` values (hf_srnets.pruning.units); `neuron` is the older name of `hybrid` (FFN units and heads)
+GRANULARITIES = ("element", "block", "ffn", "head", "hybrid", "neuron")
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 
 logger = logging.getLogger(__name__)
@@ -90,11 +91,13 @@ class PruningConfig:
         sparsity: Target sparsity s, the fraction of each masked matrix set to zero, in [0, 1).
         sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`.
         mask_granularity: What one mask unit is (`hf_srnets.pruning.units`): `"element"` (a weight, the paper),
-            `"block"` (a `block_size`×`block_size` tile of a matrix), `"neuron"` (an FFN intermediate unit: a row of
-            W_in and the column of W_out, and an attention head: its rows of W_Q, W_K, W_V and columns of W_AO) or
-            `"head"` (attention heads only, the FFN stays dense). ⌊s·n⌋ units are pruned per matrix (block) or per
-            layer (neuron, head; FFN units and heads separately), or over all of them with global scope. Only the
-            methods whose `granularities` list it accept it; the classifier is masked at element granularity only.
+            `"block"` (a `block_size`×`block_size` tile of a matrix), `"ffn"` (FFN intermediate units only: a row of
+            W_in and the column of W_out; attention stays dense), `"head"` (attention heads only: their rows of
+            W_Q, W_K, W_V and columns of W_AO; the FFN stays dense), `"hybrid"` (both, Lagunas et al. 2021's
+            hybrid pruning) or `"neuron"` (the older name of `"hybrid"`, kept as an alias).
+            ⌊s·n⌋ units are pruned per matrix (block) or per layer (FFN units and heads separately), or over all
+            units of a kind with global scope (the budget then goes where the scores put it). Only the methods whose
+            `granularities` list it accept it; the classifier is masked at element granularity only.
         block_size: b, the side of a block (divides both dimensions of every masked matrix).
 
     Recorded with the masks (filled in by `SRNetModel`, `metadata={"cli": False}`):
@@ -128,11 +131,12 @@ class PruningConfig:
     sparsity_scope: Literal["local", "global"] = field(
         default="local", metadata={"help": "local (per matrix, the paper) or global."}
     )
-    mask_granularity: Literal["element", "block", "neuron", "head"] = field(
+    mask_granularity: Literal["element", "block", "ffn", "head", "hybrid", "neuron"] = field(
         default="element",
         metadata={
             "help": "What one mask bit prunes: element (one weight, the paper), block (b×b tiles, --block_size), "
-            "neuron (FFN units and attention heads) or head (attention heads only). Not element: the classifier "
+            "ffn (FFN units only), head (attention heads only), hybrid (FFN units and heads) or neuron (= hybrid, "
+            "its older name). Not element: the classifier "
             "stays unmasked. Methods threshold/mask and magnitude/imp/imp-rw."
         },
     )

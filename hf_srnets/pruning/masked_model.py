@@ -34,7 +34,7 @@ class MaskConfig(Protocol):
 
     @property
     def structured(self) -> bool:
-        """Whether a mask unit is more than one weight (`mask_granularity` block, neuron or head)."""
+        """Whether a mask unit is more than one weight (`mask_granularity` block, ffn, head or hybrid/neuron)."""
 
 
 @runtime_checkable

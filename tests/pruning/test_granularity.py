@@ -67,6 +67,19 @@ def test_units_per_granularity():
     assert "classifier" not in srnet("neuron").masked_layers()
 
 
+def test_ffn_masks_ffn_units_only_and_hybrid_is_neuron_by_another_name():
+    ffn = srnet("ffn", mask_init="soft")
+    assert [(k, n) for k, _, n in pruned_units(ffn)] == [("ffn", FFN)] * LAYERS
+    assert sorted(ffn.masked_layers()) == sorted(
+        f"bert.encoder.layer.{i}.{part}.dense" for i in range(LAYERS) for part in ("intermediate", "output")
+    )  # Q, K, V and W_AO stay dense
+    hybrid, neuron = srnet("hybrid", mask_init="soft"), srnet("neuron", mask_init="soft")
+    assert sorted(hybrid.masked_layers()) == sorted(neuron.masked_layers())
+    assert all(torch.equal(hybrid.binary_masks()[n], m) for n, m in neuron.binary_masks().items())
+    for name, mask in ffn.binary_masks().items():  # the same FFN units as the hybrid's (same scores, per layer)
+        assert torch.equal(mask, hybrid.binary_masks()[name])
+
+
 @pytest.mark.parametrize("granularity", GRANULARITIES)
 @pytest.mark.parametrize("sparsity", [0.3, 0.5, 0.75])
 @pytest.mark.parametrize("init", ["hard", "soft"])

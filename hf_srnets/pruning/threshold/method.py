@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from transformers import TrainerCallback
 
-from ..base import CardContext, PruningMethod, register_pruning_method
+from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
@@ -21,7 +21,7 @@ class ThresholdPruning(PruningMethod):
 
     Starts from appendix Eq. 1 (hard) or Eq. 2 (soft), follows a constant or cubic sparsity schedule (§5.2), and
     records the base weights' fingerprint so the masks refuse other weights when loaded. Every `mask_granularity`:
-    at block/neuron/head one score per unit, ⌊s_t·n⌋ units per group (`hf_srnets.pruning.units`).
+    at block/ffn/head/hybrid one score per unit, ⌊s_t·n⌋ units per group (`hf_srnets.pruning.units`).
     """
 
     name = "threshold"
@@ -30,7 +30,7 @@ class ThresholdPruning(PruningMethod):
     config_class = ThresholdConfig
     layer_class = MaskedLinear
     trains_scores = True
-    granularities = ("element", "block", "neuron", "head")
+    granularities = GRANULARITIES
 
     @classmethod
     def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> None:
