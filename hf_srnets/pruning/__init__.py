@@ -37,7 +37,7 @@ from .threshold import (
     schedule_end_step,
     sparsity_at,
 )
-from .wrapped import MaskedLayer
+from .wrapped import MaskedLayer, unmasked
 
 __all__ = [
     "CONFIG_NAME",
@@ -75,6 +75,7 @@ __all__ = [
     "resolve_pruning",
     "schedule_end_step",
     "sparsity_at",
+    "unmasked",
     "unregister_pruning_method",
     "write_ticket",
 ]
