@@ -175,7 +175,7 @@ def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[st
     setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
     model = AutoModelForSequenceClassification.from_config(config)
     if recorded:
-        prune_heads(model, recorded)
+        prune_heads(model, recorded, whole_layers=True)  # compact_model may have removed a layer's attention
     if widths:
         set_ffn_widths(model, widths)
     missing = _load_weights(model, _read_state_dict(path, hub), path)

@@ -11,8 +11,9 @@ from conftest import tiny_model
 from torch.func import functional_call
 from transformers import AutoModelForSequenceClassification, BertConfig, DistilBertConfig
 
+from hf_srnets import load_pretrained_model
 from hf_srnets.masking import SRNetModel
-from hf_srnets.pruning import L0Config, MagnitudeConfig, RandomConfig, ThresholdConfig
+from hf_srnets.pruning import L0Config, MagnitudeConfig, RandomConfig, ThresholdConfig, unmasked
 from hf_srnets.pruning.magnitude import magnitude_prune
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.pruning.units import UnitMaskedLinear, aggregated_magnitude, expand_units, unit_layer_groups
@@ -324,3 +325,34 @@ def test_unit_scores_stay_float32_and_masks_unchanged_under_a_cast(dtype):
     assert all(torch.equal(masks[n], cast[n]) for n in masks)
     model(**inputs()).logits.float().sum().backward()
     assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in model.masked_layers_scores())
+
+
+@pytest.mark.parametrize("kind", ["bert", "distilbert"])
+def test_a_global_budget_may_take_whole_blocks_and_compact_export_keeps_the_logits(tmp_path, kind):
+    # global scope: 8 heads and 128 FFN units in two pools. Layer 0's heads and layer 1's FFN units score lowest,
+    # so s = 0.5 prunes exactly those 4 heads and 64 units: layer 0 loses its attention, layer 1 its FFN.
+    dense = bert4(kind=kind)
+    with torch.no_grad():
+        for p in dense.parameters():
+            p.mul_(15.0)  # std 0.3 instead of 0.02, so a head or unit visibly moves the logits
+    config = ThresholdConfig(mask_granularity="hybrid", sparsity=0.5, sparsity_scope="global", mask_init="soft")
+    model = SRNetModel(dense, config)
+    with torch.no_grad():
+        for units, members in unit_layer_groups(model.masked_layers().items()):
+            layer = int(re.search(r"layer\.(\d+)\.", members[0][0]).group(1))
+            low = (units.kind == "head") == (layer == 0)
+            units.mask_scores.copy_(torch.rand_like(units.mask_scores) + (0.0 if low else 2.0))
+    update_thresholds(model, 0.5)
+    with torch.no_grad():
+        masked = model(**inputs()).logits
+        with unmasked(model):
+            assert (model(**inputs()).logits - masked).abs().max() > 1e-2  # the pruned blocks mattered
+        compact = model.merge_and_unload(compact=True)
+        torch.testing.assert_close(compact(**inputs()).logits, masked, rtol=0, atol=1e-5)
+    report = model.compact_report
+    assert report["heads_per_layer"] == [0, HEADS] and report["ffn_units_per_layer"] == [FFN, 0]
+    assert report["attention_removed"] == [0] and report["ffn_removed"] == [1]
+    compact.save_pretrained(tmp_path)
+    with torch.no_grad():
+        reloaded = load_pretrained_model(str(tmp_path))(**inputs()).logits
+    torch.testing.assert_close(reloaded, masked, rtol=0, atol=1e-5)
