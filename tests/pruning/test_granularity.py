@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -356,3 +357,24 @@ def test_a_global_budget_may_take_whole_blocks_and_compact_export_keeps_the_logi
     with torch.no_grad():
         reloaded = load_pretrained_model(str(tmp_path))(**inputs()).logits
     torch.testing.assert_close(reloaded, masked, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["bert", "distilbert"])
+def test_local_ffn_masks_export_a_stock_transformers_checkpoint(tmp_path, kind):
+    # local scope prunes ⌊0.5·64⌋ = 32 units in every layer and no head: one FFN width, a stock config
+    dense = bert4(kind=kind)
+    with torch.no_grad():
+        for p in dense.parameters():
+            p.mul_(15.0)
+    model = SRNetModel(dense, ThresholdConfig(mask_granularity="ffn", sparsity=0.5, mask_init="soft"))
+    with torch.no_grad():
+        masked = model(**inputs()).logits
+        compact = model.merge_and_unload(compact=True)
+    assert model.compact_report["stock_checkpoint"] and model.compact_report["ffn_units_per_layer"] == [32, 32]
+    compact.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert not [key for key in saved if key.startswith("srnet_")]
+    assert saved["intermediate_size" if kind == "bert" else "hidden_dim"] == 32
+    stock = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()  # transformers alone
+    with torch.no_grad():
+        torch.testing.assert_close(stock(**inputs()).logits, masked, rtol=0, atol=1e-5)
