@@ -166,6 +166,7 @@ UNIT_WORDS = {
         f"(--mask_granularity {name})"
         for name in ("hybrid", "neuron")
     },
+    "nm": "; the masks keep N of every M consecutive input weights (--mask_granularity nm, N:M semi-structured)",
     "ffn": "; the masks keep or prune whole FFN units, ⌊s·n⌋ {where}, attention stays dense (--mask_granularity ffn)",
     "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
     "(--mask_granularity head)",

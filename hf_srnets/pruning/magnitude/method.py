@@ -28,7 +28,7 @@ class MagnitudePruning(PruningMethod):
     config_class = MagnitudeConfig
     layer_class = MaskedLinear
     trains_scores = False
-    granularities = GRANULARITIES
+    granularities = tuple(g for g in GRANULARITIES if g != "nm")
 
     @classmethod
     def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from torch import nn
 from transformers import TrainerCallback
 
 from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
@@ -43,6 +44,12 @@ class ThresholdPruning(PruningMethod):
         if config.initial_sparsity is not None:
             config.sparsity_schedule = "cubic"
         config.validate()
+
+    def make_layer(self, base_layer: nn.Linear) -> MaskedLinear:
+        """`MaskedLinear`, with the N:M pattern at `--mask_granularity nm`."""
+        if self.config.mask_granularity == "nm":
+            return MaskedLinear(base_layer, nm=(self.config.nm_n, self.config.nm_m))
+        return MaskedLinear(base_layer)
 
     def initialize(self, srnet: MaskedModel) -> None:
         initialize_scores(srnet)
