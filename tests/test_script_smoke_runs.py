@@ -32,6 +32,7 @@ SMOKE_RUNS = {
     "bench/bench_bias_model.py": f"{HERE}::test_bench_bias_model_times_the_fit",
     "bench/bench_eval.py": f"{HERE}::test_bench_eval_compares_sorted_and_dataset_order",
     "bench/bench_inference.py": f"{HERE}::test_bench_inference_times_every_granularity_and_kernel",
+    "bench/bench_speed.py": f"{HERE}::test_bench_speed_times_a_compact_model_against_the_dense_one",
     "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
     "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
     "bench/bench_textattack_side_by_side.py": f"{HERE}::test_bench_textattack_side_by_side_compares_the_two_sides",
@@ -234,3 +235,26 @@ def test_structured_table_times_the_dense_and_the_compact_model(tmp_path):
     assert int(rows[1]["parameters"]) < int(rows[0]["parameters"]), "half the FFN units are removed"
     table = (tmp_path / "table" / "table.md").read_text().splitlines()
     assert [line.split("|")[1].strip() for line in table[2:4]] == ["dense", "neuron"]
+
+
+@pytest.mark.slow
+def test_bench_speed_times_a_compact_model_against_the_dense_one(tmp_path):
+    from hf_srnets.compact import compact_model, ffn_sites
+
+    dense, compact = tmp_path / "dense", tmp_path / "compact"
+    tiny_model("bert").save_pretrained(dense)
+    model = tiny_model("bert")
+    for site in ffn_sites(model):
+        site.w_out.weight.data[:, ::2] = 0.0  # every other FFN unit contributes 0: compact removes half
+    compact_model(model)
+    model.save_pretrained(compact)
+    out = run_script(
+        "bench/bench_speed.py", "--dense", dense, "--models", compact, "--batch_sizes", 1, 2, "--seq_length", 8,
+        "--rounds", 2, "--batches", 1, "--threads", 1, "--json", tmp_path / "speed.json",
+    ).stdout  # fmt: skip
+    record = json.loads((tmp_path / "speed.json").read_text())
+    assert [(r["model"], r["batch_size"]) for r in record["rows"]] == [
+        ("dense", 1), ("dense", 2), (str(compact), 1), (str(compact), 2),
+    ]  # fmt: skip
+    assert all(r["throughput_vs_dense"] > 0 and r["latency_vs_dense"] > 0 for r in record["rows"])
+    assert out.splitlines()[1].split()[:3] == ["model", "batch", "examples/s"] and "1 threads" in out
