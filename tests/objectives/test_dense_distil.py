@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 from compact.helpers import lively
+from objectives.test_loss_objective import _batch
 from pruning.test_granularity import bert4
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
@@ -18,18 +19,6 @@ from hf_srnets.objectives.dense_distil import soft_distillation
 from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig, unmasked
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
-
-
-def _batch(n: int = 6, seed: int = 0) -> dict[str, torch.Tensor]:
-    gen = torch.Generator().manual_seed(seed)
-    input_ids = torch.randint(5, 100, (n, 9), generator=gen)
-    return {
-        "input_ids": input_ids,
-        "attention_mask": torch.ones_like(input_ids),
-        "labels": torch.arange(n) % 3,
-        "bias_probs": torch.softmax(2 * torch.randn(n, 3, generator=gen), -1),
-        "teacher_probs": torch.softmax(2 * torch.randn(n, 3, generator=gen), -1),
-    }
 
 
 def _hybrid(model: torch.nn.Module) -> SRNetModel:
