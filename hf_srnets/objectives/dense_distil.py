@@ -89,6 +89,7 @@ class DenseDistillation(StepObjective):
 
     name = "dense_distil"
     options_class = DenseDistillationOptions
+    card_words = "**distillation from the dense model** (dense_distil)"
     step_citations: ClassVar[tuple[str, ...]] = ("hinton", "sanh2019distilbert", "lagunas2021block")
 
     def __init__(self, inner: Objective, **options: Any) -> None:

@@ -131,3 +131,11 @@ def test_mask_training_with_dense_distillation_moves_the_scores(tmp_path):
     before = [p.detach().clone() for p in srnet.masked_layers_scores()]
     _trainer(tmp_path, srnet, distil_alpha=0.5).train()
     assert all(not torch.equal(a, b) for a, b in zip(before, srnet.masked_layers_scores()))
+
+
+def test_the_card_says_distillation_not_adversarial_training():
+    from hf_srnets.publish.card import _step_words
+
+    assert _step_words("dense_distil") == "**distillation from the dense model** (dense_distil)"
+    assert _step_words("freelb") == "**freelb** adversarial training"
+    assert _step_words("someone_elses") == "**someone_elses**"  # a step objective of another package
