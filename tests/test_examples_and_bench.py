@@ -39,6 +39,7 @@ def planned(name: str, monkeypatch) -> tuple[dict, list]:
     """A sweep recipe and its planned runs, with the environment its shell script sets."""
     monkeypatch.setenv("MINILM", "/models/minilm")
     monkeypatch.setenv("DATA_DIR", "/data")
+    monkeypatch.setenv("TEACHER", "/models/teacher")  # structured_large_minilm_mnli.sh
     recipe = yaml.safe_load((ROOT / "examples" / name).read_text())
     return recipe, sweep_runs.planned_runs(recipe)
 

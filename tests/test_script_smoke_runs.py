@@ -32,6 +32,7 @@ SMOKE_RUNS = {
     "bench/bench_bias_model.py": f"{HERE}::test_bench_bias_model_times_the_fit",
     "bench/bench_eval.py": f"{HERE}::test_bench_eval_compares_sorted_and_dataset_order",
     "bench/bench_inference.py": f"{HERE}::test_bench_inference_times_every_granularity_and_kernel",
+    "bench/bench_speed.py": f"{HERE}::test_bench_speed_times_a_compact_model_against_the_dense_one",
     "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
     "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
     "bench/bench_trainer_overhead.py": f"{HERE}::test_bench_trainer_overhead_compares_each_variant_with_plain",
@@ -49,6 +50,7 @@ SMOKE_RUNS = {
     "examples/robust_tickets_table.py": (
         "test_example_table_intervals.py::test_robust_tickets_table_gives_clean_aua_and_suc_differences_from_fine_tune"
     ),
+    "examples/structured_large_summary.py": f"{HERE}::test_structured_large_summary_writes_a_row_per_model",
     "examples/structured_table.py": f"{HERE}::test_structured_table_times_the_dense_and_the_compact_model",
 }
 # scripts the suite cannot run to completion, and why (test_examples_and_bench.py still imports them)
@@ -269,3 +271,82 @@ def test_structured_table_times_the_dense_and_the_compact_model(tmp_path):
     assert int(rows[1]["parameters"]) < int(rows[0]["parameters"]), "half the FFN units are removed"
     table = (tmp_path / "table" / "table.md").read_text().splitlines()
     assert [line.split("|")[1].strip() for line in table[2:4]] == ["dense", "neuron"]
+
+
+@pytest.mark.slow
+def test_bench_speed_times_a_compact_model_against_the_dense_one(tmp_path):
+    from hf_srnets.compact import compact_model, ffn_sites
+
+    dense, compact = tmp_path / "dense", tmp_path / "compact"
+    tiny_model("bert").save_pretrained(dense)
+    model = tiny_model("bert")
+    for site in ffn_sites(model):
+        site.w_out.weight.data[:, ::2] = 0.0  # every other FFN unit contributes 0: compact removes half
+    compact_model(model)
+    model.save_pretrained(compact)
+    out = run_script(
+        "bench/bench_speed.py", "--dense", dense, "--models", compact, "--batch_sizes", 1, 2, "--seq_length", 8,
+        "--rounds", 2, "--batches", 1, "--threads", 1, "--json", tmp_path / "speed.json",
+    ).stdout  # fmt: skip
+    record = json.loads((tmp_path / "speed.json").read_text())
+    assert [(r["model"], r["batch_size"]) for r in record["rows"]] == [
+        ("dense", 1), ("dense", 2), (str(compact), 1), (str(compact), 2),
+    ]  # fmt: skip
+    assert all(r["throughput_vs_dense"] > 0 and r["latency_vs_dense"] > 0 for r in record["rows"])
+    assert out.splitlines()[1].split()[:3] == ["model", "batch", "examples/s"] and "1 threads" in out
+
+
+def write_structured_large_runs(root: Path) -> Path:
+    """A tiny sweep as structured_large_minilm_mnli.sh leaves it: dense (evaluated, seeds 42 and 43) and a hybrid
+    search at 50% (seeds 42 and 43: masks, compact merged model, results); returns the dense model's dir."""
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+
+    dense = root / "teacher"
+    tiny_model("bert").save_pretrained(dense)
+    for seed, mnli, non in ((42, 0.5, 0.1), (43, 0.6, 0.2)):
+        run = root / "dense" / "s0.0" / f"seed{seed}"
+        run.mkdir(parents=True)
+        results = {"eval_mnli_accuracy": mnli, "eval_hans_non-entailment_accuracy": non}
+        (run / "all_results.json").write_text(json.dumps(results | {"eval_hans_entailment_accuracy": 0.9}))
+    for seed, mnli, non in ((42, 0.4, 0.2), (43, 0.45, 0.3)):
+        run = root / "hybrid" / "s0.5" / f"seed{seed}"
+        config = ThresholdConfig(sparsity=0.5, mask_granularity="hybrid", sparsity_scope="global", mask_init="soft")
+        srnet = SRNetModel(tiny_model("bert"), config)
+        srnet.save_pretrained(run)
+        srnet.merge_and_unload(compact=True).save_pretrained(run / "merged")
+        results = {"eval_mnli_accuracy": mnli, "eval_hans_non-entailment_accuracy": non}
+        (run / "all_results.json").write_text(json.dumps(results | {"eval_hans_entailment_accuracy": 0.7}))
+    return dense
+
+
+@pytest.mark.slow
+def test_structured_large_summary_writes_a_row_per_model(tmp_path):
+    dense = write_structured_large_runs(tmp_path / "sweep")
+    run_script(
+        "examples/structured_large_summary.py", tmp_path / "sweep", "--dense", dense, "--output", tmp_path / "results",
+        "--threads", 1, "--seq_length", 8, "--rounds", 1, "--batches", 1,
+    )  # fmt: skip
+    rows = json.loads((tmp_path / "results" / "summary.json").read_text())
+    speed = [row.pop("cpu_throughput_vs_dense_b32") for row in rows]
+    assert rows == [
+        {
+            "method": "dense",
+            "granularity": "dense",
+            "sparsity": 0.0,
+            "mnli_m": 55.0,
+            "hans_non_entailment": 15.0,
+            "hans_entailment": 90.0,
+            "seeds": [42, 43],
+        },
+        {
+            "method": "hybrid",
+            "granularity": "hybrid",
+            "sparsity": 0.5,
+            "mnli_m": 42.5,
+            "hans_non_entailment": 25.0,
+            "hans_entailment": 70.0,
+            "seeds": [42, 43],
+        },
+    ]  # fmt: skip  (means over the two seeds, by hand)
+    assert speed[0] == 1.0 and speed[1] > 0

@@ -57,9 +57,9 @@ class ModelArguments:
         default=False,
         metadata={
             "help": "Write OUTPUT_DIR/merged compact: FFN units and attention heads the masks removed entirely "
-            "(--mask_granularity neuron/head) are removed from the weights, so the checkpoint is smaller and faster "
-            "with the same logits (implies --save_merged). Load it with hf_srnets.load_pretrained_model; one FFN "
-            "width per layer and no removed heads also load with transformers alone."
+            "(--mask_granularity ffn/head/hybrid) are removed from the weights, so the checkpoint is smaller and "
+            "faster with the same logits (implies --save_merged). Load it with hf_srnets.load_pretrained_model; one "
+            "FFN width per layer and no removed heads also load with transformers alone."
         },
     )
     push_merged: bool = field(

@@ -314,7 +314,7 @@ def validate_compact(run: RunArguments) -> None:
     if model.save_compact and model.pruning == "none" and not model.mask_from:
         raise InputError(
             "--save_compact removes the units and heads that masks pruned entirely, but --pruning none has no masks: "
-            "search with e.g. --pruning mask --mask_granularity neuron (or head), or drop --save_compact"
+            "search with e.g. --pruning mask --mask_granularity hybrid (or ffn, head), or drop --save_compact"
         )
     if model.student_layers is not None:
         total = _num_layers(model)

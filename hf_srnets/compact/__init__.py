@@ -7,6 +7,7 @@
 - `export`: `compact_model`, which removes every unit and head of a merged model that contributes exactly 0.
 - `loading`: `load_pretrained_model`, which rebuilds a compact checkpoint before loading its weights.
 - `layers`: `keep_layers`, a student with n evenly spaced layers.
+- `semi_structured`: `to_semi_structured`, 2:4 weights as `torch.sparse` semi-structured tensors (CUDA, sm ≥ 80).
 - `layout`: where BERT-family models keep their layers, attention projections and FFN matrices.
 """
 
@@ -16,6 +17,7 @@ from .layers import evenly_spaced, keep_layers
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, attention_sites, encoder_layers, ffn_sites
 from .loading import load_pretrained_model
 from .neurons import ffn_widths, prune_ffn_units, set_ffn_widths
+from .semi_structured import semi_structured_refusal, to_semi_structured
 
 __all__ = [
     "INTERMEDIATE_SIZES_ATTR",
@@ -35,5 +37,7 @@ __all__ = [
     "prune_ffn_units",
     "prune_heads",
     "pruned_heads",
+    "semi_structured_refusal",
     "set_ffn_widths",
+    "to_semi_structured",
 ]

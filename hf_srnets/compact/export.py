@@ -8,8 +8,9 @@ nothing. The rules, with `FFN_l(x) = Σ_j W_out[:, j] · act(W_in[j] · x + b_in
   All units of a layer may go (width 0; the FFN is then `b_out`).
 - Head `h` (Michel et al. 2019; `MHA(x) = W_O [Att_1(x); ...; Att_H(x)] + b_O`) is removed if the columns of the
   output projection `W_O` that read it are all zero, or if its rows of `W_V` and of `b_V` are all zero (its
-  attention output `softmax(·) V_h` is then 0). `prune_heads` does the removal, so a layer keeps at least one head:
-  if all of a layer's heads are zero, the first stays (it contributes 0; reported in `zero_heads_kept`).
+  attention output `softmax(·) V_h` is then 0). All heads of a layer may go: its attention block is then the
+  residual path plus `b_O` (`prune_heads(..., whole_layers=True)`; reported in `attention_removed`), as a layer
+  whose FFN units all go keeps only `b_out` (`ffn_removed`).
 
 Up to the order of floating-point sums, the compact model computes what the masked model computes (tests check
 1e-5); an element mask that zeroes no whole column, row or head changes nothing.
@@ -75,9 +76,10 @@ def compact_model(model: Any) -> dict[str, Any]:
     (`hf_srnets.compact.family_export.compact_family_model`: attention units are key/value groups there).
     Returns a report: `heads_per_layer` and
     `ffn_units_per_layer` (kept), `heads_removed` ({"<layer>": [original head indices]}, this call only),
-    `ffn_units_removed` (count per layer), `zero_heads_kept` ({"<layer>": original head index} where every head was
-    zero), `parameters_before`, `parameters_after`. The config records the change for `save_pretrained`; a model
-    with one FFN width and no pruned heads saves as a stock transformers checkpoint.
+    `ffn_units_removed` (count per layer), `attention_removed` and `ffn_removed` (the layers whose attention or FFN
+    is gone entirely: the residual path plus a bias), `parameters_before`, `parameters_after`, `stock_checkpoint`.
+    The config records the change for `save_pretrained`; a model with one FFN width and no pruned heads saves as a
+    stock transformers checkpoint.
     """
     _check_plain(model)
     if model_family(model) is not None:  # ModernBERT, Llama-family decoders
@@ -87,26 +89,25 @@ def compact_model(model: Any) -> dict[str, Any]:
     original = model.config.num_attention_heads
     done = pruned_heads(model)
     heads: dict[int, list[int]] = {}
-    kept_zero: dict[str, int] = {}
     for layer, site in enumerate(heads_sites):
         removed = set(done.get(str(layer), []))
         alive = [h for h in range(original) if h not in removed]  # current position j = original head alive[j]
         zero = [alive[j] for j in _zero_heads(site)]
-        if zero and len(zero) == site.num_heads:
-            kept_zero[str(layer)] = zero.pop(0)
         if zero:
             heads[layer] = zero
     units = {layer: _zero_units(site) for layer, site in enumerate(ffn)}
     with torch.no_grad():
         if heads:  # otherwise the config stays without a (empty) head record
-            prune_heads(model, heads)
+            prune_heads(model, heads, whole_layers=True)
         prune_ffn_units(model, units)
+    heads_left, widths = [site.num_heads for site in attention_sites(model)], [site.width for site in ffn_sites(model)]
     report = {
-        "heads_per_layer": [site.num_heads for site in attention_sites(model)],
-        "ffn_units_per_layer": [site.width for site in ffn_sites(model)],
+        "heads_per_layer": heads_left,
+        "ffn_units_per_layer": widths,
         "heads_removed": {str(layer): hs for layer, hs in heads.items()},
         "ffn_units_removed": [len(units[layer]) for layer in range(len(ffn))],
-        "zero_heads_kept": kept_zero,
+        "attention_removed": [layer for layer, count in enumerate(heads_left) if count == 0],
+        "ffn_removed": [layer for layer, width in enumerate(widths) if width == 0],
         "parameters_before": before,
         "parameters_after": _count(model),
         "stock_checkpoint": not pruned_heads(model) and not getattr(model.config, INTERMEDIATE_SIZES_ATTR, None),

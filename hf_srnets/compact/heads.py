@@ -170,13 +170,14 @@ def heads_to_prune(importance: torch.Tensor, fraction: float) -> dict[int, list[
     return {layer: sorted(hs) for layer, hs in sorted(chosen.items())}
 
 
-def _prune_site(site: AttentionSite, positions: list[int]) -> None:
+def _prune_site(site: AttentionSite, positions: list[int], whole_layers: bool) -> None:
     """Remove the heads at current `positions` from one layer (Q/K/V rows, output projection columns, counts)."""
     keep = [h for h in range(site.num_heads) if h not in set(positions)]
-    if not keep:
+    if not keep and not whole_layers:
         raise ValueError("Pruning would remove every head of a layer; keep at least one head per layer")
     d = site.head_size
-    index = torch.tensor([h * d + i for h in keep for i in range(d)], device=site.output.weight.device)
+    device = site.output.weight.device
+    index = torch.tensor([h * d + i for h in keep for i in range(d)], dtype=torch.long, device=device)
     for name in site.qkv:
         setattr(site.attention, name, slice_linear(getattr(site.attention, name), index, 0))
     setattr(site.output_holder, site.output_name, slice_linear(site.output, index, 1))
@@ -192,11 +193,14 @@ def pruned_heads(model: Any) -> dict[str, list[int]]:
     }
 
 
-def prune_heads(model: Any, heads: Mapping[int | str, Iterable[int]]) -> Any:
+def prune_heads(model: Any, heads: Mapping[int | str, Iterable[int]], *, whole_layers: bool = False) -> Any:
     """Remove `heads` ({layer: [head indices]}, indices in the original model's numbering) in place; return it.
 
-    Heads already removed are ignored. Every layer keeps at least one head (`ValueError` otherwise). The record in
-    `config.srnet_pruned_heads` is updated, so `save_pretrained` writes it to config.json for the loader.
+    Heads already removed are ignored. Every layer keeps at least one head (`ValueError` otherwise), unless
+    `whole_layers`: then a layer may lose all of them, and its attention block adds only the output projection's
+    bias b_O to the residual path (Q, K, V of width 0, W_O reading 0 columns; transformers 5's BERT-family and
+    DistilBERT attention run at 0 heads). The record in `config.srnet_pruned_heads` is updated, so
+    `save_pretrained` writes it to config.json for the loader.
     """
     sites = attention_sites(model)
     record = pruned_heads(model)
@@ -213,7 +217,7 @@ def prune_heads(model: Any, heads: Mapping[int | str, Iterable[int]]) -> Any:
             continue
         alive = [h for h in range(original) if h not in done]  # current position j holds original head alive[j]
         try:
-            _prune_site(sites[index], [alive.index(h) for h in new])
+            _prune_site(sites[index], [alive.index(h) for h in new], whole_layers)
         except ValueError as err:
             raise ValueError(f"Layer {index}: {err}") from None
         record[str(index)] = sorted(done | set(new))

@@ -190,7 +190,7 @@ def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[st
 
 def _shrink(model: Any, recorded: dict[str, Any], widths: list[int] | None) -> None:
     if recorded:
-        prune_heads(model, recorded)
+        prune_heads(model, recorded, whole_layers=True)  # compact_model may have removed a layer's attention
     if widths:
         set_ffn_widths(model, widths)
 

@@ -160,6 +160,7 @@ class FreeLB(StepObjective):
 
     name = "freelb"
     options_class = FreeLBOptions
+    card_words = "**freelb** adversarial training"
     step_citations: ClassVar[tuple[str, ...]] = ("zhu2020freelb",)  # added to the inner objective's
 
     def __init__(self, inner: Objective, **options: Any) -> None:

@@ -13,6 +13,19 @@ from ..losses import DebiasingLoss
 from .base import Objective
 
 
+def split_batch(
+    inputs: dict[str, Any], requires: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], torch.Tensor, dict[str, Any]]:
+    """A batch as (the model's inputs, the labels, the per-example columns): every registered column
+    (`EXAMPLE_COLUMNS`) and those in `requires` are taken out, None where absent. `inputs` is not modified."""
+    inputs = dict(inputs)
+    labels = inputs.pop("labels", None)
+    if labels is None:
+        raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
+    names = dict.fromkeys((*EXAMPLE_COLUMNS, *requires))  # each once
+    return inputs, labels, {c: inputs.pop(c, None) for c in names}
+
+
 class LossObjective(Objective):
     """L = loss(logits, y, **columns) of a `DebiasingLoss`, whose docstring gives the formula and citation.
 
@@ -40,12 +53,7 @@ class LossObjective(Objective):
     def compute_loss(
         self, model: nn.Module, inputs: dict[str, Any], *, training: bool
     ) -> tuple[torch.Tensor, Any, dict[str, torch.Tensor]]:
-        inputs = dict(inputs)
-        labels = inputs.pop("labels", None)
-        if labels is None:
-            raise ValueError("SRNetTrainer needs a 'label' column in the dataset")
-        names = dict.fromkeys((*EXAMPLE_COLUMNS, *self.loss.requires))  # each once
-        popped = {c: inputs.pop(c, None) for c in names}
+        inputs, labels, popped = split_batch(inputs, self.loss.requires)
         required = {c: popped[c] for c in self.loss.requires}
         outputs = model(**inputs)
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]

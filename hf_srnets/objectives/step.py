@@ -35,6 +35,8 @@ class StepObjective(Objective):
     """
 
     options_class: ClassVar[type | None] = None
+    # how a model card names what the objective does around the loss ("under <card_words>"); the name by default
+    card_words: ClassVar[str] = ""
 
     def __init__(self, inner: Objective) -> None:
         self.inner = inner

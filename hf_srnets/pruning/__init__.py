@@ -42,7 +42,7 @@ from .threshold import (
     sparsity_at,
 )
 from .wanda import WandaConfig, WandaPruning
-from .wrapped import MaskedLayer
+from .wrapped import MaskedLayer, unmasked
 
 __all__ = [
     "CONFIG_NAME",
@@ -84,6 +84,7 @@ __all__ = [
     "resolve_pruning",
     "schedule_end_step",
     "sparsity_at",
+    "unmasked",
     "unregister_pruning_method",
     "write_ticket",
 ]

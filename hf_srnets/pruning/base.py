@@ -27,6 +27,7 @@ from ..registry import register
 from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
+from .nm import check_nm
 from .wrapped import MaskedLayer
 
 CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME: its masks (names in run_files)
@@ -35,7 +36,9 @@ CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME:
 TRAINABLE_PREFIX = "trainable."
 SEARCH_PREFIX = "search."
 SRNET_TYPE = "SRNET_MASK"
-GRANULARITIES = ("element", "block", "neuron", "head")  # `mask_granularity` values (hf_srnets.pruning.units)
+# `mask_granularity` values (hf_srnets.pruning.units); `neuron` is the older name of `hybrid` (FFN units and heads)
+GRANULARITIES = ("element", "block", "ffn", "head", "hybrid", "neuron", "nm")
+UNIT_GRANULARITIES = ("block", "ffn", "head", "hybrid", "neuron")  # a mask unit of several weights, one score
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 
 logger = logging.getLogger(__name__)
@@ -90,11 +93,13 @@ class PruningConfig:
         sparsity: Target sparsity s, the fraction of each masked matrix set to zero, in [0, 1).
         sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`.
         mask_granularity: What one mask unit is (`hf_srnets.pruning.units`): `"element"` (a weight, the paper),
-            `"block"` (a `block_size`×`block_size` tile of a matrix), `"neuron"` (an FFN intermediate unit: a row of
-            W_in and the column of W_out, and an attention head: its rows of W_Q, W_K, W_V and columns of W_AO) or
-            `"head"` (attention heads only, the FFN stays dense). ⌊s·n⌋ units are pruned per matrix (block) or per
-            layer (neuron, head; FFN units and heads separately), or over all of them with global scope. Only the
-            methods whose `granularities` list it accept it; the classifier is masked at element granularity only.
+            `"block"` (a `block_size`×`block_size` tile of a matrix), `"ffn"` (FFN intermediate units only: a row of
+            W_in and the column of W_out; attention stays dense), `"head"` (attention heads only: their rows of
+            W_Q, W_K, W_V and columns of W_AO; the FFN stays dense), `"hybrid"` (both, Lagunas et al. 2021's
+            hybrid pruning) or `"neuron"` (the older name of `"hybrid"`, kept as an alias).
+            ⌊s·n⌋ units are pruned per matrix (block) or per layer (FFN units and heads separately), or over all
+            units of a kind with global scope (the budget then goes where the scores put it). Only the methods whose
+            `granularities` list it accept it; the classifier is masked at element granularity only.
         block_size: b, the side of a block (divides both dimensions of every masked matrix).
 
     Recorded with the masks (filled in by `SRNetModel`, `metadata={"cli": False}`):
@@ -128,16 +133,22 @@ class PruningConfig:
     sparsity_scope: Literal["local", "global"] = field(
         default="local", metadata={"help": "local (per matrix, the paper) or global."}
     )
-    mask_granularity: Literal["element", "block", "neuron", "head"] = field(
+    mask_granularity: Literal["element", "block", "ffn", "head", "hybrid", "neuron", "nm"] = field(
         default="element",
         metadata={
             "help": "What one mask bit prunes: element (one weight, the paper), block (b×b tiles, --block_size), "
-            "neuron (FFN units and attention heads) or head (attention heads only). Not element: the classifier "
+            "ffn (FFN units only), head (attention heads only), hybrid (FFN units and heads), neuron (= hybrid, "
+            "its older name) or nm (N of every M consecutive weights, --nm_n/--nm_m; threshold/mask only). Unit "
+            "granularities: the classifier "
             "stays unmasked. Methods threshold/mask and magnitude/imp/imp-rw."
         },
     )
     block_size: int = field(
         default=32, metadata={"help": "b of --mask_granularity block: the side of the square tiles (divides W's dims)."}
+    )
+    nm_n: int = field(default=2, metadata={"help": "N of --mask_granularity nm: weights kept in every group of M."})
+    nm_m: int = field(
+        default=4, metadata={"help": "M of --mask_granularity nm: consecutive input weights per group (2:4: NVIDIA)."}
     )
     pruning_method: str | None = field(default=None, metadata={"cli": False, "help": "The registered pruning method."})
     base_model_name_or_path: str | None = field(
@@ -161,11 +172,15 @@ class PruningConfig:
 
     @property
     def structured(self) -> bool:
-        """Whether a mask unit is more than one weight (`mask_granularity` block, neuron or head)."""
-        return self.mask_granularity != "element"
+        """Whether a mask unit is more than one weight with one score (`mask_granularity` block, ffn, head,
+        hybrid/neuron); `element` and `nm` have one score per weight."""
+        return self.mask_granularity in UNIT_GRANULARITIES
 
     def unit_settings(self) -> dict[str, Any]:
-        """`mask_granularity` (and `block_size` for blocks) of structured masks; nothing for element masks."""
+        """`mask_granularity` (and `block_size` for blocks, N and M for nm) of structured masks; nothing for element
+        masks."""
+        if self.mask_granularity == "nm":
+            return {"mask_granularity": "nm", "nm_n": self.nm_n, "nm_m": self.nm_m}
         if not self.structured:
             return {}
         block = {"block_size": self.block_size} if self.mask_granularity == "block" else {}
@@ -178,6 +193,8 @@ class PruningConfig:
         unused = {}
         if self.mask_granularity != "block":
             unused["block_size"] = "it is the tile side of --mask_granularity block"
+        if self.mask_granularity != "nm":
+            unused.update(dict.fromkeys(("nm_n", "nm_m"), "they set the pattern of --mask_granularity nm"))
         if self.structured:
             unused["mask_classifier"] = "the classifier is masked at --mask_granularity element only"
         return unused
@@ -233,6 +250,10 @@ class PruningConfig:
             )
         if isinstance(self.block_size, bool) or not isinstance(self.block_size, int) or self.block_size < 1:
             raise InputError(f"block_size must be a positive integer, got {self.block_size!r}: e.g. --block_size 32.")
+        if self.mask_granularity == "nm":
+            check_nm(self.nm_n, self.nm_m, self.sparsity)
+            if self.sparsity_scope != "local":
+                raise InputError("--mask_granularity nm selects within each group of M weights: drop --sparsity_scope.")
         method = PRUNING_METHODS.get(self.pruning_method)  # an unknown method is refused below, by name
         if method is not None and self.mask_granularity not in method.granularities:
             supporting = sorted(name for name, m in PRUNING_METHODS.items() if self.mask_granularity in m.granularities)

@@ -33,8 +33,12 @@ class MaskConfig(Protocol):
         """`"local"` (s per matrix or unit group) or `"global"` (s over all of them)."""
 
     @property
+    def mask_granularity(self) -> str:
+        """What one mask bit prunes (`element`, `nm`, or a unit granularity)."""
+
+    @property
     def structured(self) -> bool:
-        """Whether a mask unit is more than one weight (`mask_granularity` block, neuron or head)."""
+        """Whether a mask unit is more than one weight (`mask_granularity` block, ffn, head or hybrid/neuron)."""
 
 
 @runtime_checkable

@@ -12,7 +12,9 @@ layer of a structured `mask_granularity` (`pruning/units`). `SRNetModel` uses a 
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABCMeta, abstractmethod
+from collections.abc import Iterator
 from typing import ClassVar
 
 import torch
@@ -87,3 +89,19 @@ class MaskedLayer(nn.Module, metaclass=ABCMeta):
             f"{type(self).__name__} keeps no search state, but {len(state)} saved tensor(s) were given: load these "
             "masks with the pruning method that saved them."
         )
+
+
+@contextlib.contextmanager
+def unmasked(model: nn.Module) -> Iterator[None]:
+    """Run `model` with its masks off: inside the block every `MaskedLayer` computes its frozen `base_layer`
+    (x·Wᵀ + b with the full W), so a masked model whose base weights never train gives the dense starting model's
+    outputs without a second copy of it (distillation from the dense model, `hf_srnets.objectives.DenseDistillation`).
+    The layers' own forward is back when the block ends, also after an error."""
+    layers = [module for module in model.modules() if isinstance(module, MaskedLayer)]
+    for layer in layers:
+        layer.forward = layer.base_layer.forward
+    try:
+        yield
+    finally:
+        for layer in layers:
+            del layer.forward

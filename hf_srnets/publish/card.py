@@ -11,7 +11,7 @@ import yaml
 from ..evaluation import easy_hard_table, f_bias_table, results_table
 from ..evaluation.f_bias import CITATION_KEY as F_BIAS_CITATION_KEY
 from ..metrics import HANS_HEURISTICS, HANS_LABELS
-from ..objectives import citations_for
+from ..objectives import OBJECTIVES, citations_for
 from ..resources.citations import format_bibtex
 from ..resources.model_location import is_local_path
 from ..version import __version__
@@ -153,6 +153,12 @@ def _citations(facts: CardFacts, adversarial: str) -> str:
     return format_bibtex(dict.fromkeys(keys))
 
 
+def _step_words(step: str) -> str:
+    """How the card names the step objective around the loss: its `card_words`, else `**name**`."""
+    registered = OBJECTIVES.get(step)
+    return getattr(registered, "card_words", "") or f"**{step}**"
+
+
 def render_model_card(facts: CardFacts) -> str:
     """Fill the template from a run's card facts: title, task, base model, pruning, loss, sparsity, results, args."""
     template = resources.files("hf_srnets").joinpath("publish/templates/model_card.md").read_text(encoding="utf-8")
@@ -163,7 +169,7 @@ def render_model_card(facts: CardFacts) -> str:
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
         f"`{base_name}` for **{facts.task_display or facts.task}**, trained with the **{loss}** loss"
-        + (f" under **{adversarial}** adversarial training" if adversarial != "none" else "")
+        + (f" under {_step_words(adversarial)}" if adversarial != "none" else "")
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
         + (f" Search: {facts.schedule}." if facts.schedule else "")

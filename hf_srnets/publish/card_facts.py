@@ -161,8 +161,13 @@ def schedule_description(run: RunDescription, mask_config: PruningConfig | None 
 # how a structured search's unit reads on the card (`--mask_granularity`); element masks add nothing
 UNIT_WORDS = {
     "block": "; the masks keep or prune {block}×{block} tiles (--mask_granularity block)",
-    "neuron": "; the masks keep or prune whole FFN units and attention heads, ⌊s·n⌋ of each {where} "
-    "(--mask_granularity neuron)",
+    **{
+        name: "; the masks keep or prune whole FFN units and attention heads, ⌊s·n⌋ of each {where} "
+        f"(--mask_granularity {name})"
+        for name in ("hybrid", "neuron")
+    },
+    "nm": "; the masks keep N of every M consecutive input weights (--mask_granularity nm, N:M semi-structured)",
+    "ffn": "; the masks keep or prune whole FFN units, ⌊s·n⌋ {where}, attention stays dense (--mask_granularity ffn)",
     "head": "; the masks keep or prune whole attention heads, ⌊s·H⌋ {where}, the FFN stays dense "
     "(--mask_granularity head)",
 }

@@ -42,6 +42,20 @@ BIBTEX: dict[str, str] = {
   year      = {2015},
   note      = {arXiv:1503.02531}
 }""",
+    "sanh2019distilbert": """@inproceedings{sanh2019distilbert,
+  title     = {{DistilBERT}, a distilled version of {BERT}: smaller, faster, cheaper and lighter},
+  author    = {Sanh, Victor and Debut, Lysandre and Chaumond, Julien and Wolf, Thomas},
+  booktitle = {5th Workshop on Energy Efficient Machine Learning and Cognitive Computing ({EMC2}) at NeurIPS},
+  year      = {2019},
+  note      = {arXiv:1910.01108}
+}""",
+    "lagunas2021block": """@inproceedings{lagunas2021block,
+  title     = {Block Pruning For Faster Transformers},
+  author    = {Lagunas, Fran{\\c{c}}ois and Charlaix, Ella and Sanh, Victor and Rush, Alexander M.},
+  booktitle = {Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing ({EMNLP})},
+  pages     = {10619--10629},
+  year      = {2021}
+}""",
     "muller": """@inproceedings{muller2019when,
   title     = {When Does Label Smoothing Help?},
   author    = {M{\\"u}ller, Rafael and Kornblith, Simon and Hinton, Geoffrey E.},

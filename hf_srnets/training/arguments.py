@@ -48,7 +48,8 @@ class SRNetTrainingArguments(TrainingArguments):
 
     Parameters that control adversarial training (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020):
         adversarial: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`) run around `loss`:
-            `freelb` (`hf_srnets.objectives.FreeLB`). Composes with every loss and pruning method.
+            `freelb` (`hf_srnets.objectives.FreeLB`), or `dense_distil` (not adversarial: distillation from the
+            dense model during a search, `hf_srnets.objectives.DenseDistillation`). Composes with every loss.
         adversarial_options: the step objective's settings, the fields of its `options_class` (a mapping or its
             JSON; those not given keep their defaults), e.g. FreeLB's `{"adv_steps": 3, "adv_lr": 0.1}`
             (`hf_srnets.objectives.freelb.FreeLBOptions`). `run_glue_sparse.py` fills it from their own flags
@@ -93,9 +94,9 @@ class SRNetTrainingArguments(TrainingArguments):
     adversarial: str = field(
         default="none",
         metadata={
-            "help": "Adversarial training around --loss (any loss, any --pruning): none, or a registered step "
-            f"objective, one of {sorted(OBJECTIVES)}. freelb: FreeLB on the word embeddings (Zhu et al. 2020; "
-            "Robust Tickets Eq. 6-7)."
+            "help": "A step objective around --loss (any loss, any --pruning): none, or a registered one, one of "
+            f"{sorted(OBJECTIVES)}. freelb: adversarial training, FreeLB on the word embeddings (Zhu et al. 2020; "
+            "Robust Tickets Eq. 6-7); dense_distil: distillation from the dense model, (1-α)·L + α·T²·KL."
         },
     )
     adversarial_options: dict[str, Any] | str | None = field(

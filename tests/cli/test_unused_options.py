@@ -31,6 +31,8 @@ VALUES = {
     "sparsity_scope": ["--sparsity_scope", "global"],  # l0's default: local (_value)
     "mask_granularity": ["--mask_granularity", "neuron"],
     "block_size": ["--block_size", "16"],
+    "nm_n": ["--nm_n", "1", "--sparsity", "0.75"],  # without --mask_granularity nm: refused by name
+    "nm_m": ["--nm_m", "8", "--sparsity", "0.75"],
     "initial_sparsity": ["--initial_sparsity", "0.2"],
     "sparsity_schedule": ["--sparsity_schedule", "cubic", "--initial_sparsity", "0.2"],
     "schedule_start": ["--schedule_start", "0.1"],
@@ -114,6 +116,7 @@ def test_an_option_given_reaches_the_config_or_is_refused_by_name(pruning, optio
             ["--pruning", "mask", "--mask_granularity", "neuron", "--mask_classifier", "true"],
             "--mask_classifier would do nothing with --pruning mask: the classifier is masked at",
         ),
+        (["--pruning", "mask", "--nm_n", "1"], "--nm_n would do nothing with --pruning mask: they set the pattern"),
         (["--pruning", "mask", "--schedule_end", "0.5"], "the cubic schedule runs only with --initial_sparsity"),
         (["--pruning", "mask", "--mask_init", "soft", "--alpha", "3"], "α sets the hard init only"),
         (["--pruning", "mask", "--mask_init", "soft", "--init_threshold", "0.1"], "φ is set by the hard init only"),
@@ -131,6 +134,7 @@ def test_options_the_run_would_not_use_are_refused_with_the_reason(flags, messag
 def test_options_that_the_settings_use_are_accepted():
     for flags in [
         ["--pruning", "mask", "--mask_granularity", "block", "--block_size", "16"],
+        ["--pruning", "mask", "--mask_granularity", "nm", "--nm_n", "1", "--nm_m", "8", "--sparsity", "0.875"],
         ["--pruning", "mask", "--initial_sparsity", "0.2", "--schedule_end", "0.5"],
         ["--pruning", "mask", "--mask_init", "hard", "--alpha", "3", "--init_threshold", "0.1"],
         ["--pruning", "imp", "--sparsity", "0.3", "--mask_classifier", "false"],

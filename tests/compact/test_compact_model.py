@@ -63,7 +63,7 @@ def test_compact_model_removes_exactly_the_zero_units_and_heads(kind):
     assert report["ffn_units_removed"] == removed == [16, 21]
     assert report["ffn_units_per_layer"] == ffn_widths(compact) == [WIDTH - 16, WIDTH - 21]
     assert report["heads_removed"] == {"0": [1], "1": [0]} == pruned_heads(compact)
-    assert report["heads_per_layer"] == heads_per_layer(compact) == [1, 1] and report["zero_heads_kept"] == {}
+    assert report["heads_per_layer"] == heads_per_layer(compact) == [1, 1] and report["attention_removed"] == []
     assert report["parameters_before"] == num_params(masked)
     assert report["parameters_before"] - report["parameters_after"] == sum(removed) * UNIT + 2 * HEAD_PARAMS
     assert report["parameters_after"] == num_params(compact) and not report["stock_checkpoint"]
@@ -89,16 +89,21 @@ def test_element_zeros_that_remove_nothing_change_nothing(kind):
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
 
 
-def test_all_zero_layer_keeps_one_head_and_no_ffn():
-    model, batch = lively(tiny_model("bert")), _inputs(2)
+@pytest.mark.parametrize("kind", KINDS)
+def test_all_zero_layer_loses_its_attention_and_its_ffn_and_reloads(kind, tmp_path):
+    # every head of layer 1 and every FFN unit of layer 0 write exact zeros: the blocks become residual + bias
+    model, batch = lively(tiny_model(kind)), _inputs(2)
     with torch.no_grad():
         attention_sites(model)[1].output.weight.zero_()
-        ffn_sites(model)[1].w_out.weight.zero_()
+        ffn_sites(model)[0].w_out.weight.zero_()
     reference = logits(model, batch)
     report = compact_model(model)
-    assert report["zero_heads_kept"] == {"1": 0} and report["heads_removed"] == {"1": [1]}
-    assert report["heads_per_layer"] == [2, 1] and report["ffn_units_per_layer"] == [WIDTH, 0]
+    assert report["heads_removed"] == {"1": [0, 1]} and report["heads_per_layer"] == [2, 0]
+    assert report["ffn_units_per_layer"] == [0, WIDTH]
+    assert report["attention_removed"] == [1] and report["ffn_removed"] == [0]
     torch.testing.assert_close(logits(model, batch), reference, atol=1e-5, rtol=0)
+    model.save_pretrained(tmp_path)
+    torch.testing.assert_close(logits(load_pretrained_model(str(tmp_path)), batch), reference, atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("kind", ["roberta", "distilbert"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -11,8 +12,9 @@ from conftest import tiny_model
 from torch.func import functional_call
 from transformers import AutoModelForSequenceClassification, BertConfig, DistilBertConfig
 
+from hf_srnets import load_pretrained_model
 from hf_srnets.masking import SRNetModel
-from hf_srnets.pruning import L0Config, MagnitudeConfig, RandomConfig, ThresholdConfig
+from hf_srnets.pruning import L0Config, MagnitudeConfig, RandomConfig, ThresholdConfig, unmasked
 from hf_srnets.pruning.magnitude import magnitude_prune
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.pruning.units import UnitMaskedLinear, aggregated_magnitude, expand_units, unit_layer_groups
@@ -65,6 +67,19 @@ def test_units_per_granularity():
     assert len(head.masked_layers()) == 4 * LAYERS  # Q, K, V, W_AO; the FFN stays dense
     assert not any(re.search(r"layer\.\d+\.(intermediate|output)\.dense$", name) for name in head.masked_layers())
     assert "classifier" not in srnet("neuron").masked_layers()
+
+
+def test_ffn_masks_ffn_units_only_and_hybrid_is_neuron_by_another_name():
+    ffn = srnet("ffn", mask_init="soft")
+    assert [(k, n) for k, _, n in pruned_units(ffn)] == [("ffn", FFN)] * LAYERS
+    assert sorted(ffn.masked_layers()) == sorted(
+        f"bert.encoder.layer.{i}.{part}.dense" for i in range(LAYERS) for part in ("intermediate", "output")
+    )  # Q, K, V and W_AO stay dense
+    hybrid, neuron = srnet("hybrid", mask_init="soft"), srnet("neuron", mask_init="soft")
+    assert sorted(hybrid.masked_layers()) == sorted(neuron.masked_layers())
+    assert all(torch.equal(hybrid.binary_masks()[n], m) for n, m in neuron.binary_masks().items())
+    for name, mask in ffn.binary_masks().items():  # the same FFN units as the hybrid's (same scores, per layer)
+        assert torch.equal(mask, hybrid.binary_masks()[name])
 
 
 @pytest.mark.parametrize("granularity", GRANULARITIES)
@@ -311,3 +326,55 @@ def test_unit_scores_stay_float32_and_masks_unchanged_under_a_cast(dtype):
     assert all(torch.equal(masks[n], cast[n]) for n in masks)
     model(**inputs()).logits.float().sum().backward()
     assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in model.masked_layers_scores())
+
+
+@pytest.mark.parametrize("kind", ["bert", "distilbert"])
+def test_a_global_budget_may_take_whole_blocks_and_compact_export_keeps_the_logits(tmp_path, kind):
+    # global scope: 8 heads and 128 FFN units in two pools. Layer 0's heads and layer 1's FFN units score lowest,
+    # so s = 0.5 prunes exactly those 4 heads and 64 units: layer 0 loses its attention, layer 1 its FFN.
+    dense = bert4(kind=kind)
+    with torch.no_grad():
+        for p in dense.parameters():
+            p.mul_(15.0)  # std 0.3 instead of 0.02, so a head or unit visibly moves the logits
+    config = ThresholdConfig(mask_granularity="hybrid", sparsity=0.5, sparsity_scope="global", mask_init="soft")
+    model = SRNetModel(dense, config)
+    with torch.no_grad():
+        for units, members in unit_layer_groups(model.masked_layers().items()):
+            layer = int(re.search(r"layer\.(\d+)\.", members[0][0]).group(1))
+            low = (units.kind == "head") == (layer == 0)
+            units.mask_scores.copy_(torch.rand_like(units.mask_scores) + (0.0 if low else 2.0))
+    update_thresholds(model, 0.5)
+    with torch.no_grad():
+        masked = model(**inputs()).logits
+        with unmasked(model):
+            assert (model(**inputs()).logits - masked).abs().max() > 1e-2  # the pruned blocks mattered
+        compact = model.merge_and_unload(compact=True)
+        torch.testing.assert_close(compact(**inputs()).logits, masked, rtol=0, atol=1e-5)
+    report = model.compact_report
+    assert report["heads_per_layer"] == [0, HEADS] and report["ffn_units_per_layer"] == [FFN, 0]
+    assert report["attention_removed"] == [0] and report["ffn_removed"] == [1]
+    compact.save_pretrained(tmp_path)
+    with torch.no_grad():
+        reloaded = load_pretrained_model(str(tmp_path))(**inputs()).logits
+    torch.testing.assert_close(reloaded, masked, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["bert", "distilbert"])
+def test_local_ffn_masks_export_a_stock_transformers_checkpoint(tmp_path, kind):
+    # local scope prunes ⌊0.5·64⌋ = 32 units in every layer and no head: one FFN width, a stock config
+    dense = bert4(kind=kind)
+    with torch.no_grad():
+        for p in dense.parameters():
+            p.mul_(15.0)
+    model = SRNetModel(dense, ThresholdConfig(mask_granularity="ffn", sparsity=0.5, mask_init="soft"))
+    with torch.no_grad():
+        masked = model(**inputs()).logits
+        compact = model.merge_and_unload(compact=True)
+    assert model.compact_report["stock_checkpoint"] and model.compact_report["ffn_units_per_layer"] == [32, 32]
+    compact.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert not [key for key in saved if key.startswith("srnet_")]
+    assert saved["intermediate_size" if kind == "bert" else "hidden_dim"] == 32
+    stock = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()  # transformers alone
+    with torch.no_grad():
+        torch.testing.assert_close(stock(**inputs()).logits, masked, rtol=0, atol=1e-5)

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+from transformers import TrainerCallback
 
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.losses import LOSSES
@@ -75,3 +76,49 @@ def test_cli_parses_the_granularity_flags():
         parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "l0", "--mask_granularity", "block"])
     with pytest.raises(SystemExit):
         parse_args([*base, "--mask_granularity", "rows"])
+
+
+class _UnitCounts(TrainerCallback):
+    """Records, after every step (after the threshold controller's update), the pruned units of each kind."""
+
+    def __init__(self, model: SRNetModel) -> None:
+        self.model, self.by_step = model, {}
+
+    def on_step_end(self, args, state, control, **kwargs):
+        counts: dict[str, int] = {}
+        for kind, pruned, _ in pruned_units(self.model):
+            counts[kind] = counts.get(kind, 0) + pruned
+        self.by_step[state.global_step] = counts
+        return control
+
+
+def test_cubic_schedule_ramps_ffn_units_and_heads_over_a_global_budget(tmp_path):
+    # Zhu & Gupta's s_t = s_f + (s_i − s_f)(1 − t/t_1)³ with s_i = 0, s_f = 0.5, t_1 = 0.5 · 8 steps = 4:
+    # s_1 = 0.5 − 0.5·0.75³ = 0.2890625, s_2 = 0.5 − 0.5·0.5³ = 0.4375, s_3 = 0.5 − 0.5·0.25³ = 0.4921875, then 0.5.
+    # Global scope pools each kind over both layers: 128 FFN units, 8 heads; ⌊s_t·n⌋ pruned of each pool.
+    config = ThresholdConfig(
+        sparsity=0.5,
+        initial_sparsity=0.0,
+        sparsity_schedule="cubic",
+        schedule_end=0.5,
+        sparsity_scope="global",
+        mask_granularity="neuron",
+        mask_init="soft",
+        threshold_update_interval=1,
+    )
+    model = SRNetModel(bert4(), config)
+    assert {kind: pruned for kind, pruned, _ in pruned_units(model)} == {"ffn": 0, "head": 0}  # starts at s_i
+    tokenizer = tiny_tokenizer(tmp_path)
+    trainer = SRNetTrainer(
+        model=model,
+        args=cpu_args(tmp_path / "out", max_steps=8, mask_learning_rate=0.05),
+        train_dataset=synthetic_nli(tokenizer, n=32),
+        data_collator=SRNetDataCollator(tokenizer),
+        processing_class=tokenizer,
+    )
+    counts = _UnitCounts(model)
+    trainer.add_callback(counts)
+    trainer.train()
+    expected = {1: (37, 2), 2: (56, 3), 3: (63, 3), 4: (64, 4), 8: (64, 4)}
+    assert {step: (counts.by_step[step]["ffn"], counts.by_step[step]["head"]) for step in expected} == expected
+    assert model.method.selection_start_step(8) == 4  # the best checkpoint is chosen only at the target

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from transformers import TrainerCallback
 
-from ..base import CardContext, PruningMethod, register_pruning_method
+from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from ..threshold.layer import MaskedLinear
 from .config import MagnitudeConfig
@@ -20,7 +20,7 @@ class MagnitudePruning(PruningMethod):
 
     Masks start all-ones (the first round prunes at step 0); the layer is `MaskedLinear` with fixed 0/1 scores.
     The saved masks hold the trained weights, so no base fingerprint is recorded. Every `mask_granularity`: at
-    block/neuron/head each round prunes whole units by their mean |W| (`hf_srnets.pruning.units`).
+    block/ffn/head/hybrid each round prunes whole units by their mean |W| (`hf_srnets.pruning.units`).
     """
 
     name = "magnitude"
@@ -28,7 +28,7 @@ class MagnitudePruning(PruningMethod):
     config_class = MagnitudeConfig
     layer_class = MaskedLinear
     trains_scores = False
-    granularities = ("element", "block", "neuron", "head")
+    granularities = tuple(g for g in GRANULARITIES if g != "nm")
 
     @classmethod
     def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:

@@ -57,6 +57,8 @@ class ThresholdConfig(PruningConfig):
             raise InputError(f"initial_sparsity must be in [0, sparsity={self.sparsity}], got {self.initial_sparsity}.")
         if self.sparsity_schedule not in ("constant", "cubic"):
             raise InputError(f"sparsity_schedule must be 'constant' or 'cubic', got {self.sparsity_schedule!r}.")
+        if self.initial_sparsity is not None and self.mask_granularity == "nm":
+            raise InputError("--mask_granularity nm has one sparsity, 1 - N/M, at every step: drop --initial_sparsity.")
         if self.sparsity_schedule == "cubic" and self.initial_sparsity is None:
             raise InputError("The cubic sparsity schedule needs initial_sparsity (s_i), e.g. 0.7 for 0.7 -> 0.9.")
         if not 0.0 <= self.schedule_start < self.schedule_end <= 1.0:

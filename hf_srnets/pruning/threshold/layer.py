@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..nm import check_nm_shape, is_nm, nm_mask
 from ..scores import ThresholdedScores
 from ..wrapped import MaskedLayer
 
@@ -52,9 +53,18 @@ class MaskedLinear(ThresholdedScores, MaskedLayer):
     `mask_scores` and `threshold` stay float32 under any cast of the model (`ThresholdedScores`).
     """
 
-    def __init__(self, base_layer: nn.Linear) -> None:
+    def __init__(self, base_layer: nn.Linear, nm: tuple[int, int] | None = None) -> None:
         super().__init__(base_layer)
         self._init_scores(base_layer.weight.shape, base_layer.weight.device)
+        self.nm = nm  # (N, M): the mask keeps the N highest scores of every M consecutive inputs (`pruning.nm`)
+        if nm is not None:
+            check_nm_shape(tuple(base_layer.weight.shape), nm[1], f"a {tuple(base_layer.weight.shape)} weight")
+
+    def scores_mask(self) -> torch.Tensor:
+        """m = 1[m̂ ≥ φ] with the tie rule; with an N:M pattern, the top N of m̂ in every group of M instead."""
+        if self.nm is None:
+            return super().scores_mask()
+        return nm_mask(self.mask_scores.detach(), *self.nm)
 
     # -- initialisation (appendix Eq. 1 and 2) -------------------------------------------------------
     @torch.no_grad()
@@ -62,12 +72,24 @@ class MaskedLinear(ThresholdedScores, MaskedLayer):
         """Hard init (Eq. 1): 0 for the ⌊s·n⌋ smallest |W|, α·φ elsewhere, φ = init_threshold.
 
         Soft init (Eq. 2): m̂ = |W|, with φ chosen so that exactly ⌊s·n⌋ entries are pruned.
+        N:M: the kept weights are the N largest |W| of every group; hard: α·φ for them, 0 for the rest; soft: |W|.
         """
+        if self.nm is not None:
+            magnitude = self.base_layer.weight.detach().abs().float()
+            kept = nm_mask(magnitude, *self.nm)
+            self.mask_scores.copy_(magnitude if mask_init == "soft" else torch.where(kept, alpha * init_threshold, 0.0))
+            self.set_threshold(init_threshold, 0, False)
+            return
         self.init_from_magnitude(self.base_layer.weight.detach().abs(), mask_init, sparsity, alpha, init_threshold)
 
     @torch.no_grad()
     def set_fixed_mask(self, mask: torch.Tensor) -> None:
-        """Fix the binary mask: scores become 1 (kept) / 0 (pruned) with φ = 0.5."""
+        """Fix the binary mask: scores become 1 (kept) / 0 (pruned) with φ = 0.5 (an N:M layer takes N:M masks only)."""
+        if self.nm is not None and not is_nm(mask.reshape(self.mask_scores.shape), *self.nm):
+            raise ValueError(
+                f"This mask is not {self.nm[0]}:{self.nm[1]} (exactly {self.nm[0]} kept in every {self.nm[1]} "
+                "consecutive inputs): load it with the mask_granularity it was saved with."
+            )
         self.fix_scores(mask)
 
     # -- forward ----------------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from torch import nn
 from transformers import TrainerCallback
 
-from ..base import CardContext, PruningMethod, register_pruning_method
+from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
@@ -21,7 +22,7 @@ class ThresholdPruning(PruningMethod):
 
     Starts from appendix Eq. 1 (hard) or Eq. 2 (soft), follows a constant or cubic sparsity schedule (§5.2), and
     records the base weights' fingerprint so the masks refuse other weights when loaded. Every `mask_granularity`:
-    at block/neuron/head one score per unit, ⌊s_t·n⌋ units per group (`hf_srnets.pruning.units`).
+    at block/ffn/head/hybrid one score per unit, ⌊s_t·n⌋ units per group (`hf_srnets.pruning.units`).
     """
 
     name = "threshold"
@@ -30,7 +31,7 @@ class ThresholdPruning(PruningMethod):
     config_class = ThresholdConfig
     layer_class = MaskedLinear
     trains_scores = True
-    granularities = ("element", "block", "neuron", "head")
+    granularities = GRANULARITIES
 
     @classmethod
     def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> None:
@@ -43,6 +44,12 @@ class ThresholdPruning(PruningMethod):
         if config.initial_sparsity is not None:
             config.sparsity_schedule = "cubic"
         config.validate()
+
+    def make_layer(self, base_layer: nn.Linear) -> MaskedLinear:
+        """`MaskedLinear`, with the N:M pattern at `--mask_granularity nm`."""
+        if self.config.mask_granularity == "nm":
+            return MaskedLinear(base_layer, nm=(self.config.nm_n, self.config.nm_m))
+        return MaskedLinear(base_layer)
 
     def initialize(self, srnet: MaskedModel) -> None:
         initialize_scores(srnet)

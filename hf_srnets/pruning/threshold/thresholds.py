@@ -33,10 +33,13 @@ def initialize_scores(srnet: MaskedModel) -> None:
 def update_thresholds(srnet: MaskedModel, sparsity: float) -> None:
     """Recompute φ so that exactly ⌊s·n⌋ weights are pruned per matrix (local) or over all (global).
 
-    At a structured `mask_granularity`: ⌊s·n⌋ units per group (local) or per kind of unit (global).
+    At a structured `mask_granularity`: ⌊s·n⌋ units per group (local) or per kind of unit (global). At `nm` there
+    is no φ: the layers keep the top N of every M scores.
     """
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
+    if srnet.srnet_config.mask_granularity == "nm":
+        return  # the mask is the top N of every M scores at every step: no threshold to set
     if srnet.srnet_config.structured:
         update_unit_thresholds(srnet, sparsity)
         return

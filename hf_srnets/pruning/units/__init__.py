@@ -1,4 +1,4 @@
-"""Structured mask granularities (`--mask_granularity block|neuron|head`): units, their scores and selection.
+"""Structured mask granularities (`--mask_granularity block|ffn|head|hybrid`, `neuron` = hybrid): units, scores.
 
 - `groups`: which weights a unit covers (b×b tiles, FFN units, attention heads) and in which matrices.
 - `layer`: `UnitScores` (one float32 score per unit, stored once) and `UnitMaskedLinear` (a matrix masked by them,

@@ -5,14 +5,14 @@ of `tile = (rows, cols)` weights, and the member's units form a grid of `grid = 
 The element mask of a member is its unit mask expanded: m_e = m_u for every weight e of unit u.
 
 - `block`: one group per masked matrix, units = its b×b tiles (grid (out/b, in/b)).
-- `neuron`, FFN part: one group per Transformer layer, unit j = row j of W_in (tile (1, d_model)) and column j of
-  W_out (tile (d_model, 1)); the FFN intermediate unit of neuron pruning (e.g. Michel et al. 2019's heads and
-  Lagunas et al. 2021's "hybrid" rows/columns use the same units).
-- `neuron` and `head`, attention part: one group per layer, head h = rows [h·d, (h+1)·d) of W_Q, W_K, W_V
+- `ffn` and `hybrid` (older name `neuron`), FFN part: one group per Transformer layer, unit j = row j of W_in
+  (tile (1, d_model)) and column j of W_out (tile (d_model, 1)); the FFN intermediate unit of neuron pruning
+  (Lagunas et al. 2021's "hybrid" rows/columns use the same units). `ffn` leaves attention dense.
+- `hybrid` and `head`, attention part: one group per layer, head h = rows [h·d, (h+1)·d) of W_Q, W_K, W_V
   (tile (d, d_model)) and the same columns of W_AO (tile (d_model, d)), d = the head size (Michel et al. 2019).
 
-`head` leaves the FFN matrices unmasked (dense). Group kinds (`"block"`, `"ffn"`, `"head"`) are the pools of
-the global scope: FFN units and heads are ranked separately.
+`head` leaves the FFN matrices unmasked (dense), `ffn` the attention matrices. Group kinds (`"block"`, `"ffn"`,
+`"head"`) are the pools of the global scope: FFN units and heads are ranked separately.
 """
 
 from __future__ import annotations
@@ -158,25 +158,46 @@ def _check_covered(groups: list[UnitGroup], targets: list[str], granularity: str
         )
 
 
+HYBRID = ("hybrid", "neuron")  # FFN units and heads; `neuron` is the older name of `hybrid`
+
+
 def unit_groups(model: nn.Module, targets: list[str], granularity: str, block_size: int) -> list[UnitGroup]:
     """The unit groups of `granularity` over the (still plain `nn.Linear`) target modules of `model`.
 
-    `block`: one group per target. `neuron`: per layer, the FFN group then the head group. `head`: per layer, the
-    head group; FFN matrices among the targets stay dense. Raises `ValueError` for a granularity the model's
-    layout cannot give (DeBERTa-v2's heads, a block size that does not divide a matrix).
+    `block`: one group per target. `hybrid` (or its alias `neuron`): per layer, the FFN group then the head group.
+    `head`: per layer, the head group; FFN matrices among the targets stay dense. `ffn`: per layer, the FFN group;
+    attention matrices among the targets stay dense. Raises `ValueError` for a granularity the model's layout
+    cannot give (DeBERTa-v2's heads, a block size that does not divide a matrix).
     """
     if granularity == "block":
         return block_groups(model, targets, block_size)
-    if granularity not in ("neuron", "head"):
-        raise ValueError(f"No units for mask_granularity={granularity!r}: use block, neuron or head.")
+    if granularity not in ("ffn", "head", *HYBRID):
+        raise ValueError(f"No units for mask_granularity={granularity!r}: use block, ffn, head or hybrid.")
     family = model_family(model) is not None  # ModernBERT, Llama-family decoders
-    heads = family_groups(model, "head") if family else head_groups(model)
     ffn = family_groups(model, "ffn") if family else ffn_groups(model)
+    heads = [] if granularity == "ffn" else (family_groups(model, "head") if family else head_groups(model))
     if granularity == "head":
         dense = {member.name for group in ffn for member in group.members}
         groups = heads
+    elif granularity == "ffn":
+        dense = set(_attention_names(model))
+        groups = ffn
     else:
         dense = set()
         groups = [group for pair in zip(ffn, heads) for group in pair]
     _check_covered(groups, targets, granularity, dense)
     return groups
+
+
+def _attention_names(model: nn.Module) -> list[str]:
+    """The attention projections (Q, K, V, W_AO) of every layer that has per-head projections."""
+    names = _names(model)
+    holder, attr = encoder_layers(model)
+    found = []
+    for index, layer in enumerate(getattr(holder, attr)):
+        try:
+            site = attention_site(layer, index)
+        except ValueError:
+            continue
+        found += [names[id(getattr(site.attention, a))] for a in site.qkv] + [names[id(site.output)]]
+    return found

@@ -1,0 +1,105 @@
+"""Write `summary.json` of the structured sweep (`structured_large_minilm_mnli.sh`): one row per model.
+
+    python examples/structured_large_summary.py outputs/structured_large_minilm_mnli \\
+        --dense outputs/rmc_large_minilm_mnli/teacher --output results/structured_large_minilm_mnli
+
+Rows, in the sweep's method order then by sparsity: `method`, `granularity` (dense, or the run's
+`mask_granularity`), `sparsity` (the target), `mnli_m` and `hans_non_entailment` (means over the seeds, in %, of
+`eval_mnli_accuracy` and `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found), and
+`cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of the first seed's saved model (`merged/`, compact where
+the masks removed units) over the dense model's, on CPU with `--threads` threads, all models timed in one
+alternating run (`hf_srnets.evaluation.speed`). The dense row is 1.0 by definition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hf_srnets.evaluation.speed import load_for_speed, measure_speed
+from hf_srnets.run_files import MERGED_DIR, RESULTS_NAME, SRNET_CONFIG_NAME
+
+METRICS = {"mnli_m": "eval_mnli_accuracy", "hans_non_entailment": "eval_hans_non-entailment_accuracy"}
+EXTRA = {"hans_entailment": "eval_hans_entailment_accuracy"}
+ORDER = ("dense", "element", "head", "ffn", "hybrid")  # the recipe's methods; any other after them, by name
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep", type=Path, help="The sweep's output_dir (<method>/s<sparsity>/seed<seed>/).")
+    parser.add_argument("--dense", required=True, help="The dense model dir (the teacher the searches start from).")
+    parser.add_argument("--output", type=Path, required=True, help="The folder of summary.json.")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads of the speed measurement.")
+    parser.add_argument("--seq_length", type=int, default=64, help="Tokens per example when timing.")
+    parser.add_argument("--rounds", type=int, default=3, help="Alternating rounds of the speed measurement.")
+    parser.add_argument("--batches", type=int, default=4, help="Timed batches of 32 per model and round.")
+    return parser.parse_args(argv)
+
+
+def method_order(sweep: Path) -> list[str]:
+    """The methods with a finished run: those of `ORDER` in that order, then any other by name."""
+    names = {p.parents[2].name for p in sweep.glob(f"*/s*/seed*/{RESULTS_NAME}")}
+    return sorted(names, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
+
+
+def granularity(run: Path) -> str:
+    config = run / SRNET_CONFIG_NAME
+    if not config.is_file():
+        return "dense"
+    return json.loads(config.read_text(encoding="utf-8")).get("mask_granularity", "element")
+
+
+def collect(sweep: Path) -> list[dict[str, Any]]:
+    """One group per (method, sparsity): its runs by seed, with their results."""
+    groups = []
+    for method in method_order(sweep):
+        for level in sorted((sweep / method).glob("s*"), key=lambda p: float(p.name[1:])):
+            runs = sorted(level.glob(f"seed*/{RESULTS_NAME}"), key=lambda p: int(p.parent.name[4:]))
+            if runs:
+                groups.append({"method": method, "sparsity": float(level.name[1:]), "runs": [p.parent for p in runs]})
+    if not groups or groups[0]["method"] != "dense":
+        raise SystemExit(f"no finished dense run under {sweep}: run examples/structured_large_minilm_mnli.sh first")
+    return groups
+
+
+def mean_percent(runs: list[Path], key: str) -> float | None:
+    values = [json.loads((run / RESULTS_NAME).read_text(encoding="utf-8")).get(key) for run in runs]
+    values = [v for v in values if v is not None]
+    return round(100 * statistics.fmean(values), 2) if values else None
+
+
+def model_dir(group: dict[str, Any], dense: str) -> str:
+    run = group["runs"][0]
+    return dense if group["method"] == "dense" or not (run / MERGED_DIR).is_dir() else str(run / MERGED_DIR)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    groups = collect(args.sweep)
+    names = {f"{g['method']}@{g['sparsity']}": model_dir(g, args.dense) for g in groups if g["method"] != "dense"}
+    models = {"dense": load_for_speed(args.dense, "cpu", "float32")}
+    models.update({name: load_for_speed(path, "cpu", "float32") for name, path in names.items()})
+    timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
+    speed = measure_speed(models, [32], reference="dense", **timing)
+    ratio = {row.model: round(row.throughput_vs_dense, 3) for row in speed}
+    rows = []
+    for group in groups:
+        name = "dense" if group["method"] == "dense" else f"{group['method']}@{group['sparsity']}"
+        row = {"method": group["method"], "granularity": granularity(group["runs"][0]), "sparsity": group["sparsity"]}
+        row.update({column: mean_percent(group["runs"], key) for column, key in {**METRICS, **EXTRA}.items()})
+        row["seeds"] = [int(run.name[4:]) for run in group["runs"]]
+        row["cpu_throughput_vs_dense_b32"] = ratio[name]
+        rows.append(row)
+    args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""`DenseDistillation`: distillation from the dense model during a pruning search, around any debiasing loss.
+
+    L = (1 − α)·L_debias + α·T²·KL(softmax(z_t / T) ‖ softmax(z_s / T))
+
+z_s are the (masked) student's logits, z_t the teacher's, T the temperature and α the weight of the soft term;
+T² keeps the soft term's gradients on the scale of the hard one's as T changes (Hinton et al. 2015, §2).
+L_debias is the inner objective (`--loss`: ce, poe, reweight, confreg, ...), so distillation composes with every
+debiasing loss. Distilling from the dense model while pruning it is DistilBERT's teacher signal (Sanh et al.
+2019) applied as in nn_pruning's structured (hybrid head/FFN) pruning (Lagunas et al. 2021), which pairs it with
+a gradual (cubic) sparsity schedule.
+
+The teacher is the dense starting model. With masks over frozen weights (mask training), the base weights *are*
+that model: its logits come from the same module with the masks off (`hf_srnets.pruning.unmasked`), in eval mode
+and without gradients, so no second copy is held. When the weights train (IMP, fixed masks, a trainable
+classifier) they drift from the starting model, and a `teacher_model` directory must be given instead; it is
+loaded once with `hf_srnets.load_pretrained_model` (compact checkpoints included). Evaluation reports the inner
+objective alone, so validation losses stay comparable with runs without distillation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..compact.loading import load_pretrained_model
+from ..pruning import MaskedLayer, unmasked
+from .base import Objective
+from .loss import split_batch
+from .registry import register_objective
+from .step import StepObjective
+
+if TYPE_CHECKING:
+    from transformers import Trainer
+
+
+@dataclass
+class DenseDistillationOptions:
+    """The settings of `--adversarial dense_distil`, each a flag of `run_glue_sparse.py`."""
+
+    distil_alpha: float = field(
+        default=0.5,
+        metadata={"help": "dense_distil: α, the weight of the distillation term: (1-α)·L_loss + α·T²·KL; in [0, 1]."},
+    )
+    distil_temperature: float = field(
+        default=2.0, metadata={"help": "dense_distil: T, the softmax temperature of teacher and student; > 0."}
+    )
+    teacher_model: str | None = field(
+        default=None,
+        metadata={
+            "help": "dense_distil: a model dir whose logits teach; default: the masked model itself with its masks "
+            "off (the dense starting model, while its weights stay frozen)."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.distil_alpha <= 1.0:
+            raise ValueError(f"--distil_alpha must be in [0, 1], got {self.distil_alpha!r}: e.g. --distil_alpha 0.5")
+        if not self.distil_temperature > 0:
+            raise ValueError(f"--distil_temperature must be > 0, got {self.distil_temperature!r}: e.g. 2.0")
+
+
+def soft_distillation(student: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:
+    """T²·KL(softmax(z_t/T) ‖ softmax(z_s/T)) per example, in float32; the teacher gets no gradient."""
+    log_student = F.log_softmax(student.float() / temperature, dim=-1)
+    log_teacher = F.log_softmax(teacher.detach().float() / temperature, dim=-1)
+    kl = (log_teacher.exp() * (log_teacher - log_student)).sum(-1)
+    return temperature**2 * kl
+
+
+def _weights_train(model: nn.Module) -> bool:
+    """Whether any parameter besides the masks' scores trains (the base weights then leave the dense model)."""
+    layers = [m for m in model.modules() if isinstance(m, MaskedLayer)]
+    scores = {id(layer.mask_scores) for layer in layers}
+    scores |= {id(p) for layer in layers for name, p in layer.named_parameters() if not name.startswith("base_")}
+    return any(p.requires_grad and id(p) not in scores for p in model.parameters())
+
+
+@register_objective
+class DenseDistillation(StepObjective):
+    """Distillation from the dense model around `inner` (module docstring): α, T and an optional teacher dir.
+
+    Example:
+        >>> objective = build_objective("poe", step="dense_distil", step_options={"distil_alpha": 0.5})
+    """
+
+    name = "dense_distil"
+    options_class = DenseDistillationOptions
+    card_words = "**distillation from the dense model** (dense_distil)"
+    step_citations: ClassVar[tuple[str, ...]] = ("hinton", "sanh2019distilbert", "lagunas2021block")
+
+    def __init__(self, inner: Objective, **options: Any) -> None:
+        super().__init__(inner)
+        self.settings = DenseDistillationOptions(**options)
+        self._teacher: nn.Module | None = None
+
+    @property
+    def citations(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.inner.citations, *self.step_citations]))
+
+    def training_step(
+        self, trainer: Trainer, model: nn.Module, inputs: dict[str, Any], num_items_in_batch: Any
+    ) -> torch.Tensor | None:
+        return None  # one forward and backward: the Trainer's own step, through `compute_loss`
+
+    def compute_loss(
+        self, model: nn.Module, inputs: dict[str, Any], *, training: bool
+    ) -> tuple[torch.Tensor, Any, dict[str, torch.Tensor]]:
+        loss, outputs, components = self.inner.compute_loss(model, inputs, training=training)
+        alpha = self.settings.distil_alpha
+        if not training or alpha == 0.0:
+            return loss, outputs, components
+        student = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+        teacher = self.teacher_logits(model, split_batch(inputs, self.inner.requires)[0])
+        if teacher.shape != student.shape:
+            raise ValueError(
+                f"--teacher_model gives logits of shape {tuple(teacher.shape)} for a student with "
+                f"{tuple(student.shape)}: use a teacher fine-tuned on the same task and labels."
+            )
+        soft = soft_distillation(student, teacher, self.settings.distil_temperature).mean()
+        total = (1.0 - alpha) * loss + alpha * soft
+        return total, outputs, {**components, "dense_kl": soft.detach(), "dense_distil": total.detach()}
+
+    @torch.no_grad()
+    def teacher_logits(self, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
+        """z_t: the `teacher_model`'s logits, else `model`'s with its masks off, both in eval mode."""
+        teacher = self._teacher_model(model)
+        if teacher is not None:
+            return teacher(**inputs)["logits"]
+        if _weights_train(model):
+            raise ValueError(
+                "--adversarial dense_distil takes the dense model from the frozen base weights, but this run trains "
+                "weights (IMP, fixed masks or a trainable classifier): pass --teacher_model DIR (the dense model)."
+            )
+        was_training = model.training
+        model.eval()
+        try:
+            with unmasked(model):
+                outputs = model(**inputs)
+        finally:
+            model.train(was_training)
+        return outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+
+    def _teacher_model(self, model: nn.Module) -> nn.Module | None:
+        """The `teacher_model` loaded once (eval mode, frozen, on the student's device), or None."""
+        if self.settings.teacher_model is None:
+            return None
+        if self._teacher is None:
+            device = next(model.parameters()).device
+            self._teacher = load_pretrained_model(self.settings.teacher_model).to(device).eval().requires_grad_(False)
+        return self._teacher
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), **asdict(self.settings)}
+
+    def __repr__(self) -> str:
+        options = ", ".join(f"{k}={v!r}" for k, v in asdict(self.settings).items())
+        return f"DenseDistillation({self.inner!r}, {options})"

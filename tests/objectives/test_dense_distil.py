@@ -1,0 +1,141 @@
+"""`--adversarial dense_distil`: (1-α)·L_loss + α·T²·KL(p_t^T ‖ p_s^T) with the dense model (masks off) as teacher."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+from compact.helpers import lively
+from objectives.test_loss_objective import _batch
+from pruning.test_granularity import bert4
+from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
+
+from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.masking import SRNetModel
+from hf_srnets.objectives import OBJECTIVES, DenseDistillation, DenseDistillationOptions, build_objective
+from hf_srnets.objectives.dense_distil import soft_distillation
+from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig, unmasked
+from hf_srnets.training.collator import SRNetDataCollator
+from hf_srnets.training.trainer import SRNetTrainer
+
+
+def _hybrid(model: torch.nn.Module) -> SRNetModel:
+    return SRNetModel(model, ThresholdConfig(sparsity=0.5, mask_granularity="hybrid", mask_init="soft"))
+
+
+def test_soft_term_by_hand():
+    # z_s = 0 (p_s uniform), z_t = (ln 3, 0, 0). T = 1: p_t = (3/5, 1/5, 1/5), KL = 0.6·ln(1.8) + 0.4·ln(0.6).
+    # T = 2: z_t/2 = (ln √3, 0, 0), p_t = (√3, 1, 1)/(√3 + 2), and the term is 4·Σ p_t·ln(3·p_t).
+    student, teacher = torch.zeros(1, 3), torch.tensor([[math.log(3.0), 0.0, 0.0]])
+    assert soft_distillation(student, teacher, 1.0).item() == pytest.approx(
+        0.6 * math.log(1.8) + 0.4 * math.log(0.6), rel=1e-5
+    )
+    p = [math.sqrt(3) / (math.sqrt(3) + 2), 1 / (math.sqrt(3) + 2), 1 / (math.sqrt(3) + 2)]
+    assert soft_distillation(student, teacher, 2.0).item() == pytest.approx(
+        4 * sum(q * math.log(3 * q) for q in p), rel=1e-5
+    )
+    assert soft_distillation(teacher, teacher, 3.0).item() == pytest.approx(0.0, abs=1e-7)
+
+
+def test_masks_off_give_the_dense_model_and_come_back():
+    dense = lively(bert4())
+    srnet = _hybrid(copy.deepcopy(dense))
+    batch = {k: v for k, v in _batch().items() if k in ("input_ids", "attention_mask")}
+    masked = srnet(**batch).logits
+    with unmasked(srnet):
+        assert torch.allclose(srnet(**batch).logits, dense(**batch).logits, atol=1e-6)
+    assert not torch.allclose(masked, dense(**batch).logits, atol=1e-3)  # the masks matter ...
+    assert torch.equal(srnet(**batch).logits, masked)  # ... and are back after the block
+
+
+@pytest.mark.parametrize("loss", ["ce", "poe", "reweight", "confreg"])
+def test_loss_is_the_debiasing_loss_mixed_with_the_dense_teacher(loss):
+    dense = lively(bert4())
+    srnet = _hybrid(copy.deepcopy(dense)).train()
+    batch = _batch()
+    objective = build_objective(loss, step="dense_distil", step_options={"distil_alpha": 0.3, "distil_temperature": 2})
+    assert isinstance(objective, DenseDistillation)  # it came through the step-objective registry
+    torch.manual_seed(0)
+    total, outputs, parts = objective.compute_loss(srnet, batch, training=True)
+    torch.manual_seed(0)
+    inner, _, _ = build_objective(loss).compute_loss(srnet, batch, training=True)  # same dropout draws
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    with torch.no_grad():
+        teacher = dense.eval()(**inputs).logits
+    p_t = torch.softmax(teacher / 2, -1)
+    kl = (p_t * (torch.log_softmax(teacher / 2, -1) - torch.log_softmax(outputs.logits / 2, -1))).sum(-1).mean()
+    assert kl.item() > 1e-3  # the masks moved the student away from its teacher
+    assert total.item() == pytest.approx(0.7 * inner.item() + 0.3 * 4 * kl.item(), rel=1e-5)
+    assert parts["dense_kl"].item() == pytest.approx(4 * kl.item(), rel=1e-5)
+    total.backward()
+    assert all(p.grad is not None for p in srnet.masked_layers_scores())  # the student's scores learn from it
+    assert srnet.training  # the teacher's eval mode was undone
+    evaluation, _, _ = objective.compute_loss(srnet.eval(), batch, training=False)
+    plain, _, _ = build_objective(loss).compute_loss(srnet, batch, training=False)
+    assert evaluation.item() == pytest.approx(plain.item())  # evaluation reports the debiasing loss alone
+
+
+def test_registry_and_command_line_give_the_options(tmp_path):
+    assert OBJECTIVES["dense_distil"] is DenseDistillation
+    base = ["--model_name_or_path", "m", "--output_dir", str(tmp_path), "--pruning", "mask", "--loss", "poe"]
+    run = parse_args([*base, "--adversarial", "dense_distil", "--distil_alpha", "0.25", "--distil_temperature", "3"])
+    validate_args(run)
+    assert run.training.step_objective() == (
+        "dense_distil",
+        {"distil_alpha": 0.25, "distil_temperature": 3.0, "teacher_model": None},
+    )
+    with pytest.raises(ValueError, match=r"--distil_alpha must be in \[0, 1\], got 1.5"):
+        DenseDistillationOptions(distil_alpha=1.5)
+    with pytest.raises(ValueError, match="--distil_temperature must be > 0"):
+        DenseDistillationOptions(distil_temperature=0.0)
+
+
+def _trainer(tmp_path, model, **options) -> SRNetTrainer:
+    tokenizer = tiny_tokenizer(tmp_path)
+    return SRNetTrainer(
+        model=model,
+        args=cpu_args(
+            tmp_path / "out",
+            max_steps=3,
+            logging_steps=1,
+            loss="poe",
+            adversarial="dense_distil",
+            adversarial_options=options,
+        ),
+        train_dataset=synthetic_nli(tokenizer, n=24),
+        data_collator=SRNetDataCollator(tokenizer),
+        processing_class=tokenizer,
+    )
+
+
+def test_training_weights_needs_a_teacher_dir_and_runs_with_one(tmp_path):
+    srnet = SRNetModel(
+        bert4(), MagnitudeConfig(sparsity=0.5, imp_prune_ratio=0.5, imp_interval=0.5, mask_granularity="hybrid")
+    )
+    with pytest.raises(ValueError, match=r"this run trains weights .* pass --teacher_model DIR"):
+        _trainer(tmp_path, srnet).train()
+    bert4().save_pretrained(tmp_path / "dense")
+    srnet = SRNetModel(
+        bert4(), MagnitudeConfig(sparsity=0.5, imp_prune_ratio=0.5, imp_interval=0.5, mask_granularity="hybrid")
+    )
+    trainer = _trainer(tmp_path, srnet, teacher_model=str(tmp_path / "dense"))
+    trainer.train()
+    assert trainer.state.global_step >= 1  # IMP ends once its rounds reach the target
+    assert any("loss_dense_kl" in entry for entry in trainer.state.log_history)
+
+
+def test_mask_training_with_dense_distillation_moves_the_scores(tmp_path):
+    srnet = _hybrid(bert4())
+    before = [p.detach().clone() for p in srnet.masked_layers_scores()]
+    _trainer(tmp_path, srnet, distil_alpha=0.5).train()
+    assert all(not torch.equal(a, b) for a, b in zip(before, srnet.masked_layers_scores()))
+
+
+def test_the_card_says_distillation_not_adversarial_training():
+    from hf_srnets.publish.card import _step_words
+
+    assert _step_words("dense_distil") == "**distillation from the dense model** (dense_distil)"
+    assert _step_words("freelb") == "**freelb** adversarial training"
+    assert _step_words("someone_elses") == "**someone_elses**"  # a step objective of another package
