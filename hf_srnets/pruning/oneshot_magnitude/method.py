@@ -15,7 +15,7 @@ import torch
 from transformers import TrainerCallback
 
 from ...errors import InputError
-from ..base import CardContext, PruningMethod, register_pruning_method
+from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
 from ..magnitude.rounds import magnitude_prune
 from ..masked_model import MaskedModel
 from ..threshold.layer import MaskedLinear
@@ -38,7 +38,7 @@ class OneShotMagnitudePruning(PruningMethod):
     config_class = OneShotMagnitudeConfig
     layer_class = MaskedLinear
     trains_scores = False
-    granularities = ("element", "block", "neuron", "head")
+    granularities = tuple(g for g in GRANULARITIES if g != "nm")  # as IMP: N:M is a mask-training granularity
 
     @classmethod
     def prepare_config(cls, config: OneShotMagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:
