@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from datasets import Dataset
 from tqdm.auto import tqdm
 
@@ -144,6 +145,12 @@ def _attack_one(recipe: AttackRecipe, classifier: Classifier, example: Example) 
 _FORKED: tuple[AttackRecipe, Classifier] | None = None  # what forked workers attack with (set before the fork)
 
 
+def _one_thread_per_worker() -> None:
+    """A forked worker runs torch on one thread: the OpenMP thread pool the parent had does not survive the fork,
+    and a child that enters a parallel region with it waits forever (the suite hung there with 2 torch threads)."""
+    torch.set_num_threads(1)
+
+
 def _attack_in_worker(example: Example) -> ResultRecord:
     assert _FORKED is not None, "a worker without a recipe: _attacked sets it before forking"
     return _attack_one(*_FORKED, example)
@@ -159,7 +166,8 @@ def _attacked(
     global _FORKED
     _FORKED = (recipe, classifier)
     try:
-        with multiprocessing.get_context("fork").Pool(min(num_workers, len(examples))) as pool:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(num_workers, len(examples)), initializer=_one_thread_per_worker) as pool:
             yield from pool.imap(_attack_in_worker, examples, chunksize=1)
     finally:
         _FORKED = None

@@ -6,6 +6,10 @@ SST-2 and 12 MNLI dev rows (see `outcome_fixture.py` for the victims and resourc
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from attack.outcome_fixture import FIXTURE, run_fixed_attacks
@@ -48,3 +52,22 @@ def test_two_workers_give_the_results_of_one(stored):
         pytest.skip(f"real data not found at {DATA_DIR}")
     got = run_fixed_attacks(DATA_DIR, num_workers=2, tasks=("sst2",))
     assert_same_results(got, {k: v for k, v in stored.items() if k.startswith("sst2/")})
+
+
+@pytest.mark.slow
+def test_forked_workers_run_after_the_parent_used_torchs_thread_pool():
+    """With 2 torch threads and the parent's OpenMP pool already used (as in the suite, where this hung), two forked
+    workers still finish: each runs torch on one thread (`runner._one_thread_per_worker`)."""
+    script = f"""
+import sys, torch
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+torch.set_num_threads(2)
+torch.ones(512, 512) @ torch.ones(512, 512)  # a parallel region in the parent before the fork
+from attack.outcome_fixture import run_fixed_attacks
+got = run_fixed_attacks(num_workers=2, tasks=("sst2",))
+print(len(got))
+"""
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) > 0
