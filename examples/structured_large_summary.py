@@ -8,7 +8,10 @@ Rows, in the sweep's method order then by sparsity: `method`, `granularity` (den
 `eval_mnli_accuracy` and `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found), and
 `cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of the first seed's saved model (`merged/`, compact where
 the masks removed units) over the dense model's, on CPU with `--threads` threads, all models timed in one
-alternating run (`hf_srnets.evaluation.speed`). The dense row is 1.0 by definition.
+alternating run (`hf_srnets.evaluation.speed`); `cpu_latency_vs_dense_b1`, the dense model's milliseconds per
+forward of one example over the model's (above 1 = faster), from the same run. The dense row is 1.0 by definition.
+Beside `summary.json`: `speed.md` (examples/s and ms per forward of every model at both batch sizes, with the CPU
+and thread count) and `pareto.png` (MNLI-m and HANS non-entailment against the b32 throughput ratio).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 import torch
 
-from hf_srnets.evaluation.speed import load_for_speed, measure_speed
+from hf_srnets.evaluation.speed import SpeedRow, load_for_speed, measure_speed, speed_table
 from hf_srnets.run_files import MERGED_DIR, RESULTS_NAME, SRNET_CONFIG_NAME
 
 METRICS = {"mnli_m": "eval_mnli_accuracy", "hans_non_entailment": "eval_hans_non-entailment_accuracy"}
@@ -78,6 +81,50 @@ def model_dir(group: dict[str, Any], dense: str) -> str:
     return dense if group["method"] == "dense" or not (run / MERGED_DIR).is_dir() else str(run / MERGED_DIR)
 
 
+def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Path) -> None:
+    """The speed run's rows as text, headed by where and how they were measured."""
+    head = (
+        f"CPU: {cpu_name()}, {args.threads} threads, float32, {args.seq_length} tokens per example, "
+        f"{args.rounds} alternating rounds of {args.batches} forwards per model and batch size (medians)."
+    )
+    path.write_text(f"{head}\n\n```\n{speed_table(speed)}\n```\n", encoding="utf-8")
+
+
+def cpu_name() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def plot_pareto(rows: list[dict[str, Any]], path: Path) -> None:
+    """Accuracy (MNLI-m, HANS non-entailment) against the b32 CPU throughput ratio, a point per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharex=True)
+    panels = (("mnli_m", "MNLI-m (%)"), ("hans_non_entailment", "HANS non-entailment (%)"))
+    for ax, (column, title) in zip(axes, panels):
+        for row in rows:
+            if row[column] is None:
+                continue
+            label = "dense" if row["method"] == "dense" else f"{row['method']} {round(100 * row['sparsity'])}%"
+            ax.scatter(row["cpu_throughput_vs_dense_b32"], row[column])
+            ax.annotate(label, (row["cpu_throughput_vs_dense_b32"], row[column]), fontsize=7)
+        ax.set_xlabel("CPU throughput at batch 32, × dense")
+        ax.set_ylabel(title)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -86,8 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     models = {"dense": load_for_speed(args.dense, "cpu", "float32")}
     models.update({name: load_for_speed(path, "cpu", "float32") for name, path in names.items()})
     timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
-    speed = measure_speed(models, [32], reference="dense", **timing)
-    ratio = {row.model: round(row.throughput_vs_dense, 3) for row in speed}
+    speed = measure_speed(models, [32, 1], reference="dense", **timing)
+    ratio = {row.model: round(row.throughput_vs_dense, 3) for row in speed if row.batch_size == 32}
+    latency = {row.model: round(row.latency_vs_dense, 3) for row in speed if row.batch_size == 1}
     rows = []
     for group in groups:
         name = "dense" if group["method"] == "dense" else f"{group['method']}@{group['sparsity']}"
@@ -95,9 +143,12 @@ def main(argv: list[str] | None = None) -> None:
         row.update({column: mean_percent(group["runs"], key) for column, key in {**METRICS, **EXTRA}.items()})
         row["seeds"] = [int(run.name[4:]) for run in group["runs"]]
         row["cpu_throughput_vs_dense_b32"] = ratio[name]
+        row["cpu_latency_vs_dense_b1"] = latency[name]
         rows.append(row)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    write_speed_table(speed, args, args.output / "speed.md")
+    plot_pareto(rows, args.output / "pareto.png")
     print(json.dumps(rows, indent=2))
 
 

@@ -329,6 +329,7 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
     )  # fmt: skip
     rows = json.loads((tmp_path / "results" / "summary.json").read_text())
     speed = [row.pop("cpu_throughput_vs_dense_b32") for row in rows]
+    latency = [row.pop("cpu_latency_vs_dense_b1") for row in rows]
     assert rows == [
         {
             "method": "dense",
@@ -350,3 +351,9 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
         },
     ]  # fmt: skip  (means over the two seeds, by hand)
     assert speed[0] == 1.0 and speed[1] > 0
+    assert latency[0] == 1.0 and latency[1] > 0
+    table = (tmp_path / "results" / "speed.md").read_text()
+    assert "1 threads" in table and [line.split()[:2] for line in table.splitlines() if line.startswith("dense")] == [
+        ["dense", "32"], ["dense", "1"],
+    ]  # fmt: skip
+    assert (tmp_path / "results" / "pareto.png").stat().st_size > 0
