@@ -56,6 +56,9 @@ class Objective:
         """Run a whole training step and return its detached loss, or None for the Trainer's own step."""
         return None
 
+    def check_model(self, model: nn.Module) -> None:
+        """Raise `InputError` before the first step when this objective cannot train `model` as it is set up."""
+
     def get_config_dict(self) -> dict[str, Any]:
         """The settings of this objective, for the model card."""
         return {"objective": self.name}

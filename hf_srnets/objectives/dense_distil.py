@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..compact.loading import load_pretrained_model
+from ..errors import InputError
 from ..pruning import MaskedLayer, unmasked
 from .base import Objective
 from .loss import split_batch
@@ -130,11 +131,7 @@ class DenseDistillation(StepObjective):
         teacher = self._teacher_model(model)
         if teacher is not None:
             return teacher(**inputs)["logits"]
-        if _weights_train(model):
-            raise ValueError(
-                "--adversarial dense_distil takes the dense model from the frozen base weights, but this run trains "
-                "weights (IMP, fixed masks or a trainable classifier): pass --teacher_model DIR (the dense model)."
-            )
+        self.check_model(model)
         was_training = model.training
         model.eval()
         try:
@@ -143,6 +140,17 @@ class DenseDistillation(StepObjective):
         finally:
             model.train(was_training)
         return outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+
+    def check_model(self, model: nn.Module) -> None:
+        """Without `teacher_model`, refuse a run whose weights train: its masks-off model is no longer the dense one.
+        A classifier head new to the checkpoint (`newly initialized`) trains, so it needs `teacher_model` too."""
+        super().check_model(model)
+        if self.settings.teacher_model is None and _weights_train(model):
+            raise InputError(
+                "--adversarial dense_distil takes the dense model from the frozen base weights, but this run trains "
+                "weights (IMP, fixed masks, or a classifier head the checkpoint lacks): pass --teacher_model DIR (a "
+                "dense model fine-tuned on this task), or start from such a model."
+            )
 
     def _teacher_model(self, model: nn.Module) -> nn.Module | None:
         """The `teacher_model` loaded once (eval mode, frozen, on the student's device), or None."""

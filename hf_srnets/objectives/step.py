@@ -64,6 +64,9 @@ class StepObjective(Objective):
         with trainer.compute_loss_context_manager():
             return self.step(trainer, model, inputs).detach()
 
+    def check_model(self, model: nn.Module) -> None:
+        self.inner.check_model(model)
+
     def step(self, trainer: Trainer, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
         """Run the forward/backward passes of one batch; return the sum of what `backward` returned."""
         raise NotImplementedError

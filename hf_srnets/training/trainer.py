@@ -276,6 +276,7 @@ class SRNetTrainer(Trainer):
         checkpoint = resume_from_checkpoint
         if isinstance(checkpoint, bool):
             checkpoint = get_last_checkpoint(self.args.output_dir) if checkpoint else None
+        self.objective.check_model(self.model)
         self._resumed_loss = resumed_loss(checkpoint)
         self._train_call_start = time.monotonic()
         output = super().train(resume_from_checkpoint, *args, **kwargs)

@@ -13,6 +13,7 @@ from pruning.test_granularity import bert4
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import OBJECTIVES, DenseDistillation, DenseDistillationOptions, build_objective
 from hf_srnets.objectives.dense_distil import soft_distillation
@@ -114,8 +115,10 @@ def test_training_weights_needs_a_teacher_dir_and_runs_with_one(tmp_path):
     srnet = SRNetModel(
         bert4(), MagnitudeConfig(sparsity=0.5, imp_prune_ratio=0.5, imp_interval=0.5, mask_granularity="hybrid")
     )
-    with pytest.raises(ValueError, match=r"this run trains weights .* pass --teacher_model DIR"):
-        _trainer(tmp_path, srnet).train()
+    refused = _trainer(tmp_path, srnet)
+    with pytest.raises(InputError, match=r"this run trains weights .* pass --teacher_model DIR"):
+        refused.train()
+    assert refused.state.global_step == 0  # refused before the first step, not at its teacher forward
     bert4().save_pretrained(tmp_path / "dense")
     srnet = SRNetModel(
         bert4(), MagnitudeConfig(sparsity=0.5, imp_prune_ratio=0.5, imp_interval=0.5, mask_granularity="hybrid")
@@ -124,6 +127,13 @@ def test_training_weights_needs_a_teacher_dir_and_runs_with_one(tmp_path):
     trainer.train()
     assert trainer.state.global_step >= 1  # IMP ends once its rounds reach the target
     assert any("loss_dense_kl" in entry for entry in trainer.state.log_history)
+
+
+def test_a_classifier_head_new_to_the_checkpoint_needs_a_teacher_dir(tmp_path):
+    srnet = _hybrid(bert4())
+    srnet.base_model.classifier.weight.requires_grad_(True)  # a head the checkpoint lacked: the runner trains it
+    with pytest.raises(InputError, match=r"a classifier head the checkpoint lacks\): pass --teacher_model DIR"):
+        _trainer(tmp_path, srnet).train()
 
 
 def test_mask_training_with_dense_distillation_moves_the_scores(tmp_path):
