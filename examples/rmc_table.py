@@ -21,12 +21,10 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
-from hf_srnets.evaluation.eval_predictions import align, predictions_path, read_eval_predictions
-from hf_srnets.experiments.sweep_summary import BOOTSTRAP_SEED, RESAMPLES, paired_interval
-from hf_srnets.metrics import accuracy_gap, relative_bias
-from hf_srnets.metrics.bootstrap import PairedInterval, bootstrap_interval, format_interval
+from hf_srnets.evaluation.eval_predictions import predictions_path
+from hf_srnets.experiments.paired_table import Column, f_bias_comparison
+from hf_srnets.experiments.sweep_summary import RESAMPLES, paired_interval
+from hf_srnets.metrics.bootstrap import PairedInterval, format_interval
 
 # method dir -> (row name, Table 4 MNLI: DEV, HANS, F_bias; Table 6: hard, easy)
 PAPER = {
@@ -132,33 +130,12 @@ def run_record(run_dir: Path) -> dict[str, object]:
     return {**json.loads((run_dir / "all_results.json").read_text()), "run_dir": str(run_dir)}
 
 
-def f_bias_replicates(dev: np.ndarray, ood: np.ndarray, teacher_dev: np.ndarray, teacher_ood: np.ndarray) -> np.ndarray:
-    """F_bias = Δ_run / Δ_teacher, Δ = (F_dev − F_OOD) / F_dev (`hf_srnets.metrics.relative_bias`), per replicate
-    and seed ([B, S] accuracies, [B] the teacher's); NaN where Δ_teacher ≤ 0 (F_bias undefined, as in a run)."""
-    out = np.full(dev.shape, np.nan)
-    for b, s in np.ndindex(*dev.shape):
-        if teacher_dev[b] > 0 and dev[b, s] > 0 and accuracy_gap(teacher_dev[b], teacher_ood[b]) > 0:
-            out[b, s] = relative_bias(dev[b, s], ood[b, s], teacher_dev[b], teacher_ood[b])
-    return out
-
-
 def f_bias_interval(method: Sequence[Path], vanilla: Sequence[Path], teacher: Path) -> PairedInterval:
     """F_bias of the method minus Vanilla's over paired seeds, with both sets resampled on their own and the
-    teacher's accuracies recomputed on each resample."""
-    correct = []
-    for name in SETS:
-        runs = [read_eval_predictions(predictions_path(d, name)) for d in [*method, *vanilla, teacher]]
-        labels, predicted, _ = align(runs)
-        correct.append((predicted == labels).astype(float))
-    k = len(method)
-
-    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
-        dev, ood = ((w @ c.T) / w.sum(axis=1, keepdims=True) for w, c in zip(weights, correct))
-        runs = f_bias_replicates(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
-        return (runs[:, :k] - runs[:, k:]).mean(axis=1)
-
-    sizes = [c.shape[1] for c in correct]
-    return bootstrap_interval(statistic, sizes, n_seeds=k, n_resamples=RESAMPLES, seed=BOOTSTRAP_SEED)
+    teacher's accuracies recomputed on each resample (`hf_srnets.experiments.paired_table.f_bias_comparison`)."""
+    column = Column("F_bias", SETS[0], ood_set=SETS[1])
+    runs = [[{"run_dir": str(d)} for d in dirs] for dirs in (method, vanilla)]
+    return f_bias_comparison(*runs, {"run_dir": str(teacher)}, column, RESAMPLES).interval
 
 
 def has_predictions(run_dir: Path) -> bool:

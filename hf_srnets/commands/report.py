@@ -18,6 +18,7 @@ import os
 import sys
 
 from ..errors import InputError, run_script
+from ..experiments.paired_table import column_spec, parse_column
 from ..experiments.per_example import collect_per_example
 from ..experiments.report import REPORT_MARKDOWN, regenerate, report_text
 from ..run_files import RESULTS_NAME
@@ -32,6 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metrics", help=f"with --collect_from: comma-separated {RESULTS_NAME} keys")
     parser.add_argument("--baseline", help="with --collect_from: the method every other is paired with")
     parser.add_argument("--reference", help="with --collect_from: the full model F_bias and ratios are against")
+    parser.add_argument(
+        "--extra_run",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="with --collect_from: also copy a run made outside the sweep (the dense model its methods start from) "
+        "as method NAME; repeatable",
+    )
+    parser.add_argument(
+        "--columns",
+        help="with --collect_from and --baseline: comma-separated TITLE=SET, TITLE=SET:LABEL (accuracy on one gold "
+        "label's examples) or TITLE=ID>OOD (F_bias against --reference): a per-column paired section of report.md, "
+        "e.g. 'MNLI-m=mnli,HANS non-ent=hans:non-entailment,F_bias=mnli>hans'",
+    )
     return parser
 
 
@@ -54,6 +69,13 @@ def check(experiment_dir: str) -> int:
     return 1
 
 
+def extra_run(spec: str) -> tuple[str, str]:
+    name, sep, directory = spec.partition("=")
+    if not sep or not name or not directory:
+        raise InputError(f"--extra_run {spec!r}: expected NAME=DIR, e.g. teacher=outputs/rmc_large_minilm_mnli/teacher")
+    return name, directory
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     if not os.path.isdir(args.experiment_dir):
@@ -62,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.metrics:
             raise InputError("--collect_from needs --metrics, e.g. --metrics eval_mnli_accuracy,eval_hans_accuracy")
         metrics = args.metrics.split(",")
-        collect_per_example(args.collect_from, args.experiment_dir, metrics, args.baseline, args.reference)
+        extra = dict(extra_run(spec) for spec in args.extra_run)
+        columns = [column_spec(parse_column(c)) for c in args.columns.split(",")] if args.columns else []
+        collect_per_example(
+            args.collect_from, args.experiment_dir, metrics, args.baseline, args.reference, extra, columns
+        )
     if args.check:
         return check(args.experiment_dir)
     print(regenerate(args.experiment_dir, plots=not args.no_plots))

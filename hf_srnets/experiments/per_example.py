@@ -22,11 +22,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError, naming_path
 from ..evaluation.eval_predictions import PREDICTIONS_DIR
+from ..run_files import RESULTS_NAME, read_json_object
 from .sweep_runs import run_dir
 from .sweep_summary import collect
 
@@ -66,30 +67,51 @@ def write_json(value: Any, path: str) -> None:
 
 
 def collect_per_example(
-    sweep_root: str, experiment_dir: str, metrics: Sequence[str], baseline: str | None, reference: str | None = None
+    sweep_root: str,
+    experiment_dir: str,
+    metrics: Sequence[str],
+    baseline: str | None,
+    reference: str | None = None,
+    extra_runs: Mapping[str, str] | None = None,
+    columns: Sequence[str] = (),
 ) -> list[str]:
     """Copy every finished run of the sweep under `sweep_root` into `<experiment_dir>/per_example/` (module
     docstring), with a manifest naming the metrics, the baseline and the reference; return the set files written.
+    `columns` (`paired_table.parse_column` specs) go to the manifest for the report's per-column section.
+    `extra_runs` (name -> run dir) adds runs made outside the sweep, such as the dense model its methods start
+    from, each as a method of that name at sparsity 0 and seed 0 (evaluated once, outside the sweep's seeds).
     A run without `eval_predictions/` is an `InputError`: it ran before the files existed, or without saving."""
     records = collect(sweep_root)
     if not records:
         raise InputError(f"no finished run under {sweep_root}: give the sweep's output_dir")
+    for name, directory in (extra_runs or {}).items():
+        results = read_json_object(os.path.join(directory, RESULTS_NAME))
+        if results is None:
+            raise InputError(f"{directory} holds no finished run ({RESULTS_NAME}): give a run dir for {name!r}")
+        records.append({**results, "method": name, "sparsity": 0.0, "seed": 0, "run_dir": directory})
     root = os.path.join(experiment_dir, PER_EXAMPLE_DIR)
     written = []
     for record in records:
-        source = os.path.join(record["run_dir"], PREDICTIONS_DIR)
-        sets = sorted(n for n in os.listdir(source) if n.endswith(".jsonl")) if os.path.isdir(source) else []
-        if not sets:
-            raise InputError(f"{record['run_dir']} holds no {PREDICTIONS_DIR}/: run it again (the sweep writes them)")
-        folder = run_dir(root, record["method"], float(record["sparsity"]), int(record["seed"]))
-        for name in sets:
-            target = os.path.join(folder, name.removesuffix(".jsonl") + SET_SUFFIX)
-            write_set(compact_rows(os.path.join(source, name)), target)
-            written.append(target)
-        results = {m: record[m] for m in metrics if m in record}
-        meta = {k: record[k] for k in ("method", "sparsity", "seed")}
-        write_json({**meta, "results": results}, os.path.join(folder, RUN_RECORD))
-    write_json({"baseline": baseline, "reference": reference, "metrics": list(metrics)}, os.path.join(root, MANIFEST))
+        written += _copy_run(record, root, metrics)
+    manifest = {"baseline": baseline, "reference": reference, "metrics": list(metrics)}
+    write_json({**manifest, **({"columns": list(columns)} if columns else {})}, os.path.join(root, MANIFEST))
+    return written
+
+
+def _copy_run(record: dict[str, Any], root: str, metrics: Sequence[str]) -> list[str]:
+    source = os.path.join(record["run_dir"], PREDICTIONS_DIR)
+    sets = sorted(n for n in os.listdir(source) if n.endswith(".jsonl")) if os.path.isdir(source) else []
+    if not sets:
+        raise InputError(f"{record['run_dir']} holds no {PREDICTIONS_DIR}/: run it again (the sweep writes them)")
+    folder = run_dir(root, record["method"], float(record["sparsity"]), int(record["seed"]))
+    written = []
+    for name in sets:
+        target = os.path.join(folder, name.removesuffix(".jsonl") + SET_SUFFIX)
+        write_set(compact_rows(os.path.join(source, name)), target)
+        written.append(target)
+    results = {m: record[m] for m in metrics if m in record}
+    meta = {k: record[k] for k in ("method", "sparsity", "seed")}
+    write_json({**meta, "results": results}, os.path.join(folder, RUN_RECORD))
     return written
 
 

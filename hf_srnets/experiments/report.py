@@ -25,8 +25,10 @@ from typing import Any
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS
+from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
 from .per_example import load_records, read_manifest
 from .sweep_summary import (
+    RESAMPLES,
     add_f_bias,
     add_paired_intervals,
     aggregate,
@@ -115,7 +117,30 @@ def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[st
     text = head + markdown_table(rows, metrics, reference)
     text += sweep_f_bias_table(rows, f_bias, reference or "")
     text += paired_table(rows, metrics, baseline, notes) if baseline else ""
+    if baseline and manifest.get("columns"):
+        text += column_section(records, [parse_column(spec) for spec in manifest["columns"]], baseline, reference)
     return text, rows, {**manifest, "f_bias": f_bias}
+
+
+def column_section(
+    records: Sequence[dict[str, Any]], columns: Sequence[Column], baseline: str, reference: str | None
+) -> str:
+    """The manifest's `columns` against the baseline (`hf_srnets.experiments.paired_table`): accuracy on a gold
+    label's examples and F_bias get paired intervals here, against the reference's run of its lowest seed."""
+    teachers = sorted((r for r in records if r["method"] == reference), key=lambda r: r["seed"])
+    if any(c.is_f_bias for c in columns) and not teachers:
+        raise InputError(f"the manifest's F_bias column needs the reference method's runs; none of {reference!r}")
+    teacher = teachers[0] if teachers else None
+    rows = comparison_rows(records, columns, baseline, teacher)
+    where = f", F_bias against {reference} (seed {teacher['seed']})" if teacher else ""
+    return (
+        f"\n## Paired by column against {baseline}\n\nMean ± sample std over the seeds, then each method minus "
+        f"{baseline} on the same examples over the seeds both ran{where}: the 95% interval of {RESAMPLES:,} paired "
+        "bootstrap resamples of the examples (F_bias: both sets resampled, the reference's Δ recomputed on each), "
+        "* when it excludes 0; beside it the seed-level paired t-test, raw (Holm over the rows of the column). "
+        "Accuracy in points, F_bias as a ratio (`hf_srnets.experiments.paired_table`).\n\n"
+        + comparison_markdown(rows, columns, baseline)
+    )
 
 
 def regenerate(experiment_dir: str, plots: bool = True) -> str:

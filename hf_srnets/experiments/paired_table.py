@@ -1,0 +1,243 @@
+"""A sweep's methods against one baseline, paired by seed and by example: accuracy, accuracy on the examples of
+one gold label (HANS non-entailment), and F_bias (Du et al. 2023, "Robustness Challenges", §3.4).
+
+Runs are records as `sweep_summary.collect` (a sweep's output_dir) or `per_example.load_records` (committed
+per-example outputs) give them. A method's runs at sparsity s are paired with the baseline's runs at s, else at the
+baseline's only sparsity (a dense baseline), seed by seed. For each cell:
+
+    Δ   = (1/S) Σ_s [ metric(method, s) − metric(baseline, s) ]      over the S seeds both ran
+    acc = (1/n) Σ_i 1[pred_i = gold_i]                                over the set's n examples (or those of a label)
+    F_bias = Δ_run / Δ_teacher,  Δ = (acc_ID − acc_OOD) / acc_ID       (§3.4, `hf_srnets.metrics.relative_bias`)
+
+The interval is the 95% percentile interval of `RESAMPLES` paired bootstrap resamples of the examples
+(`hf_srnets.metrics.bootstrap`; F_bias resamples the ID and the OOD set each on its own and recomputes the teacher's Δ
+on each replicate). Beside it, the seed-level paired t-test over the S per-seed differences
+(`hf_srnets.metrics.significance.paired_t_test`), raw and Holm-adjusted over the table's rows, column by column.
+The interval says how much Δ depends on which examples were drawn, the t-test how much it moves from seed to seed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..evaluation.eval_predictions import align, read_eval_predictions
+from ..metrics.bootstrap import PairedInterval, bootstrap_interval
+from ..metrics.significance import holm, paired_t_test
+from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, baseline_runs, predictions_file
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: `title`, the ID `set_name` (and `ood_set` for F_bias), and an optional gold `label` whose
+    examples alone are scored."""
+
+    title: str
+    set_name: str
+    label: str | None = None
+    ood_set: str | None = None
+
+    @property
+    def is_f_bias(self) -> bool:
+        return self.ood_set is not None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One cell: the paired interval and the per-seed differences behind the seed-level test."""
+
+    interval: PairedInterval
+    seed_differences: tuple[float, ...]
+
+    @property
+    def seed_p(self) -> float | None:
+        return paired_t_test(self.seed_differences)
+
+
+def correct(runs: Sequence[dict[str, Any]], set_name: str, label: str | None = None) -> np.ndarray:
+    """[runs, n] 1.0 where a run predicted the gold label, on the same examples (those of gold `label` only, when
+    given); ValueError when the runs evaluated different examples or `label` names no example."""
+    found = [read_eval_predictions(predictions_file(run, set_name)) for run in runs]
+    labels, predicted, names = align(found)
+    right = (predicted == labels).astype(float)
+    if label is None:
+        return right
+    if label not in names or not (labels == names.index(label)).any():
+        raise ValueError(f"no example of {set_name} has the gold label {label!r} (labels: {sorted(set(names))})")
+    return right[:, labels == names.index(label)]
+
+
+def accuracy_comparison(
+    method: Sequence[dict[str, Any]], base: Sequence[dict[str, Any]], column: Column, n_resamples: int = RESAMPLES
+) -> Comparison:
+    """Δ accuracy of `method` minus `base` (runs paired by position) on `column`'s examples."""
+    k = len(method)
+    hits = correct([*method, *base], column.set_name, column.label)
+
+    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
+        w = weights[0]
+        acc = (w @ hits.T) / w.sum(axis=1, keepdims=True)
+        return (acc[:, :k] - acc[:, k:]).mean(axis=1)
+
+    interval = bootstrap_interval(statistic, [hits.shape[1]], n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
+    per_run = hits.mean(axis=1)
+    return Comparison(interval, tuple(float(d) for d in per_run[:k] - per_run[k:]))
+
+
+def f_bias_values(dev: np.ndarray, ood: np.ndarray, teacher_dev: np.ndarray, teacher_ood: np.ndarray) -> np.ndarray:
+    """F_bias of each run ([B, S] accuracies) against the teacher's ([B]), NaN where it is undefined (the teacher's
+    Δ ≤ 0 or an accuracy of 0), as a run's own F_bias is not reported then."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        teacher_gap = (teacher_dev - teacher_ood) / teacher_dev
+        values = ((dev - ood) / dev) / teacher_gap[:, None]
+    defined = (teacher_dev > 0)[:, None] & (teacher_gap > 0)[:, None] & (dev > 0)
+    return np.where(defined, values, np.nan)
+
+
+def f_bias_comparison(
+    method: Sequence[dict[str, Any]],
+    base: Sequence[dict[str, Any]],
+    teacher: dict[str, Any],
+    column: Column,
+    n_resamples: int = RESAMPLES,
+) -> Comparison:
+    """Δ F_bias of `method` minus `base` (runs paired by position) against `teacher`, on `column`'s two sets."""
+    assert column.ood_set is not None
+    k = len(method)
+    runs = [*method, *base, teacher]
+    hits = [correct(runs, column.set_name), correct(runs, column.ood_set)]
+
+    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
+        dev, ood = ((w @ c.T) / w.sum(axis=1, keepdims=True) for w, c in zip(weights, hits))
+        values = f_bias_values(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
+        return (values[:, :k] - values[:, k:]).mean(axis=1)
+
+    sizes = [c.shape[1] for c in hits]
+    interval = bootstrap_interval(statistic, sizes, n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
+    observed = f_bias_values(*(c.mean(axis=1)[None, :-1] for c in hits), *(c.mean(axis=1)[-1:] for c in hits))[0]
+    return Comparison(interval, tuple(float(d) for d in observed[:k] - observed[k:]))
+
+
+def paired_runs(
+    records: Sequence[dict[str, Any]], method: str, sparsity: float, baseline: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The method's runs at `sparsity` and the baseline's (same sparsity, else its only one) of the same seeds."""
+    base = {r["seed"]: r for r in baseline_runs(records, baseline, sparsity)}
+    mine = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity and r["seed"] in base]
+    return mine, [base[r["seed"]] for r in mine]
+
+
+def run_value(run: dict[str, Any], column: Column, teacher: dict[str, Any] | None) -> float:
+    """The column's metric of one run, recomputed from its per-example predictions."""
+    if column.is_f_bias:
+        assert teacher is not None and column.ood_set is not None
+        dev, ood = (correct([run, teacher], name).mean(axis=1) for name in (column.set_name, column.ood_set))
+        return float(f_bias_values(dev[None, :1], ood[None, :1], dev[1:], ood[1:])[0, 0])
+    return float(correct([run], column.set_name, column.label).mean())
+
+
+def comparison_rows(
+    records: Sequence[dict[str, Any]],
+    columns: Sequence[Column],
+    baseline: str,
+    teacher: dict[str, Any] | None = None,
+    n_resamples: int = RESAMPLES,
+) -> list[dict[str, Any]]:
+    """A row per (method, sparsity) in the records' order: seeds, each column's mean and sample std over the seeds,
+    and (for every method but the baseline, with paired seeds) each column's `Comparison` and Holm-adjusted p."""
+    groups = list(dict.fromkeys((r["method"], float(r["sparsity"])) for r in records))
+    rows = []
+    for method, sparsity in groups:
+        runs = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity]
+        row: dict[str, Any] = {"method": method, "sparsity": sparsity, "seeds": [r["seed"] for r in runs]}
+        for column in columns:
+            if column.is_f_bias and (teacher is None or method == teacher.get("method")):
+                continue
+            values = [run_value(r, column, teacher) for r in runs]
+            row[column.title] = (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
+        mine, base = paired_runs(records, method, sparsity, baseline)
+        if method != baseline and mine:
+            for column in columns:
+                if column.is_f_bias and teacher is not None:
+                    row[f"Δ {column.title}"] = f_bias_comparison(mine, base, teacher, column, n_resamples)
+                elif not column.is_f_bias:
+                    row[f"Δ {column.title}"] = accuracy_comparison(mine, base, column, n_resamples)
+        rows.append(row)
+    for column in columns:
+        key = f"Δ {column.title}"
+        cells = [row[key] for row in rows if key in row]
+        for cell, adjusted in zip(cells, holm([c.seed_p for c in cells])):
+            for row in rows:
+                if row.get(key) is cell:
+                    row[f"{key} Holm"] = adjusted
+    return rows
+
+
+def _mean_cell(value: tuple[float, float | None] | None, scale: float, digits: int) -> str:
+    if value is None:
+        return "–"
+    mean, std = value
+    return f"{scale * mean:.{digits}f}" + (f" ± {scale * std:.{digits}f}" if std is not None else "")
+
+
+def _p_cell(p: float | None, adjusted: float | None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.2g} ({adjusted:.2g})" if adjusted is not None else f"{p:.2g}"
+
+
+def comparison_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[Column], baseline: str) -> str:
+    """The rows as two Markdown tables: the means ± std over the seeds, then the paired differences from
+    `baseline` with their intervals and seed-level p-values (accuracy in points, F_bias as a ratio)."""
+    scale = {c.title: (1.0, 3) if c.is_f_bias else (100.0, 1) for c in columns}
+    head = ["method", "sparsity", "seeds", *(c.title for c in columns)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [_mean_cell(row.get(c.title), *scale[c.title]) for c in columns]
+        lines.append(f"| {row['method']} | {row['sparsity']:.0%} | {len(row['seeds'])} | " + " | ".join(cells) + " |")
+    paired = [row for row in rows if any(f"Δ {c.title}" in row for c in columns)]
+    if not paired:
+        return "\n".join(lines) + "\n"
+    head = ["method", "sparsity", "paired seeds"]
+    for c in columns:
+        head += [f"Δ {c.title} vs {baseline}", "seed p (Holm)"]
+    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in paired:
+        cells = []
+        for c in columns:
+            found: Comparison | None = row.get(f"Δ {c.title}")
+            if found is None:
+                cells += ["–", "–"]
+                continue
+            cells += [found.interval.format(*scale[c.title]), _p_cell(found.seed_p, row.get(f"Δ {c.title} Holm"))]
+        seeds = next(row[f"Δ {c.title}"].interval.n_seeds for c in columns if f"Δ {c.title}" in row)
+        lines.append(f"| {row['method']} | {row['sparsity']:.0%} | {seeds} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_column(spec: str) -> Column:
+    """`TITLE=SET` (accuracy), `TITLE=SET:LABEL` (accuracy on the examples of gold LABEL) or `TITLE=ID>OOD`
+    (F_bias of the ID set against the OOD set); `InputError` naming the forms otherwise."""
+    title, sep, target = spec.partition("=")
+    forms = "TITLE=SET, TITLE=SET:LABEL or TITLE=ID_SET>OOD_SET (F_bias), e.g. 'HANS non-ent=hans:non-entailment'"
+    if not sep or not title.strip() or not target.strip():
+        raise InputError(f"column {spec!r}: expected {forms}")
+    if ">" in target:
+        dev, _, ood = target.partition(">")
+        if not dev or not ood:
+            raise InputError(f"column {spec!r}: expected {forms}")
+        return Column(title.strip(), dev.strip(), ood_set=ood.strip())
+    name, _, label = target.partition(":")
+    return Column(title.strip(), name.strip(), label.strip() or None)
+
+
+def column_spec(column: Column) -> str:
+    """The inverse of `parse_column`."""
+    if column.is_f_bias:
+        return f"{column.title}={column.set_name}>{column.ood_set}"
+    return f"{column.title}={column.set_name}" + (f":{column.label}" if column.label else "")

@@ -1,0 +1,156 @@
+"""`hf_srnets.experiments.paired_table`: paired columns (accuracy, accuracy on one gold label, F_bias) against a
+baseline, with values worked out by hand on sets of a few examples."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hf_srnets.commands import report as report_command
+from hf_srnets.errors import InputError
+from hf_srnets.experiments.paired_table import (
+    Column,
+    accuracy_comparison,
+    column_spec,
+    comparison_markdown,
+    comparison_rows,
+    f_bias_comparison,
+    f_bias_values,
+    parse_column,
+)
+from hf_srnets.experiments.report import report_text
+from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
+
+DEV = ["entailment", "neutral", "contradiction", "entailment"]
+OOD = ["entailment", "non-entailment", "entailment", "non-entailment"]
+WRONG = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+FLIP = {"entailment": "non-entailment", "non-entailment": "entailment"}
+
+
+def write_set(path: Path, labels: list[str], right: list[int], wrong: dict[str, str]) -> None:
+    """eval_predictions rows: example i predicted right where right[i] == 1."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"index": i, "id": f"x{i}", "label": y, "prediction": y if ok else wrong[y]}
+        for i, (y, ok) in enumerate(zip(labels, right))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def run(root: Path, method: str, sparsity: float, seed: int, dev: list[int], ood: list[int]) -> dict:
+    """A finished sweep run (as `sweep_summary.collect` reads it) with these right/wrong patterns."""
+    out = Path(run_dir(str(root), method, sparsity, seed))
+    write_set(out / "eval_predictions" / "mnli.jsonl", DEV, dev, WRONG)
+    write_set(out / "eval_predictions" / "hans.jsonl", OOD, ood, FLIP)
+    (out / RUN_META).write_text(json.dumps({"method": method, "sparsity": sparsity, "seed": seed}))
+    results = {"eval_mnli_accuracy": sum(dev) / 4, "eval_hans_accuracy": sum(ood) / 4}
+    (out / "all_results.json").write_text(json.dumps(results))
+    return {**results, "method": method, "sparsity": sparsity, "seed": seed, "run_dir": str(out)}
+
+
+MNLI, HANS = Column("MNLI-m", "mnli"), Column("HANS", "hans")
+NON_ENT, F_BIAS = Column("HANS non-ent", "hans", "non-entailment"), Column("F_bias", "mnli", ood_set="hans")
+
+
+def test_accuracy_and_label_subset_differences_by_hand(tmp_path):
+    method = run(tmp_path, "m", 0.5, 1, [1, 1, 1, 0], [1, 1, 0, 0])
+    base = run(tmp_path, "b", 0.5, 1, [1, 0, 1, 0], [1, 0, 0, 0])
+    assert accuracy_comparison([method], [base], MNLI, 200).interval.difference == pytest.approx(0.75 - 0.5)
+    # HANS non-entailment examples are 1 and 3: the method gets 1 of 2, the baseline 0 of 2
+    found = accuracy_comparison([method], [base], NON_ENT, 200)
+    assert found.interval.difference == pytest.approx(0.5) and found.interval.n_examples == 2
+    assert found.seed_differences == (0.5,) and found.seed_p is None  # one seed: no t-test
+
+
+def test_identical_runs_give_a_zero_interval(tmp_path):
+    a = run(tmp_path, "m", 0.5, 1, [1, 0, 1, 0], [0, 1, 1, 0])
+    b = run(tmp_path, "b", 0.5, 1, [1, 0, 1, 0], [0, 1, 1, 0])
+    interval = accuracy_comparison([a], [b], HANS, 300).interval
+    assert (interval.difference, interval.low, interval.high) == (0.0, 0.0, 0.0) and not interval.excludes_zero
+
+
+def test_f_bias_difference_and_its_undefined_cases_by_hand(tmp_path):
+    # teacher: dev 4/4, OOD 2/4, Δ_t = 0.5; method: dev 3/4, OOD 2/4, Δ = 1/3, F = 2/3; base: dev 4/4, OOD 1/4, F = 1.5
+    teacher = run(tmp_path, "teacher", 0.0, 0, [1, 1, 1, 1], [1, 1, 0, 0])
+    method = run(tmp_path, "m", 0.5, 1, [1, 1, 1, 0], [1, 0, 1, 0])
+    base = run(tmp_path, "b", 0.5, 1, [1, 1, 1, 1], [0, 0, 1, 0])
+    found = f_bias_comparison([method], [base], teacher, F_BIAS, 500)
+    assert found.interval.difference == pytest.approx(2 / 3 - 1.5)
+    assert found.seed_differences == pytest.approx((2 / 3 - 1.5,))
+    assert found.interval.n_examples == 8 and found.interval.low <= found.interval.difference <= found.interval.high
+    values = f_bias_values(np.array([[0.75, 0.0]]), np.array([[0.5, 0.0]]), np.array([0.5]), np.array([0.5]))
+    assert np.isnan(values).all()  # teacher without a gap; a run at 0 ID accuracy
+
+
+def test_rows_pair_by_seed_and_holm_adjusts_each_column(tmp_path):
+    records = [
+        run(tmp_path, "dense", 0.0, 1, [1, 1, 1, 1], [1, 1, 0, 0]),
+        run(tmp_path, "dense", 0.0, 2, [1, 1, 1, 1], [1, 1, 0, 0]),
+        run(tmp_path, "a", 0.5, 1, [1, 1, 1, 0], [1, 1, 0, 0]),
+        run(tmp_path, "a", 0.5, 2, [1, 1, 0, 0], [1, 0, 0, 0]),
+        run(tmp_path, "c", 0.5, 1, [1, 1, 1, 0], [1, 1, 1, 0]),
+        run(tmp_path, "c", 0.5, 2, [1, 1, 1, 1], [1, 1, 1, 1]),
+        run(tmp_path, "c", 0.5, 3, [1, 1, 1, 1], [1, 1, 1, 1]),  # no dense run of seed 3: left out of the pairing
+    ]
+    rows = comparison_rows(records, [MNLI, F_BIAS], "dense", records[0], n_resamples=200)
+    by_method = {row["method"]: row for row in rows}
+    assert "Δ MNLI-m" not in by_method["dense"] and "F_bias" not in by_method["dense"]
+    a, c = by_method["a"], by_method["c"]
+    assert a["MNLI-m"] == pytest.approx((0.625, math.sqrt(0.03125)))  # 0.75 and 0.5
+    assert a["Δ MNLI-m"].seed_differences == pytest.approx((-0.25, -0.5))
+    assert c["seeds"] == [1, 2, 3] and c["Δ MNLI-m"].interval.n_seeds == 2
+    assert c["Δ MNLI-m"].seed_differences == pytest.approx((-0.25, 0.0))
+    # the paired t-test with 1 degree of freedom: p = 1 − (2/π)·atan(|t|), t = mean / (sd / √2)
+    for row, diffs in ((a, (-0.25, -0.5)), (c, (-0.25, 0.0))):
+        t = abs(np.mean(diffs)) / (np.std(diffs, ddof=1) / math.sqrt(2))
+        assert row["Δ MNLI-m"].seed_p == pytest.approx(1 - 2 / math.pi * math.atan(t))
+    p_a, p_c = a["Δ MNLI-m"].seed_p, c["Δ MNLI-m"].seed_p
+    low, high = sorted((p_a, p_c))
+    expected = {low: min(1.0, 2 * low), high: max(min(1.0, 2 * low), high)}
+    assert a["Δ MNLI-m Holm"] == pytest.approx(expected[p_a]) and c["Δ MNLI-m Holm"] == pytest.approx(expected[p_c])
+    # F_bias of a, seed 1: dev 3/4, OOD 2/4 against the teacher's Δ 0.5 -> (1/3)/0.5; dense seed 1 is the teacher: 1
+    assert a["Δ F_bias"].seed_differences[0] == pytest.approx((1 / 3) / 0.5 - 1.0)
+    text = comparison_markdown(rows, [MNLI, F_BIAS], "dense")
+    assert "| a | 50% | 2 | 62.5 ± 17.7 |" in text and "| Δ MNLI-m vs dense | seed p (Holm) |" in text
+
+
+@pytest.mark.parametrize("spec", ["HANS", "=hans", "F=mnli>", "T= "])
+def test_a_column_spec_without_its_parts_is_refused_naming_the_forms(spec):
+    with pytest.raises(InputError, match=r"TITLE=SET, TITLE=SET:LABEL or TITLE=ID_SET>OOD_SET"):
+        parse_column(spec)
+
+
+def test_column_specs_round_trip():
+    for column in (MNLI, NON_ENT, F_BIAS):
+        assert parse_column(column_spec(column)) == column
+
+
+def test_the_report_command_adds_the_column_section_with_an_extra_teacher_run(tmp_path, capsys):
+    sweep = tmp_path / "sweep"
+    for seed, (dev, ood) in enumerate((([1, 1, 1, 0], [1, 0, 1, 0]), ([1, 1, 0, 1], [1, 1, 0, 0])), 1):
+        run(sweep, "mask", 0.5, seed, dev, ood)
+        run(sweep, "oneshot", 0.5, seed, [1, 0, 0, 0], [1, 0, 1, 0])
+    teacher = tmp_path / "teacher"
+    write_set(teacher / "eval_predictions" / "mnli.jsonl", DEV, [1, 1, 1, 1], WRONG)
+    write_set(teacher / "eval_predictions" / "hans.jsonl", OOD, [1, 1, 0, 0], FLIP)
+    (teacher / "all_results.json").write_text(json.dumps({"eval_mnli_accuracy": 1.0, "eval_hans_accuracy": 0.5}))
+    results = tmp_path / "results"
+    results.mkdir()
+    argv = [str(results), "--collect_from", str(sweep), "--metrics", "eval_mnli_accuracy,eval_hans_accuracy"]
+    argv += ["--baseline", "mask", "--reference", "teacher", "--extra_run", f"teacher={teacher}", "--no_plots"]
+    argv += ["--columns", "MNLI-m=mnli,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"]
+    assert report_command.main(argv) == 0
+    text, _, manifest = report_text(str(results))
+    assert manifest["columns"] == ["MNLI-m=mnli", "HANS non-ent=hans:non-entailment", "F_bias=mnli>hans"]
+    assert (Path(run_dir(str(results / "per_example"), "teacher", 0.0, 0)) / "mnli.jsonl.gz").is_file()
+    assert "## Paired by column against mask" in text and "F_bias against teacher (seed 0)" in text
+    # oneshot − mask: MNLI-m 1/4 − 3/4 = −50 points in both seeds; F_bias: oneshot (1 − 2)/1 / 0.5 = −2 in both seeds,
+    # mask seed 1 (3/4 − 2/4)/(3/4) / 0.5 = 2/3, seed 2 (3/4 − 2/4)/(3/4) / 0.5 = 2/3: Δ = −2 − 2/3 = −2.667
+    line = [x for x in text.splitlines() if x.startswith("| oneshot | 50% | 2 |") and "[" in x][-1]
+    assert "| -50.0 [" in line and "| -2.667 [" in line
+    assert report_command.main([str(results), "--check"]) == 0
+    assert "identical" in capsys.readouterr().out
