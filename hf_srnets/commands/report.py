@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
         "label's examples) or TITLE=ID>OOD (F_bias against --reference): a per-column paired section of report.md, "
         "e.g. 'MNLI-m=mnli,HANS non-ent=hans:non-entailment,F_bias=mnli>hans'",
     )
+    parser.add_argument(
+        "--column_baselines",
+        help="with --columns: comma-separated methods, a per-column section against each (default: --baseline)",
+    )
     return parser
 
 
@@ -86,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         metrics = args.metrics.split(",")
         extra = dict(extra_run(spec) for spec in args.extra_run)
         columns = [column_spec(parse_column(c)) for c in args.columns.split(",")] if args.columns else []
+        against = args.column_baselines.split(",") if args.column_baselines else []
         collect_per_example(
-            args.collect_from, args.experiment_dir, metrics, args.baseline, args.reference, extra, columns
+            args.collect_from, args.experiment_dir, metrics, args.baseline, args.reference, extra, columns, against
         )
     if args.check:
         return check(args.experiment_dir)

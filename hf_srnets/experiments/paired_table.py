@@ -3,7 +3,8 @@ one gold label (HANS non-entailment), and F_bias (Du et al. 2023, "Robustness Ch
 
 Runs are records as `sweep_summary.collect` (a sweep's output_dir) or `per_example.load_records` (committed
 per-example outputs) give them. A method's runs at sparsity s are paired with the baseline's runs at s, else at the
-baseline's only sparsity (a dense baseline), seed by seed. For each cell:
+baseline's only sparsity (a dense baseline), seed by seed; a baseline of one run outside the method's seeds is
+paired with each seed. For each cell:
 
     Δ   = (1/S) Σ_s [ metric(method, s) − metric(baseline, s) ]      over the S seeds both ran
     acc = (1/n) Σ_i 1[pred_i = gold_i]                                over the set's n examples (or those of a label)
@@ -126,9 +127,15 @@ def f_bias_comparison(
 def paired_runs(
     records: Sequence[dict[str, Any]], method: str, sparsity: float, baseline: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The method's runs at `sparsity` and the baseline's (same sparsity, else its only one) of the same seeds."""
-    base = {r["seed"]: r for r in baseline_runs(records, baseline, sparsity)}
-    mine = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity and r["seed"] in base]
+    """The method's runs at `sparsity` and the baseline's (same sparsity, else its only one) of the same seeds; a
+    baseline of one run outside the method's seeds (a model evaluated once, such as the dense model every search
+    starts from) is paired with each of them."""
+    found = baseline_runs(records, baseline, sparsity)
+    runs = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity]
+    if len(found) == 1 and all(r["seed"] != found[0]["seed"] for r in runs):
+        return runs, found * len(runs)
+    base = {r["seed"]: r for r in found}
+    mine = [r for r in runs if r["seed"] in base]
     return mine, [base[r["seed"]] for r in mine]
 
 

@@ -74,10 +74,12 @@ def collect_per_example(
     reference: str | None = None,
     extra_runs: Mapping[str, str] | None = None,
     columns: Sequence[str] = (),
+    column_baselines: Sequence[str] = (),
 ) -> list[str]:
     """Copy every finished run of the sweep under `sweep_root` into `<experiment_dir>/per_example/` (module
     docstring), with a manifest naming the metrics, the baseline and the reference; return the set files written.
-    `columns` (`paired_table.parse_column` specs) go to the manifest for the report's per-column section.
+    `columns` (`paired_table.parse_column` specs) go to the manifest for the report's per-column sections, one
+    per method of `column_baselines` (default: the baseline).
     `extra_runs` (name -> run dir) adds runs made outside the sweep, such as the dense model its methods start
     from, each as a method of that name at sparsity 0 and seed 0 (evaluated once, outside the sweep's seeds).
     A run without `eval_predictions/` is an `InputError`: it ran before the files existed, or without saving."""
@@ -94,7 +96,11 @@ def collect_per_example(
     for record in records:
         written += _copy_run(record, root, metrics)
     manifest = {"baseline": baseline, "reference": reference, "metrics": list(metrics)}
-    write_json({**manifest, **({"columns": list(columns)} if columns else {})}, os.path.join(root, MANIFEST))
+    if columns:
+        manifest["columns"] = list(columns)
+    if column_baselines:
+        manifest["column_baselines"] = list(column_baselines)
+    write_json(manifest, os.path.join(root, MANIFEST))
     return written
 
 

@@ -118,7 +118,9 @@ def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[st
     text += sweep_f_bias_table(rows, f_bias, reference or "")
     text += paired_table(rows, metrics, baseline, notes) if baseline else ""
     if baseline and manifest.get("columns"):
-        text += column_section(records, [parse_column(spec) for spec in manifest["columns"]], baseline, reference)
+        columns = [parse_column(spec) for spec in manifest["columns"]]
+        for against in manifest.get("column_baselines") or [baseline]:
+            text += column_section(records, columns, against, reference)
     return text, rows, {**manifest, "f_bias": f_bias}
 
 

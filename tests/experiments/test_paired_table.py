@@ -143,14 +143,19 @@ def test_the_report_command_adds_the_column_section_with_an_extra_teacher_run(tm
     argv = [str(results), "--collect_from", str(sweep), "--metrics", "eval_mnli_accuracy,eval_hans_accuracy"]
     argv += ["--baseline", "mask", "--reference", "teacher", "--extra_run", f"teacher={teacher}", "--no_plots"]
     argv += ["--columns", "MNLI-m=mnli,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"]
+    argv += ["--column_baselines", "mask,teacher"]
     assert report_command.main(argv) == 0
     text, _, manifest = report_text(str(results))
     assert manifest["columns"] == ["MNLI-m=mnli", "HANS non-ent=hans:non-entailment", "F_bias=mnli>hans"]
     assert (Path(run_dir(str(results / "per_example"), "teacher", 0.0, 0)) / "mnli.jsonl.gz").is_file()
     assert "## Paired by column against mask" in text and "F_bias against teacher (seed 0)" in text
+    against_teacher = text.split("## Paired by column against teacher")[1]
+    # the teacher ran once (seed 0): both seeds of each method are paired with it; MNLI-m 1/4 − 4/4 and 3/4 − 4/4
+    assert "| oneshot | 50% | 2 | -75.0 [" in against_teacher and "| mask | 50% | 2 | -25.0 [" in against_teacher
     # oneshot − mask: MNLI-m 1/4 − 3/4 = −50 points in both seeds; F_bias: oneshot (1 − 2)/1 / 0.5 = −2 in both seeds,
     # mask seed 1 (3/4 − 2/4)/(3/4) / 0.5 = 2/3, seed 2 (3/4 − 2/4)/(3/4) / 0.5 = 2/3: Δ = −2 − 2/3 = −2.667
-    line = [x for x in text.splitlines() if x.startswith("| oneshot | 50% | 2 |") and "[" in x][-1]
+    against_mask = text.split("## Paired by column against mask")[1].split("## Paired by column against teacher")[0]
+    line = [x for x in against_mask.splitlines() if x.startswith("| oneshot | 50% | 2 |") and "[" in x][-1]
     assert "| -50.0 [" in line and "| -2.667 [" in line
     assert report_command.main([str(results), "--check"]) == 0
     assert "identical" in capsys.readouterr().out
