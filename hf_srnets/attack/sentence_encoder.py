@@ -47,11 +47,16 @@ def similarity(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
 
 class CachedEncoder:
     """Unit sentence embeddings, each sentence encoded once: subclasses set `batch_size`, `_cache` and `path` (the
-    name results files record) and define `_encode_batch(list[str]) -> [n, dim]` unit rows."""
+    name results files record) and define `_encode_batch(list[str]) -> [n, dim]` unit rows.
+
+    The cache keeps the `max_cached` sentences used last (least recently used out first): every window of the
+    example under attack, which is what repeats, while a long run's memory stays bounded (100,000 MiniLM rows are
+    about 150 MB)."""
 
     batch_size: int
     path: str
     _cache: dict[str, np.ndarray]
+    max_cached: int = 100_000
 
     def _encode_batch(self, sentences: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -59,13 +64,18 @@ class CachedEncoder:
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
         """Unit embeddings `[len(sentences), dim]`; repeated sentences (windows) are encoded once."""
         todo = list(dict.fromkeys(s for s in sentences if s not in self._cache))
+        for sentence in dict.fromkeys(s for s in sentences if s in self._cache):
+            self._cache[sentence] = self._cache.pop(sentence)  # most recently used last
         for start in range(0, len(todo), self.batch_size):
             batch = todo[start : start + self.batch_size]
             for sentence, vector in zip(batch, self._encode_batch(batch)):
                 self._cache[sentence] = vector
         if not sentences:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._cache[s] for s in sentences])
+        rows = np.stack([self._cache[s] for s in sentences])
+        for sentence in list(self._cache)[: max(0, len(self._cache) - self.max_cached)]:
+            del self._cache[sentence]
+        return rows
 
 
 class SentenceEncoder(CachedEncoder):
