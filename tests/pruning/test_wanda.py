@@ -2,6 +2,7 @@
 calibration vectors is checked against scores worked out by hand below; the runs check that the masks are the
 paper's (per output row / N:M / per matrix) and that no weight is retrained (merged = θ_0 ⊙ m)."""
 
+import copy
 import json
 import math
 
@@ -14,7 +15,9 @@ from training.helpers import tiny_tokenizer
 
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.errors import InputError
-from hf_srnets.pruning.wanda import InputNorms, nm_mask, parse_nm, row_mask, wanda_scores
+from hf_srnets.masking import SRNetModel
+from hf_srnets.pruning.wanda import InputNorms, WandaConfig, nm_mask, parse_nm, row_mask, wanda_scores
+from hf_srnets.pruning.wanda.method import wanda_masks
 
 W = [[4.0, 1.0, -2.0, 3.0], [-1.0, 2.0, 1.0, 10.0], [0.5, -0.5, 3.0, 2.0], [1.0, 1.0, 1.0, 1.0]]
 # three calibration tokens; ‖X_j‖₂ = sqrt(1+4+4) = 3, sqrt(0+9+16) = 5, sqrt(4+1+4) = 3, sqrt(1+0+0) = 1
@@ -45,6 +48,39 @@ def test_wanda_selection_on_a_4x4_weight_and_three_calibration_vectors():
     assert nm_mask(scores, 3, 4).int().tolist() == THREE_OF_FOUR
     assert nm_mask(scores, 2, 4).int().tolist() == HALF_PER_ROW  # one group of 4 per row: 2:4 = 50% per row
     assert row_mask(torch.tensor(W).abs(), 0.5).int().tolist() == MAGNITUDE_PER_ROW != HALF_PER_ROW
+
+
+def test_the_masks_of_a_wrapped_model_come_from_its_real_input_norms():
+    # the regression: the masked layers never call base_layer, so norms hooked there stayed 0 and every row was pruned
+    # by position (MiniLM at 30% fell to chance on MNLI). Expected masks from plain forward hooks on an unwrapped copy.
+    dense = tiny_model("bert", 3).eval()
+    batch = {"input_ids": torch.tensor([[2, 7, 9, 11, 3, 0], [2, 5, 6, 3, 0, 0]])}
+    batch["attention_mask"] = (batch["input_ids"] != 0).long()
+    squares, handles = {}, []
+    for name, module in dense.named_modules():
+        if isinstance(module, torch.nn.Linear):
+
+            def hook(module, args, name=name):
+                x = args[0].detach().double()
+                if x.dim() == 3:
+                    x = x * batch["attention_mask"][..., None]
+                squares[name] = squares.get(name, 0) + x.reshape(-1, x.shape[-1]).pow(2).sum(dim=0)
+
+            handles.append(module.register_forward_pre_hook(hook))
+    with torch.no_grad():
+        dense(**batch)
+    for handle in handles:
+        handle.remove()
+    config = WandaConfig(sparsity=0.3, calibration_samples=2)
+    srnet = SRNetModel(copy.deepcopy(dense), config)
+    masks = wanda_masks(srnet, [batch], config)
+    assert masks and set(masks) <= set(squares)
+    for name, mask in masks.items():
+        weight = dense.get_submodule(name).weight
+        expected = row_mask(weight.abs() * squares[name].sqrt().float()[None, :], 0.3)
+        assert torch.equal(mask, expected), name
+        positional = row_mask(torch.zeros_like(weight), 0.3)
+        assert not torch.equal(mask, positional), name  # what zero norms gave
 
 
 def test_nm_is_checked():

@@ -1,7 +1,8 @@
 """Calibration for one-shot pruning: ‖X_j‖₂ of every masked layer's inputs over the tokens of a few training batches.
 
-`InputNorms` hooks each layer's frozen `base_layer`; padding positions (attention mask 0) are left out, so the norm
-runs over the real tokens of the calibration examples only (the classifier's pooled input has one row per example).
+`InputNorms` hooks each masked layer (its input is its `base_layer`'s); padding positions (attention mask 0) are left
+out, so the norm runs over the real tokens of the calibration examples only (the classifier's pooled input has one
+row per example).
 All layers are measured in one pass of the dense model, not block by block on the outputs of already pruned blocks as
 in Wanda's reference code; the selection itself is the paper's.
 """
@@ -21,9 +22,10 @@ class InputNorms:
     """Within `with InputNorms(layers) as norms:`, accumulate Σ_tokens X_j² of each `nn.Linear`'s input; `norms()`
     gives ‖X_j‖₂ per layer name. `attention_mask` (B, T), when set, weights the tokens (0 drops padding)."""
 
-    def __init__(self, layers: Mapping[str, nn.Linear]) -> None:
+    def __init__(self, layers: Mapping[str, nn.Module]) -> None:
         self.layers = dict(layers)
         self.squares = {name: torch.zeros(layer.in_features, dtype=torch.float64) for name, layer in layers.items()}
+        self.calls = dict.fromkeys(layers, 0)
         self.attention_mask: torch.Tensor | None = None
         self.handles: list[Any] = []
 
@@ -34,6 +36,7 @@ class InputNorms:
             if mask is not None and x.dim() == 3 and tuple(x.shape[:2]) == tuple(mask.shape):
                 x = x * mask.to(x.device, x.dtype)[..., None]
             self.squares[name] += x.reshape(-1, x.shape[-1]).pow(2).sum(dim=0).cpu()
+            self.calls[name] += 1
 
         return hook
 
@@ -47,7 +50,10 @@ class InputNorms:
         self.handles = []
 
     def norms(self) -> dict[str, torch.Tensor]:
-        """‖X_j‖₂ (float32) of every layer's inputs so far."""
+        """‖X_j‖₂ (float32) of every layer's inputs so far; ValueError naming a layer whose input never came."""
+        silent = [name for name, calls in self.calls.items() if calls == 0]
+        if silent:
+            raise ValueError(f"the calibration pass never ran {len(silent)} layer(s), e.g. {silent[0]}: no input norms")
         return {name: squares.sqrt().float() for name, squares in self.squares.items()}
 
 

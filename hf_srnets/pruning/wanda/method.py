@@ -23,7 +23,9 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
     layers = keep_all(srnet)
     device = next(srnet.base_model.parameters()).device
     seen = 0
-    with InputNorms({name: layer.base_layer for name, layer in layers.items()}) as norms:
+    # hook the masked layers themselves: their forward multiplies base_layer.weight by the mask without calling
+    # base_layer, so a hook on base_layer never fires (all norms 0, every row pruned by position)
+    with InputNorms(layers) as norms:
         for inputs in calibration_inputs(batches, config.calibration_samples, device):
             norms.attention_mask = inputs.get("attention_mask")
             srnet.base_model(**inputs)
