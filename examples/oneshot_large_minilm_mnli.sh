@@ -3,7 +3,10 @@
 # the pip MiniLM at the *_large_* scale of issue 26:
 #   1. the bias model (word overlap, for PoE) and 2. the teacher, both as examples/rmc_large_minilm_mnli.sh makes
 #      them (same commands, same folders: skipped when that script made them);
-#   3. examples/oneshot_large_minilm_mnli.yaml: seed 42 first, then seeds 43 and 44.
+#   3. examples/oneshot_large_minilm_mnli.yaml: seed 42 first, then seeds 43 and 44;
+#   4. the runs' per-example outputs and the teacher's into results/oneshot_large_minilm_mnli/per_example/, and
+#      report.md from those files (python -m hf_srnets.commands.report: means, F_bias, paired intervals against
+#      mask_poe for MNLI-m, HANS, HANS non-entailment and F_bias, seed-level tests with Holm).
 # SMOKE=1 runs the same steps at the smallest sizes, in outputs/oneshot_smoke (a teacher of 4 steps on 128 pairs,
 # the recipe on 64 pairs per set, seed 42, 30% only): a check that the recipe runs, not a result.
 # Resumable as the other sweeps. Threads: OMP_NUM_THREADS (default 1). Extra arguments go to run_sweep.py.
@@ -46,4 +49,10 @@ else
   for seeds in 42 42,43,44; do
     python run_sweep.py "$RECIPE" --seeds "$seeds" --checkpoint_steps 50 "$@"
   done
+  # 4. the per-example outputs (and the teacher's) into results/, and report.md regenerated from them alone
+  python -m hf_srnets.commands.report "${RESULTS:-results/oneshot_large_minilm_mnli}" \
+      --collect_from outputs/oneshot_large_minilm_mnli --baseline mask_poe --reference teacher \
+      --extra_run "teacher=$OUT/teacher" \
+      --metrics eval_mnli_accuracy,eval_hans_accuracy,eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy \
+      --columns "MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"
 fi

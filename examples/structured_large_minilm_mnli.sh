@@ -51,3 +51,9 @@ for seeds in $SEED_GROUPS; do
   python run_sweep.py "$RECIPE" --seeds "$seeds" --checkpoint_steps 50 "$@"
 done
 python examples/structured_large_summary.py "$OUT" --dense "$TEACHER" --output "$RESULTS"
+# the per-example outputs into $RESULTS/per_example/ and report.md from them: paired intervals against the element
+# SRNet and against the dense model for MNLI-m, HANS, HANS non-entailment and F_bias
+python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline element --reference dense \
+    --metrics eval_mnli_accuracy,eval_hans_accuracy,eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy \
+    --columns "MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans" \
+    --column_baselines element,dense
