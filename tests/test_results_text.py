@@ -391,3 +391,35 @@ def test_the_recorded_counts_are_the_suites() -> None:
     fresh = json.loads(result.stdout.strip().splitlines()[-1])
     recorded = counts()
     assert (recorded["collected"], recorded["slow"]) == (fresh["collected"], fresh["slow"])
+
+
+# --- one-shot pruning against the search (issue 35): the README's table is report.md's per-column tables ----------
+
+ONESHOT_NAMES = {
+    "search (mask, PoE)": "mask_poe",
+    "magnitude one-shot": "magnitude_oneshot",
+    "Wanda one-shot": "wanda_oneshot",
+    "dense (teacher)": "teacher",
+}
+
+
+def cells(row: str) -> list[str]:
+    return [c.strip().replace("−", "-") for c in row.strip().strip("|").split("|")]
+
+
+def test_the_oneshot_table_is_the_regenerated_report_row_for_row() -> None:
+    folder = RESULTS / "oneshot_large_minilm_mnli"
+    report = (folder / "report.md").read_text().split("## Paired by column against mask_poe")[1]
+    means = {(c[0], c[1]): c[3:] for c in map(cells, table_rows(report, "| method | sparsity | seeds | MNLI-m |"))}
+    paired = {(c[0], c[1]): c[3::2] for c in map(cells, table_rows(report, "| method | sparsity | paired seeds |"))}
+    quoted = table_rows((folder / "README.md").read_text(), "| method | sparsity | MNLI-m | HANS | HANS non-ent |")
+    assert len(quoted) == 10
+    for row in map(cells, quoted):
+        key = (ONESHOT_NAMES[row[0]], row[1])
+        expected = means[key]
+        if key[0] == "magnitude_oneshot":  # its seeds are one model: the README leaves out "± 0.0"
+            expected = [c.split(" ± ")[0] for c in expected]
+        if key[0] == "teacher":
+            expected = [*expected[:3], "1"]  # F_bias of the reference against itself
+        assert row[2:6] == expected, row[0]
+        assert row[6:] == (paired[key] if key in paired else ["–"] * 4 if key[0] == "mask_poe" else [""] * 4), row[0]
