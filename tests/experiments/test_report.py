@@ -181,3 +181,13 @@ def test_hans_cells_are_recomputed_from_the_files_too(tmp_path) -> None:
     # HANS gold is entailment at the odd indices; vanilla is right on its first 9, 10, 11 examples: 4, 5, 5 of the
     # 10 entailment pairs, mean 46.67%, sample std 5.77
     assert "| vanilla | 0% | 3 | 55.00 ± 5.00 | 50.00 ± 5.00 | 46.67 ± 5.77 |" in text
+
+
+COMMITTED = sorted(p.parent.parent.name for p in (FIXTURE.parents[2] / "results").glob("*/per_example/manifest.json"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", COMMITTED)
+def test_every_committed_experiment_regenerates_its_report_md(experiment, capsys) -> None:
+    folder = FIXTURE.parents[2] / "results" / experiment
+    assert report_command.main([str(folder), "--check"]) == 0, capsys.readouterr().out
