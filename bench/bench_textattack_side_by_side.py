@@ -191,7 +191,10 @@ def ensure_textattack_venv(venv: Path, nltk_data: Path) -> list[str]:
     site = _venv_site(venv)
     project_site = sysconfig.get_paths()["purelib"]
     line = f"import site; site.addsitedir({project_site!r})\n"
-    _write_if_missing(site / "zz_hf_srnets_project_site.pth", line, done, "project site-packages after the venv's")
+    pth = site / "zz_hf_srnets_project_site.pth"
+    if pth.exists() and pth.read_text(encoding="utf-8") != line:  # a venv built from another checkout or venv
+        pth.unlink()
+    _write_if_missing(pth, line, done, "project site-packages after the venv's")
     for name, text in FLAIR_PLACEHOLDER.items():
         _write_if_missing(site / "flair" / name, text, done, "flair placeholder")
     # WordSwapHomoglyphSwap.__init__ opens this data file, which the 0.3.11 wheel does not ship; it is read only

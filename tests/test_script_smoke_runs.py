@@ -357,3 +357,24 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
         ["dense", "32"], ["dense", "1"],
     ]  # fmt: skip
     assert (tmp_path / "results" / "pareto.png").stat().st_size > 0
+
+
+def test_a_textattack_venv_built_from_another_checkout_is_pointed_at_this_one(tmp_path, monkeypatch):
+    """The venv's .pth names the site-packages of the interpreter that built it; a venv left by another checkout
+    (since deleted) imported no numpy or torch. A second call rewrites the line, and a third finds nothing to do."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_textattack_side_by_side as bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "zz_hf_srnets_project_site.pth").write_text("import site; site.addsitedir('/gone/.venv/site-packages')\n")
+    monkeypatch.setattr(bench, "_missing_packages", lambda python: [])
+    done = bench.ensure_textattack_venv(venv, tmp_path / "nltk")
+    assert any("project site-packages" in line for line in done)
+    assert "/gone/" not in (site / "zz_hf_srnets_project_site.pth").read_text()
+    assert bench.ensure_textattack_venv(venv, tmp_path / "nltk") == []
