@@ -423,3 +423,43 @@ def test_the_oneshot_table_is_the_regenerated_report_row_for_row() -> None:
             expected = [*expected[:3], "1"]  # F_bias of the reference against itself
         assert row[2:6] == expected, row[0]
         assert row[6:] == (paired[key] if key in paired else ["–"] * 4 if key[0] == "mask_poe" else [""] * 4), row[0]
+
+
+# --- structured SRNets (issue 32): the README's table is summary.json and report.md's per-column tables -----------
+
+
+def column_tables(report: str, baseline: str) -> tuple[dict, dict]:
+    """report.md's per-column section against `baseline`: (method, sparsity) -> mean cells and -> paired cells."""
+    section = report.split(f"## Paired by column against {baseline}")[1].split("## ")[0]
+    means = {(c[0], c[1]): c[3:] for c in map(cells, table_rows(section, "| method | sparsity | seeds | MNLI-m |"))}
+    paired = {(c[0], c[1]): c[3::2] for c in map(cells, table_rows(section, "| method | sparsity | paired seeds |"))}
+    return means, paired
+
+
+def test_the_structured_table_is_summary_json_and_the_regenerated_report() -> None:
+    folder = RESULTS / "structured_large_minilm_mnli"
+    report = (folder / "report.md").read_text()
+    means, against_element = column_tables(report, "element")
+    _, against_dense = column_tables(report, "dense")
+    summary = {(r["method"], f"{r['sparsity']:.0%}"): r for r in json.loads((folder / "summary.json").read_text())}
+    quoted = table_rows((folder / "README.md").read_text(), "| model | sparsity | MNLI-m | % of element |")
+    assert len(quoted) == len(summary) == 9
+    for row in map(cells, quoted):
+        key = (row[0], row[1])
+        mnli, hans, non_ent, f_bias = means[key]
+        entailment = f"{summary[key]['hans_entailment']:.1f}"
+        assert [row[2], row[4], row[5], row[6]] == [
+            mnli,
+            hans,
+            f"{entailment} / {non_ent}",
+            f_bias if key[0] != "dense" else "1",
+        ]
+        element = summary.get(("element", key[1]))
+        share = f"{100 * summary[key]['mnli_m'] / element['mnli_m']:.1f}%" if element else ""
+        assert row[3] == (share.replace("100.0%", "100%")), key
+        assert row[8:10] == [
+            f"{summary[key]['cpu_throughput_vs_dense_b32']:.2f}",
+            f"{summary[key]['cpu_latency_vs_dense_b1']:.2f}",
+        ]
+        assert row[10] == (against_element[key][0] if key in against_element else "–" if key[0] == "element" else "")
+        assert row[11] == (against_dense[key][2] if key in against_dense else "")
