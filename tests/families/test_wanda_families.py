@@ -6,6 +6,7 @@ import copy
 
 import pytest
 import torch
+from pruning.test_wanda import input_norms_by_plain_hooks
 from transformers import AutoModelForSequenceClassification, GemmaConfig, LlamaConfig, ModernBertConfig, Qwen3Config
 
 from families.helpers import DECODER
@@ -20,26 +21,6 @@ CONFIGS = {
     "gemma": lambda: GemmaConfig(**DECODER, pad_token_id=0),
     "modernbert": lambda: ModernBertConfig(**TINY),
 }
-
-
-def input_norms_by_plain_hooks(model: torch.nn.Module, batch: dict) -> dict[str, torch.Tensor]:
-    """‖X_j‖₂ of every nn.Linear's input over the real tokens (padding rows dropped when the input has them)."""
-    squares, handles = {}, []
-    for name, module in model.named_modules():
-        if isinstance(module, torch.nn.Linear):
-
-            def hook(module, args, name=name):
-                x = args[0].detach().double()
-                if x.dim() == 3 and tuple(x.shape[:2]) == tuple(batch["attention_mask"].shape):
-                    x = x * batch["attention_mask"][..., None]
-                squares[name] = squares.get(name, 0) + x.reshape(-1, x.shape[-1]).pow(2).sum(dim=0)
-
-            handles.append(module.register_forward_pre_hook(hook))
-    with torch.no_grad():
-        model(**batch)
-    for handle in handles:
-        handle.remove()
-    return {name: s.sqrt().float() for name, s in squares.items()}
 
 
 @pytest.mark.parametrize("family", sorted(CONFIGS))

@@ -50,35 +50,41 @@ def test_wanda_selection_on_a_4x4_weight_and_three_calibration_vectors():
     assert row_mask(torch.tensor(W).abs(), 0.5).int().tolist() == MAGNITUDE_PER_ROW != HALF_PER_ROW
 
 
+def input_norms_by_plain_hooks(model: torch.nn.Module, batch: dict) -> dict[str, torch.Tensor]:
+    """‖X_j‖₂ of every nn.Linear's input over the real tokens (padding rows dropped where the input has them), by
+    forward pre-hooks on the plain model: the reference the masks of `wanda_masks` are compared with."""
+    squares, handles = {}, []
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear):
+
+            def hook(module, args, name=name):
+                x = args[0].detach().double()
+                if x.dim() == 3 and tuple(x.shape[:2]) == tuple(batch["attention_mask"].shape):
+                    x = x * batch["attention_mask"][..., None]
+                squares[name] = squares.get(name, 0) + x.reshape(-1, x.shape[-1]).pow(2).sum(dim=0)
+
+            handles.append(module.register_forward_pre_hook(hook))
+    with torch.no_grad():
+        model(**batch)
+    for handle in handles:
+        handle.remove()
+    return {name: s.sqrt().float() for name, s in squares.items()}
+
+
 def test_the_masks_of_a_wrapped_model_come_from_its_real_input_norms():
     # the regression: the masked layers never call base_layer, so norms hooked there stayed 0 and every row was pruned
     # by position (MiniLM at 30% fell to chance on MNLI). Expected masks from plain forward hooks on an unwrapped copy.
     dense = tiny_model("bert", 3).eval()
     batch = {"input_ids": torch.tensor([[2, 7, 9, 11, 3, 0], [2, 5, 6, 3, 0, 0]])}
     batch["attention_mask"] = (batch["input_ids"] != 0).long()
-    squares, handles = {}, []
-    for name, module in dense.named_modules():
-        if isinstance(module, torch.nn.Linear):
-
-            def hook(module, args, name=name):
-                x = args[0].detach().double()
-                if x.dim() == 3:
-                    x = x * batch["attention_mask"][..., None]
-                squares[name] = squares.get(name, 0) + x.reshape(-1, x.shape[-1]).pow(2).sum(dim=0)
-
-            handles.append(module.register_forward_pre_hook(hook))
-    with torch.no_grad():
-        dense(**batch)
-    for handle in handles:
-        handle.remove()
+    norms = input_norms_by_plain_hooks(dense, batch)
     config = WandaConfig(sparsity=0.3, calibration_samples=2)
     srnet = SRNetModel(copy.deepcopy(dense), config)
     masks = wanda_masks(srnet, [batch], config)
-    assert masks and set(masks) <= set(squares)
+    assert masks and set(masks) <= set(norms)
     for name, mask in masks.items():
         weight = dense.get_submodule(name).weight
-        expected = row_mask(weight.abs() * squares[name].sqrt().float()[None, :], 0.3)
-        assert torch.equal(mask, expected), name
+        assert torch.equal(mask, row_mask(weight.abs() * norms[name][None, :], 0.3)), name
         positional = row_mask(torch.zeros_like(weight), 0.3)
         assert not torch.equal(mask, positional), name  # what zero norms gave
 
