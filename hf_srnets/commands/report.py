@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.metrics:
             raise InputError("--collect_from needs --metrics, e.g. --metrics eval_mnli_accuracy,eval_hans_accuracy")
         metrics = args.metrics.split(",")
+        if (args.columns or args.column_baselines) and not args.baseline:
+            raise InputError("--columns and --column_baselines pair methods with a baseline: give --baseline METHOD")
         extra = dict(extra_run(spec) for spec in args.extra_run)
         columns = [column_spec(parse_column(c)) for c in args.columns.split(",")] if args.columns else []
         against = args.column_baselines.split(",") if args.column_baselines else []

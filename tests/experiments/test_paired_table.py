@@ -159,3 +159,13 @@ def test_the_report_command_adds_the_column_section_with_an_extra_teacher_run(tm
     assert "| -50.0 [" in line and "| -2.667 [" in line
     assert report_command.main([str(results), "--check"]) == 0
     assert "identical" in capsys.readouterr().out
+
+
+def test_columns_without_a_baseline_are_refused_by_name(tmp_path):
+    run(tmp_path / "sweep", "mask", 0.5, 1, [1, 1, 1, 0], [1, 0, 1, 0])
+    (tmp_path / "results").mkdir()
+    argv = [str(tmp_path / "results"), "--collect_from", str(tmp_path / "sweep"), "--metrics", "eval_mnli_accuracy"]
+    with pytest.raises(InputError, match="give --baseline METHOD"):
+        report_command.main([*argv, "--columns", "MNLI-m=mnli"])
+    with pytest.raises(InputError, match="expected NAME=DIR"):
+        report_command.main([*argv, "--baseline", "mask", "--extra_run", "teacher"])
