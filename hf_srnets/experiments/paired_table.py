@@ -177,11 +177,9 @@ def comparison_rows(
         rows.append(row)
     for column in columns:
         key = f"Δ {column.title}"
-        cells = [row[key] for row in rows if key in row]
-        for cell, adjusted in zip(cells, holm([c.seed_p for c in cells])):
-            for row in rows:
-                if row.get(key) is cell:
-                    row[f"{key} Holm"] = adjusted
+        paired = [row for row in rows if key in row]
+        for row, adjusted in zip(paired, holm([row[key].seed_p for row in paired])):
+            row[f"{key} Holm"] = adjusted
     return rows
 
 
