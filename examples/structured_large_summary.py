@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from hf_srnets.evaluation.speed import SpeedRow, load_for_speed, measure_speed, speed_table
+from hf_srnets.evaluation.speed import SpeedRow, cpu_name, load_for_speed, measure_speed, speed_table
 from hf_srnets.run_files import MERGED_DIR, RESULTS_NAME, SRNET_CONFIG_NAME
 
 METRICS = {"mnli_m": "eval_mnli_accuracy", "hans_non_entailment": "eval_hans_non-entailment_accuracy"}
@@ -88,17 +88,6 @@ def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Pat
         f"{args.rounds} alternating rounds of {args.batches} forwards per model and batch size (medians)."
     )
     path.write_text(f"{head}\n\n```\n{speed_table(speed)}\n```\n", encoding="utf-8")
-
-
-def cpu_name() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    import platform
-
-    return platform.processor() or platform.machine()
 
 
 def plot_pareto(rows: list[dict[str, Any]], path: Path) -> None:

@@ -11,6 +11,7 @@ waits for the GPU (`torch.cuda.synchronize`). `bench/bench_speed.py` is the comm
 
 from __future__ import annotations
 
+import platform
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +40,16 @@ class SpeedRow:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def cpu_name() -> str:
+    """The CPU's model name and logical CPU count (from /proc/cpuinfo), else what `platform` knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            names = [line.partition(":")[2].strip() for line in handle if line.startswith("model name")]
+    except OSError:
+        names = []
+    return f"{names[0]} ({len(names)} logical CPUs)" if names else platform.processor() or "unknown"
 
 
 def load_for_speed(path: str, device: str, dtype: str) -> nn.Module:
