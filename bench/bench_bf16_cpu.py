@@ -6,7 +6,7 @@ own), on batches of real MNLI dev-mismatched pairs (dynamic padding, at most `--
 
 - `finetune`: full fine-tuning with cross-entropy (`--pruning none`);
 - `mask`: mask training at 50% sparsity (`--pruning mask`, scores and φ fp32 under the cast);
-- `l0_freelb`: a hard-concrete l0 search with FreeLB, K = 2 (`--pruning l0 --adversarial freelb`, Robust Tickets).
+- `l0_freelb`: a hard-concrete l0 search with FreeLB, K = 2 (`--pruning l0 --step_objective freelb`, Robust Tickets).
 
 `bf16` is the Trainer's `--bf16` (on the CPU: `torch.autocast("cpu", dtype=torch.bfloat16)` around forward and
 loss; the weights and optimizer stay fp32). Each child trains `--warmup` + `--steps` steps and reports the median
@@ -78,7 +78,7 @@ def build_model(workload: str, args, model_path: str):
 def training_args(workload: str, variant: str, options: argparse.Namespace, output_dir: str):
     from hf_srnets.training.arguments import SRNetTrainingArguments
 
-    adversarial = {"adversarial": "freelb", "adversarial_options": {"adv_steps": 2}} if workload == "l0_freelb" else {}
+    step = {"step_objective": "freelb", "step_objective_options": {"adv_steps": 2}} if workload == "l0_freelb" else {}
     return SRNetTrainingArguments(
         output_dir=output_dir,
         report_to="none",
@@ -95,7 +95,7 @@ def training_args(workload: str, variant: str, options: argparse.Namespace, outp
         mask_learning_rate=0.05 if workload != "finetune" else None,
         bf16=variant.startswith("bf16"),
         torch_compile=variant.endswith("compile"),
-        **adversarial,
+        **step,
     )
 
 

@@ -39,7 +39,7 @@ else
         --max_steps "$STEPS" --logging_steps "$LOG_STEPS" --save_strategy steps --save_steps "$SAVE_STEPS" \
         --save_total_limit 2 --report_to none --seed 42 --bf16 "$BF16" \
         --pruning l0 --sparsity 0.3 --l0_lambda 0.5 --mask_learning_rate 0.1 --mask_weight_decay 1e-6 \
-        --adversarial freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 --adv_init_mag 0.05 \
+        --step_objective freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 --adv_init_mag 0.05 \
         --output_dir "$SEARCH_DIR" "${RESUME[@]}" "$@"
 fi
 [ -d "$OUT/tickets/sparsity_0.70" ] || python run_extract_ticket.py "$SEARCH_DIR" --sparsity 0.1 0.3 0.5 0.7 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bias robustness and adversarial robustness together: hard-concrete mask search with FreeLB and PoE
-# (`--pruning l0 --adversarial freelb --loss poe`) against the same search with `--loss ce`, on the quickstart's
+# (`--pruning l0 --step_objective freelb --loss poe`) against the same search with `--loss ce`, on the quickstart's
 # CE fine-tuned MiniLM (run examples/quickstart.sh first, or set FINETUNED and BIAS). Reports MNLI-m, HANS and the
 # accuracy under the TextFooler-style attack on the TextFooler paper's MNLI-matched sample (first $N_ATTACK pairs).
 # Table 6, MNLI: η 0.2, mask lr γ 0.1, λ 0.1, ε0 0.05, K 2, wd 1e-6 (20 epochs in the paper; $EPOCHS here).
@@ -23,7 +23,7 @@ COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mism
         --per_device_eval_batch_size 128 --num_train_epochs "$EPOCHS" --save_strategy no --logging_steps 10
         --report_to none --seed 42 --overwrite_output_dir true --bias_predictions "$BIAS")
 SEARCH=(--pruning l0 --sparsity 0.3 --l0_lambda 0.1 --mask_learning_rate 0.1 --mask_weight_decay 1e-6
-        --adversarial freelb --adv_steps 2 --adv_lr 0.2 --adv_init_mag 0.05)
+        --step_objective freelb --adv_steps 2 --adv_lr 0.2 --adv_init_mag 0.05)
 for loss in poe ce; do
     [ -f "$OUT/l0_freelb_$loss/all_results.json" ] || python run_glue_sparse.py --model_name_or_path "$FINETUNED" \
         "${COMMON[@]}" "${SEARCH[@]}" --loss "$loss" --output_dir "$OUT/l0_freelb_$loss"

@@ -30,14 +30,14 @@ step fine-tune "$OUT/finetune" && python run_glue_sparse.py --model_name_or_path
     --pruning none --output_dir "$OUT/finetune"
 # 2. FreeLB fine-tuning (Zhu et al. 2020), the adversarial-training baseline
 step freelb "$OUT/freelb" && python run_glue_sparse.py --model_name_or_path "$MINILM" "${FT[@]}" --do_train \
-    --pruning none --adversarial freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 --adv_init_mag 0.05 \
+    --pruning none --step_objective freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 --adv_init_mag 0.05 \
     --output_dir "$OUT/freelb"
 # 3. RobustT: search hard-concrete masks with FreeLB on the fine-tuned model (Table 6, SST-2: η 0.03, γ 0.1, λ 0.5,
 #    ε0 0.05, wd 1e-6; s=5 and 20 epochs in the paper), extract tickets at several sparsities in one shot, retrain
 #    the one at $SPARSITY from the pre-trained weights
 step robust-search "$OUT/robust_search" && python run_glue_sparse.py --model_name_or_path "$OUT/finetune" \
     "${COMMON[@]}" --num_train_epochs "$SEARCH_EPOCHS" --pruning l0 --sparsity "$SPARSITY" --l0_lambda 0.5 \
-    --mask_learning_rate 0.1 --mask_weight_decay 1e-6 --adversarial freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 \
+    --mask_learning_rate 0.1 --mask_weight_decay 1e-6 --step_objective freelb --adv_steps "$ADV_STEPS" --adv_lr 0.03 \
     --adv_init_mag 0.05 --output_dir "$OUT/robust_search"
 [ -d "$OUT/robust_tickets/sparsity_$S" ] || python run_extract_ticket.py "$OUT/robust_search" \
     --sparsity 0.1 "$SPARSITY" 0.5 0.7 --output_dir "$OUT/robust_tickets"

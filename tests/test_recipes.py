@@ -44,9 +44,9 @@ def test_search_recipe_is_table_6(task, tmp_path):
     args = run.training
     assert args.mask_learning_rate == pytest.approx(gamma)
     assert args.mask_weight_decay == pytest.approx(wd)
-    assert args.adversarial == "freelb"
+    assert args.step_objective == "freelb"
     freelb = run.objective
-    assert freelb.adv_lr == pytest.approx(eta) and args.adversarial_options["adv_lr"] == pytest.approx(eta)
+    assert freelb.adv_lr == pytest.approx(eta) and args.step_objective_options["adv_lr"] == pytest.approx(eta)
     assert freelb.adv_init_mag == pytest.approx(eps0)
     assert freelb.adv_steps == steps
     assert freelb.adv_max_norm == 0.0  # "we do not constrain the bound of perturbations"
@@ -59,7 +59,7 @@ def test_search_recipe_is_table_6(task, tmp_path):
 def test_finetune_recipe_is_table_5(task, tmp_path):
     run = parse(f"{task}_finetune.yaml", tmp_path)
     args = run.training
-    assert run.data.task == task and run.model.pruning == "none" and args.adversarial == "none"
+    assert run.data.task == task and run.model.pruning == "none" and args.step_objective == "none"
     assert args.learning_rate == pytest.approx(2e-5)
     assert args.weight_decay == pytest.approx(0.01)
     assert args.per_device_train_batch_size == 32
@@ -74,7 +74,7 @@ def test_flags_after_a_recipe_override_it(tmp_path):
         [str(RECIPES / "sst2.yaml"), "--model_name_or_path", "x", "--output_dir", str(tmp_path), "--adv_steps", "1"]
     )
     assert run.objective.adv_steps == 1 and run.objective.adv_lr == pytest.approx(0.03)
-    assert run.training.step_objective()[1]["adv_steps"] == 1
+    assert run.training.step_objective_settings()[1]["adv_steps"] == 1
 
 
 def test_readme_table_matches_table_6():

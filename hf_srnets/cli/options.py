@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class RunArguments:
     """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`), `objective` the
-    options of the `--adversarial` step objective (None without one, or for one without options), `loss_options`
+    options of the `--step_objective` (None without one, or for one without options), `loss_options`
     the options of `--loss` (None for a loss without options) and `given` the options given explicitly (config
     file and command line), by field name."""
 
@@ -148,11 +148,11 @@ def loss_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, 
 
 
 def objective_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
-    """The `--adversarial` objective's options, from its own flags (or `--adversarial_options`), also set as
-    `training.adversarial_options` for the trainer; None without a step objective that has options."""
-    options_class = objective_options_classes().get(training.adversarial)
-    what = f"--adversarial {training.adversarial}"
-    return _plugin_options(parser, given, options_class, training, "adversarial_options", what)
+    """The `--step_objective`'s options, from its own flags (or `--step_objective_options`), also set as
+    `training.step_objective_options` for the trainer; None without a step objective that has options."""
+    options_class = objective_options_classes().get(training.step_objective)
+    what = f"--step_objective {training.step_objective}"
+    return _plugin_options(parser, given, options_class, training, "step_objective_options", what)
 
 
 def _plugin_options(
@@ -183,13 +183,13 @@ def _plugin_options(
 def refuse_other_objectives_options(run: RunArguments) -> None:
     """Raise `InputError` for step-objective options given without selecting their objective."""
     for name, options_class in objective_options_classes().items():
-        if name == run.training.adversarial:
+        if name == run.training.step_objective:
             continue
         flags = sorted(o for o in cli_field_names(options_class) if _given(run, o))
         if flags:
             raise InputError(
-                f"{', '.join(f'--{f}' for f in flags)} configure --adversarial {name} and would do nothing with "
-                f"--adversarial {run.training.adversarial}: add --adversarial {name}, or drop them."
+                f"{', '.join(f'--{f}' for f in flags)} configure --step_objective {name} and would do nothing "
+                f"with --step_objective {run.training.step_objective}: add --step_objective {name}, or drop them."
             )
 
 

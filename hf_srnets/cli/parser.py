@@ -237,11 +237,19 @@ class SRNetArgumentParser(HfArgumentParser):
         """Config keys by any spelling of an option (aliases too) -> values by option `dest`: string values converted
         as on the command line (`"1e-4"`, `"true"`), a single value of a list option as a list. An unknown key
         (with the nearest option's name) or a value of the wrong type (a list for a one-value option, `1.5` for an
-        integer) raises `InputError` starting with `where`, naming the key (and, for an unknown one, `options_help`)."""
+        integer) or two spellings of one option raise `InputError` starting with `where`, naming the key (and, for an
+        unknown one, `options_help`)."""
         actions = self._actions_by_key()
+        spelled: dict[str, str] = {}
         for key in config:
             if str(key) not in actions:
                 raise unknown_key_error(where, key, actions, "option", options_help)
+            first = spelled.setdefault(actions[str(key)].dest, str(key))
+            if first != str(key):  # an alias and the name, or two aliases: the dict would keep one silently
+                raise InputError(
+                    f"{where}: {first} and {key} are two spellings of the option {actions[str(key)].option_strings[0]}:"
+                    " give it once"
+                )
         return {actions[str(k)].dest: self._convert(actions[str(k)], v, f"{where}: {k}") for k, v in config.items()}
 
     def _convert(self, action: argparse.Action, value: Any, where: str) -> Any:

@@ -2,8 +2,8 @@
 
 A loss (`hf_srnets.losses`, `--loss NAME`) sees logits and probability columns; an `Objective` sees the model and
 the batch (`LossObjective` wraps a loss), and a `StepObjective` owns the whole training step around an inner
-objective (adversarial training: `FreeLB`, `--adversarial freelb`; distillation from the dense model during a
-pruning search: `DenseDistillation`, `--adversarial dense_distil`). `build_objective(loss, step=...)` builds one
+objective (adversarial training: `FreeLB`, `--step_objective freelb`; distillation from the dense model during a
+pruning search: `DenseDistillation`, `--step_objective dense_distil`). `build_objective(loss, step=...)` builds one
 by name; `OBJECTIVES` lists the registered step objectives.
 """
 

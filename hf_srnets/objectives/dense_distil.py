@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class DenseDistillationOptions:
-    """The settings of `--adversarial dense_distil`, each a flag of `run_glue_sparse.py`."""
+    """The settings of `--step_objective dense_distil`, each a flag of `run_glue_sparse.py`."""
 
     distil_alpha: float = field(
         default=0.5,
@@ -147,7 +147,7 @@ class DenseDistillation(StepObjective):
         super().check_model(model)
         if self.settings.teacher_model is None and _weights_train(model):
             raise InputError(
-                "--adversarial dense_distil takes the dense model from the frozen base weights, but this run trains "
+                "--step_objective dense_distil takes the dense model from the frozen base weights, but this run trains "
                 "weights (IMP, fixed masks, or a classifier head the checkpoint lacks): pass --teacher_model DIR (a "
                 "dense model fine-tuned on this task), or start from such a model."
             )

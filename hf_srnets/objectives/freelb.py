@@ -51,7 +51,8 @@ def check_adversarial_options(
 
 @dataclass
 class FreeLBOptions:
-    """FreeLB's settings (Robust Tickets §3.2.1, Table 6), each a flag of `run_glue_sparse.py --adversarial freelb`."""
+    """FreeLB's settings (Robust Tickets §3.2.1, Table 6), each a flag of `run_glue_sparse.py --step_objective
+    freelb`."""
 
     adv_steps: int = field(
         default=2,
@@ -128,11 +129,13 @@ def word_embeddings(trainer: Trainer, model: nn.Module) -> nn.Module:
     kind = type(base).__name__
     layer = base.get_input_embeddings() if hasattr(base, "get_input_embeddings") else None
     if layer is None:
-        raise ValueError(f"--adversarial freelb perturbs the word embeddings, but {kind} has no get_input_embeddings()")
+        raise ValueError(
+            f"--step_objective freelb perturbs the word embeddings, but {kind} has no get_input_embeddings()"
+        )
     if "inputs_embeds" not in inspect.signature(base.forward).parameters:
         raise ValueError(
-            f"--adversarial freelb needs a model whose forward takes `inputs_embeds`; {kind}.forward does not. "
-            "Use a transformers encoder (BERT, RoBERTa, ELECTRA, DeBERTa, DistilBERT, ...) or --adversarial none."
+            f"--step_objective freelb needs a model whose forward takes `inputs_embeds`; {kind}.forward does not. "
+            "Use a transformers encoder (BERT, RoBERTa, ELECTRA, DeBERTa, DistilBERT, ...) or --step_objective none."
         )
     return layer
 
@@ -176,7 +179,7 @@ class FreeLB(StepObjective):
     def step(self, trainer: Trainer, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
         if inputs.get("input_ids") is None:
             raise ValueError(
-                "--adversarial freelb needs `input_ids` in the training batch: it perturbs their embeddings"
+                "--step_objective freelb needs `input_ids` in the training batch: it perturbs their embeddings"
             )
         embedding = word_embeddings(trainer, model)
         input_ids = inputs["input_ids"]

@@ -42,7 +42,7 @@ def build_objective(
 def citations_for(objective: Objective | DebiasingLoss | str | None, step: str | None = None) -> list[str]:
     """The BibTeX keys a card cites for a run trained with `objective` (an objective, a loss or a loss name):
     the package's paper, then the objective's own, then those of the registered step objective `step` (e.g.
-    `--adversarial freelb`; None or "none" for none), each once, in order. An unknown loss name (a loss registered
+    `--step_objective freelb`; None or "none" for none), each once, in order. An unknown loss name (a loss registered
     by another package and not imported here) gets the package's paper only."""
     if isinstance(objective, str):
         objective = LOSSES.get(objective)

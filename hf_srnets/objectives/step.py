@@ -31,7 +31,7 @@ class StepObjective(Objective):
 
     A step objective with settings declares them as `options_class`, a dataclass whose fields have a `help` and
     whose `__post_init__` checks them (as a pruning method's `PruningConfig`): `run_glue_sparse.py` gives each
-    field as a flag of `--adversarial <name>`, and `SRNetTrainingArguments.adversarial_options` holds the values.
+    field as a flag of `--step_objective <name>`, and `SRNetTrainingArguments.step_objective_options` holds the values.
     """
 
     options_class: ClassVar[type | None] = None

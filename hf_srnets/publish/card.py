@@ -145,9 +145,9 @@ def relative_bias_section(facts: CardFacts) -> str:
     )
 
 
-def _citations(facts: CardFacts, adversarial: str) -> str:
+def _citations(facts: CardFacts, step: str) -> str:
     """The card's BibTeX: the objective's papers, the pruning method's, and Du et al. 2023 for F_bias/easy-hard."""
-    keys = [*citations_for(facts.loss, step=adversarial), *facts.citations]
+    keys = [*citations_for(facts.loss, step=step), *facts.citations]
     if relative_bias_section(facts) or easy_hard_section(facts):
         keys.append(F_BIAS_CITATION_KEY)
     return format_bibtex(dict.fromkeys(keys))
@@ -163,13 +163,13 @@ def render_model_card(facts: CardFacts) -> str:
     """Fill the template from a run's card facts: title, task, base model, pruning, loss, sparsity, results, args."""
     template = resources.files("hf_srnets").joinpath("publish/templates/model_card.md").read_text(encoding="utf-8")
     results, pruning, loss = facts.results, facts.pruning, facts.loss
-    adversarial = facts.adversarial or "none"
+    step = facts.step_objective or "none"
     sparsity = facts.sparsity_report
     base_name = facts.base_name or facts.base_model
     summary = (
         f"A {'sparse and robust subnetwork (SRNet)' if pruning != 'none' else 'fine-tuned model'} of "
         f"`{base_name}` for **{facts.task_display or facts.task}**, trained with the **{loss}** loss"
-        + (f" under {_step_words(adversarial)}" if adversarial != "none" else "")
+        + (f" under {_step_words(step)}" if step != "none" else "")
         + (f" and **{pruning}** pruning" if pruning != "none" else "")
         + (f" to **{100 * sparsity['sparsity']:.1f}%** sparsity of the prunable weights." if sparsity else ".")
         + (f" Search: {facts.schedule}." if facts.schedule else "")
@@ -222,7 +222,7 @@ def render_model_card(facts: CardFacts) -> str:
         usage=facts.usage,
         training_table=training_table,
         versions=_versions(),
-        citations=_citations(facts, adversarial),
+        citations=_citations(facts, step),
     )
 
 

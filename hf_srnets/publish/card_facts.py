@@ -40,7 +40,7 @@ class RunDescription:
         mask_from: The masks whose subnetwork the run fine-tuned in isolation (`--mask_from`), or None.
         early_start_patience: `--early_start_patience`, or None.
         loss: The training loss.
-        adversarial: The step objective (`none` for plain training) and `adversarial_options` its settings.
+        step_objective: The step objective (`none` for plain training) and `step_objective_options` its settings.
         learning_rate, per_device_train_batch_size, seed, num_train_epochs, max_steps: The Trainer's settings.
         mask_learning_rate: `--mask_learning_rate` (None: the mask parameters used `learning_rate`).
         mask_weight_decay, select_best_after: The settings of the mask parameters and of best-model selection.
@@ -56,8 +56,8 @@ class RunDescription:
     mask_from: str | None = None
     early_start_patience: int | None = None
     loss: str = "ce"
-    adversarial: str = "none"
-    adversarial_options: dict[str, Any] = field(default_factory=dict)
+    step_objective: str = "none"
+    step_objective_options: dict[str, Any] = field(default_factory=dict)
     learning_rate: float = 5e-5
     per_device_train_batch_size: int = 8
     seed: int = 42
@@ -95,7 +95,7 @@ class CardFacts:
         pruning: `--pruning` as given; `none` for a dense model.
         schedule: The search in words (`schedule_description`), or None.
         loss: The training loss.
-        adversarial: The step objective; `none` for plain training.
+        step_objective: The step objective; `none` for plain training.
         bias_model: The bias model in words, or None.
         sparsity_report: `SRNetModel.sparsity_report` of the saved masks; None when not pruned.
         citations: BibTeX keys the pruning method asks the card to cite.
@@ -122,7 +122,7 @@ class CardFacts:
     pruning: str = "none"
     schedule: str | None = None
     loss: str = "ce"
-    adversarial: str = "none"
+    step_objective: str = "none"
     bias_model: str | None = None
     sparsity_report: dict[str, Any] | None = None
     citations: tuple[str, ...] = ()
@@ -199,8 +199,8 @@ def card_training_args(
         out["training steps"] = train_steps
     if run.early_start_patience is not None:
         out["early_start_patience"] = run.early_start_patience
-    if run.adversarial != "none":  # the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
-        out.update({"adversarial": run.adversarial, **run.adversarial_options})
+    if run.step_objective != "none":  # the step objective and its settings (FreeLB's K, η, ε₀, bound, norm)
+        out.update({"step_objective": run.step_objective, **run.step_objective_options})
     method = search_method(run.pruning)
     if method is not None and mask_config is not None:
         out.update(method.card_settings(mask_config, run.card_context()))
@@ -347,7 +347,7 @@ def run_card_facts(
         pruning=run.pruning,
         schedule=schedule_description(run, cfg),
         loss=run.loss,
-        adversarial=run.adversarial,
+        step_objective=run.step_objective,
         bias_model=bias_desc,
         # the masks the run saves: for a method that saves a ticket (l0), that ticket, not the masks it evaluates with
         sparsity_report=srnet.sparsity_report(srnet.method.saved_masks(srnet)) if srnet is not None else None,

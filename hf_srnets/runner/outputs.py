@@ -106,7 +106,7 @@ def data_sources(run: RunArguments) -> DataSources:
 def describe_run(run: RunArguments) -> RunDescription:
     """The run's arguments as the plain values its card states."""
     model, args = run.model, run.training
-    step, step_options = args.step_objective()
+    step, step_options = args.step_objective_settings()
     return RunDescription(
         model_name_or_path=model.model_name_or_path,
         output_dir=args.output_dir,
@@ -115,8 +115,8 @@ def describe_run(run: RunArguments) -> RunDescription:
         mask_from=model.mask_from,
         early_start_patience=model.early_start_patience,
         loss=args.loss,
-        adversarial=step or "none",
-        adversarial_options=dict(step_options),
+        step_objective=step or "none",
+        step_objective_options=dict(step_options),
         learning_rate=args.learning_rate,
         per_device_train_batch_size=args.per_device_train_batch_size,
         seed=args.seed,

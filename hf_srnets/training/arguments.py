@@ -46,14 +46,16 @@ class SRNetTrainingArguments(TrainingArguments):
             shortest (less padding per batch) and return predictions, label ids and metrics in the dataset's
             order (`SRNetTrainer`); `False` batches in dataset order, as the Trainer does.
 
-    Parameters that control adversarial training (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020):
-        adversarial: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`) run around `loss`:
-            `freelb` (`hf_srnets.objectives.FreeLB`), or `dense_distil` (not adversarial: distillation from the
-            dense model during a search, `hf_srnets.objectives.DenseDistillation`). Composes with every loss.
-        adversarial_options: the step objective's settings, the fields of its `options_class` (a mapping or its
+    Parameters that control the step objective (what one training step runs around `loss`):
+        step_objective: `none`, or a registered step objective (`hf_srnets.objectives.OBJECTIVES`): `freelb`,
+            adversarial training on the word embeddings (Robust Tickets §3.2.1, FreeLB: Zhu et al. 2020,
+            `hf_srnets.objectives.FreeLB`), or `dense_distil`, distillation from the dense model during a search
+            (`hf_srnets.objectives.DenseDistillation`). Composes with every loss. `--adversarial` is its alias (the
+            Robust Tickets recipes' name), on the command line and as a config key.
+        step_objective_options: the step objective's settings, the fields of its `options_class` (a mapping or its
             JSON; those not given keep their defaults), e.g. FreeLB's `{"adv_steps": 3, "adv_lr": 0.1}`
             (`hf_srnets.objectives.freelb.FreeLBOptions`). `run_glue_sparse.py` fills it from their own flags
-            (`--adv_steps 3`).
+            (`--adv_steps 3`). Alias: `--adversarial_options`.
 
     Defaults that differ from `TrainingArguments`: `learning_rate=5e-5` is the same; `remove_unused_columns`
     keeps the probability columns the losses need (see `SRNetTrainer`).
@@ -90,30 +92,34 @@ class SRNetTrainingArguments(TrainingArguments):
         },
     )
 
-    # -- adversarial training on the input word embeddings (Robust Tickets §3.2.1, FreeLB, Zhu et al. 2020) ------
-    adversarial: str = field(
+    # -- the step objective around the loss: adversarial training (FreeLB), distillation from the dense model -------
+    step_objective: str = field(
         default="none",
         metadata={
             "help": "A step objective around --loss (any loss, any --pruning): none, or a registered one, one of "
             f"{sorted(OBJECTIVES)}. freelb: adversarial training, FreeLB on the word embeddings (Zhu et al. 2020; "
-            "Robust Tickets Eq. 6-7); dense_distil: distillation from the dense model, (1-α)·L + α·T²·KL."
+            "Robust Tickets Eq. 6-7); dense_distil: distillation from the dense model, (1-α)·L + α·T²·KL. "
+            "Alias: --adversarial.",
+            "aliases": ["--adversarial"],
         },
     )
-    adversarial_options: dict[str, Any] | str | None = field(
+    step_objective_options: dict[str, Any] | str | None = field(
         default=None,
         metadata={
-            "help": "The --adversarial step objective's settings as JSON, e.g. '{\"adv_steps\": 3}' (defaults for "
-            "those not given); the command line sets them with their own flags (--adv_steps 3) instead."
+            "help": "The --step_objective's settings as JSON, e.g. '{\"adv_steps\": 3}' (defaults for those not "
+            "given); the command line sets them with their own flags (--adv_steps 3) instead. "
+            "Alias: --adversarial_options.",
+            "aliases": ["--adversarial_options"],
         },
     )
 
-    def step_objective(self) -> tuple[str | None, dict[str, object]]:
-        """The registered step objective `--adversarial` names (None for `none`) and all its options."""
-        if self.adversarial == "none":
+    def step_objective_settings(self) -> tuple[str | None, dict[str, object]]:
+        """The registered step objective `--step_objective` names (None for `none`) and all its options."""
+        if self.step_objective == "none":
             return None, {}
-        options_class = OBJECTIVES[self.adversarial].options_class
-        options = dict(self.adversarial_options or {})
-        return self.adversarial, asdict(options_class(**options)) if options_class is not None else options
+        options_class = OBJECTIVES[self.step_objective].options_class
+        options = dict(self.step_objective_options or {})
+        return self.step_objective, asdict(options_class(**options)) if options_class is not None else options
 
     def loss_settings(self) -> dict[str, object]:
         """All the options of `--loss` (the fields of its `options_class`, defaults filled, checked), for its
@@ -140,7 +146,7 @@ class SRNetTrainingArguments(TrainingArguments):
                 f"--mask_learning_rate must be > 0, got {self.mask_learning_rate}: e.g. --mask_learning_rate 1e-2"
             )
         self._validate_schedule()
-        self._validate_adversarial()
+        self._validate_step_objective()
 
     def _validate_schedule(self) -> None:
         """A learning rate that is a number >= 0, batch sizes and accumulation steps of at least 1 (torch's
@@ -174,17 +180,18 @@ class SRNetTrainingArguments(TrainingArguments):
             return
         _check_options(options_class, self.loss_options, f"--loss {self.loss}")
 
-    def _validate_adversarial(self) -> None:
-        self.adversarial_options = _json_object(self.adversarial_options, "--adversarial_options")
-        if self.adversarial != "none" and self.adversarial not in OBJECTIVES:
+    def _validate_step_objective(self) -> None:
+        self.step_objective_options = _json_object(self.step_objective_options, "--step_objective_options")
+        name = self.step_objective
+        if name != "none" and name not in OBJECTIVES:
+            raise InputError(f"--step_objective {name!r} is unknown; choose none or one of {sorted(OBJECTIVES)}")
+        if self.step_objective_options and name == "none":
             raise InputError(
-                f"--adversarial {self.adversarial!r} is unknown; choose none or one of {sorted(OBJECTIVES)}"
+                "step_objective_options configure a step objective: set --step_objective too, or drop them"
             )
-        if self.adversarial_options and self.adversarial == "none":
-            raise InputError("adversarial_options configure a step objective: set --adversarial too, or drop them")
-        options_class = OBJECTIVES[self.adversarial].options_class if self.adversarial != "none" else None
+        options_class = OBJECTIVES[name].options_class if name != "none" else None
         if options_class is not None:
-            _check_options(options_class, self.adversarial_options, f"--adversarial {self.adversarial}")
+            _check_options(options_class, self.step_objective_options, f"--step_objective {name}")
 
 
 def _json_object(value: dict[str, Any] | str | None, flag: str) -> dict[str, Any] | None:

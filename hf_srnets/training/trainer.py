@@ -93,7 +93,7 @@ class SRNetTrainer(Trainer):
         if loss is not None:
             objective = LossObjective(loss)
         if objective is None:
-            step, step_options = args.step_objective()
+            step, step_options = args.step_objective_settings()
             objective = build_objective(args.loss, step=step, step_options=step_options, **args.loss_settings())
         self.objective = objective
         self._loss_metrics: dict[str, list[torch.Tensor]] = defaultdict(list)

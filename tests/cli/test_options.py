@@ -17,6 +17,7 @@ from transformers.debug_utils import DebugOption
 from hf_srnets.cli import build_parser, parse_args, validate_args
 from hf_srnets.cli.options import RunArguments, loss_options_classes, objective_options_classes
 from hf_srnets.cli.parser import cli_field_names
+from hf_srnets.errors import InputError
 from hf_srnets.pruning import (
     PRUNING_METHODS,
     MagnitudeConfig,
@@ -35,8 +36,8 @@ FLAGS_BEFORE = json.loads((Path(__file__).parent / "flags_e6ac851.json").read_te
 # dest -> (the flag's values, other options, the parsed value expected in the dataclass)
 SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "adv_norm_type": (["linf"], [], "linf"),
-    "adversarial": (["freelb"], [], "freelb"),
-    "adversarial_options": (['{"adv_lr": 0.1}'], ["--adversarial", "freelb"], {"adv_lr": 0.1}),
+    "step_objective": (["freelb"], [], "freelb"),
+    "step_objective_options": (['{"adv_lr": 0.1}'], ["--step_objective", "freelb"], {"adv_lr": 0.1}),
     "alpha": (["3.5"], [], 3.5),  # >= 1 (appendix Eq. 1)
     "bf16": (["true"], ["--use_cpu", "true"], True),
     "bf16_full_eval": (["true"], ["--use_cpu", "true"], True),
@@ -93,7 +94,7 @@ def non_default(action: argparse.Action) -> tuple[list[str], Any]:
 
 
 def method_for(dest: str) -> list[str]:
-    """`--pruning <method>` for a pruning option (mask training for the common ones), `--adversarial <name>` or
+    """`--pruning <method>` for a pruning option (mask training for the common ones), `--step_objective <name>` or
     `--loss <name>` for a step objective's or a loss's option, else nothing."""
     if dest in cli_field_names(PruningConfig) or dest in ("mask_learning_rate", "mask_weight_decay"):
         return ["--pruning", "threshold"]
@@ -102,7 +103,7 @@ def method_for(dest: str) -> list[str]:
             return ["--pruning", name]
     for name, options_class in objective_options_classes().items():
         if dest in cli_field_names(options_class):
-            return ["--adversarial", name]
+            return ["--step_objective", name]
     for name, options_class in sorted(loss_options_classes().items()):
         if dest in cli_field_names(options_class):
             return ["--loss", name]
@@ -240,6 +241,24 @@ def test_old_spellings_set_the_threshold_config():
     assert run.model.pruning == "mask" and run.pruning.pruning_method == "threshold"
 
 
+def test_adversarial_is_the_step_objectives_alias_on_the_command_line_and_in_a_config(tmp_path):
+    """The Robust Tickets recipes' `--adversarial freelb` / `adversarial:` key set `--step_objective`; a config giving
+    both names is refused (which one would win is not obvious)."""
+    run = parse_args([*BASE, "--adversarial", "freelb", "--adv_steps", "2"])
+    assert run.training.step_objective_settings()[0] == "freelb" and run.objective.adv_steps == 2
+    run = parse_args([*BASE, "--adversarial_options", '{"distil_alpha": 0.25}', "--step_objective", "dense_distil"])
+    assert run.training.step_objective_settings() == (
+        "dense_distil",
+        {"distil_alpha": 0.25, "distil_temperature": 2.0, "teacher_model": None},
+    )
+    config = tmp_path / "run.yaml"
+    config.write_text("model_name_or_path: m\noutput_dir: o\nadversarial: dense_distil\n")
+    assert parse_args([str(config)]).training.step_objective == "dense_distil"
+    config.write_text("model_name_or_path: m\noutput_dir: o\nadversarial: freelb\nstep_objective: none\n")
+    with pytest.raises(InputError, match="adversarial and step_objective are two spellings of the option"):
+        parse_args([str(config)])
+
+
 @pytest.mark.parametrize(("pruning", "rewind"), [("imp", False), ("imp-rw", True), ("magnitude", False)])
 def test_imp_spellings_give_the_magnitude_config(pruning, rewind):
     run = parse_args([*BASE, "--pruning", pruning, "--imp_prune_ratio", "0.2", "--sparsity", "0.4"])
@@ -325,10 +344,10 @@ def test_a_step_objective_registered_at_test_time_gets_its_flags():
         options_class = WiggleOptions
 
     try:
-        run = parse_args([*BASE, "--adversarial", "wiggle", "--wiggle_size", "0.25"])
+        run = parse_args([*BASE, "--step_objective", "wiggle", "--wiggle_size", "0.25"])
         validate_args(run)
         assert run.objective == WiggleOptions(0.25)
-        assert run.training.step_objective() == ("wiggle", {"wiggle_size": 0.25})
+        assert run.training.step_objective_settings() == ("wiggle", {"wiggle_size": 0.25})
     finally:
         OBJECTIVES.pop("wiggle")
     assert "--wiggle_size" not in build_parser().format_help()

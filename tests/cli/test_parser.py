@@ -58,6 +58,14 @@ def test_aliases_on_the_command_line_and_as_config_keys(tmp_path):
     assert dashed_spellings(["--mask_alpha"]) == ["--mask_alpha", "--mask-alpha"]
 
 
+def test_a_config_giving_an_option_under_two_spellings_is_refused(tmp_path):
+    """`alpha: 3` and `mask_alpha: 5` in one file: a mapping by option would keep one of them silently."""
+    config = tmp_path / "c.yaml"
+    config.write_text("model: m\nalpha: 3\nmask_alpha: 5\n")
+    with pytest.raises(InputError, match=r"c\.yaml: alpha and mask_alpha are two spellings of the option --alpha"):
+        parser().given_options([str(config)])
+
+
 def test_config_file_values_are_converted_and_flags_override_them(tmp_path):
     p = parser()
     config = tmp_path / "c.yaml"

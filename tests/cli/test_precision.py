@@ -138,7 +138,7 @@ def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(monkeypatch, pretrained, dat
 
 @pytest.mark.parametrize(
     ("pruning", "extra"),
-    [("imp", []), ("l0", ["--adversarial", "freelb", "--adv_steps", "2"])],
+    [("imp", []), ("l0", ["--step_objective", "freelb", "--adv_steps", "2"])],
     ids=["imp", "l0_freelb"],
 )
 def test_bf16_runs_of_the_other_methods_and_freelb(pretrained, data_dir, tmp_path, pruning, extra):

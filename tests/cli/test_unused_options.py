@@ -148,11 +148,11 @@ def test_options_that_the_settings_use_are_accepted():
 
 def test_a_step_objectives_options_without_it_are_refused_by_name():
     run = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--adv_steps", "3", "--adv_lr", "0.1"])
-    with pytest.raises(InputError, match=r"--adv_lr, --adv_steps configure --adversarial freelb and would do nothing "):
+    with pytest.raises(InputError, match=r"--adv_lr, --adv_steps configure --step_objective freelb and would do "):
         validate_args(run)
     with pytest.raises(InputError, match="give them one way"):
-        parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--adversarial", "freelb", "--adv_steps", "3",
-                    "--adversarial_options", '{"adv_lr": 0.1}'])  # fmt: skip
+        parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--step_objective", "freelb", "--adv_steps", "3",
+                    "--step_objective_options", '{"adv_lr": 0.1}'])  # fmt: skip
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""`--adversarial dense_distil`: (1-α)·L_loss + α·T²·KL(p_t^T ‖ p_s^T) with the dense model (masks off) as teacher."""
+"""`--step_objective dense_distil`: (1-α)·L_loss + α·T²·KL(p_t^T ‖ p_s^T), the dense model (masks off) teaching."""
 
 from __future__ import annotations
 
@@ -81,9 +81,9 @@ def test_loss_is_the_debiasing_loss_mixed_with_the_dense_teacher(loss):
 def test_registry_and_command_line_give_the_options(tmp_path):
     assert OBJECTIVES["dense_distil"] is DenseDistillation
     base = ["--model_name_or_path", "m", "--output_dir", str(tmp_path), "--pruning", "mask", "--loss", "poe"]
-    run = parse_args([*base, "--adversarial", "dense_distil", "--distil_alpha", "0.25", "--distil_temperature", "3"])
+    run = parse_args([*base, "--step_objective", "dense_distil", "--distil_alpha", "0.25", "--distil_temperature", "3"])
     validate_args(run)
-    assert run.training.step_objective() == (
+    assert run.training.step_objective_settings() == (
         "dense_distil",
         {"distil_alpha": 0.25, "distil_temperature": 3.0, "teacher_model": None},
     )
@@ -102,8 +102,8 @@ def _trainer(tmp_path, model, **options) -> SRNetTrainer:
             max_steps=3,
             logging_steps=1,
             loss="poe",
-            adversarial="dense_distil",
-            adversarial_options=options,
+            step_objective="dense_distil",
+            step_objective_options=options,
         ),
         train_dataset=synthetic_nli(tokenizer, n=24),
         data_collator=SRNetDataCollator(tokenizer),

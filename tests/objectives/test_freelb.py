@@ -297,17 +297,21 @@ def test_errors_name_the_problem(tmp_path):
         with pytest.raises(ValueError, match=match):
             FreeLB(inner, **bad)
         with pytest.raises(ValueError, match=match):
-            SRNetTrainingArguments(output_dir=str(tmp_path), adversarial="freelb", adversarial_options=bad)
-    with pytest.raises(ValueError, match=r"--adversarial 'pgd' is unknown; choose none or one of \[.*'freelb'"):
-        SRNetTrainingArguments(output_dir=str(tmp_path), adversarial="pgd")
-    with pytest.raises(ValueError, match=r"--adversarial freelb has no option adv_step; its options: \['adv_steps'"):
-        SRNetTrainingArguments(output_dir=str(tmp_path), adversarial="freelb", adversarial_options={"adv_step": 3})
-    with pytest.raises(ValueError, match="set --adversarial too"):
-        SRNetTrainingArguments(output_dir=str(tmp_path), adversarial_options={"adv_steps": 3})
+            SRNetTrainingArguments(output_dir=str(tmp_path), step_objective="freelb", step_objective_options=bad)
+    with pytest.raises(ValueError, match=r"--step_objective 'pgd' is unknown; choose none or one of \[.*'freelb'"):
+        SRNetTrainingArguments(output_dir=str(tmp_path), step_objective="pgd")
+    with pytest.raises(ValueError, match=r"--step_objective freelb has no option adv_step; its options: \['adv_steps'"):
+        SRNetTrainingArguments(
+            output_dir=str(tmp_path), step_objective="freelb", step_objective_options={"adv_step": 3}
+        )
+    with pytest.raises(ValueError, match="set --step_objective too"):
+        SRNetTrainingArguments(output_dir=str(tmp_path), step_objective_options={"adv_steps": 3})
     args = SRNetTrainingArguments(
-        output_dir=str(tmp_path), adversarial="freelb", adversarial_options='{"adv_steps": 3, "adv_norm_type": "linf"}'
+        output_dir=str(tmp_path),
+        step_objective="freelb",
+        step_objective_options='{"adv_steps": 3, "adv_norm_type": "linf"}',
     )
-    assert args.step_objective() == (
+    assert args.step_objective_settings() == (
         "freelb",
         {"adv_steps": 3, "adv_lr": 0.03, "adv_init_mag": 0.05, "adv_max_norm": 0.0, "adv_norm_type": "linf"},
     )

@@ -1,4 +1,4 @@
-"""`--adversarial freelb` composes with every registered pruning method and every loss, and runs through the CLI."""
+"""`--step_objective freelb` composes with every registered pruning method and every loss, and runs through the CLI."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from hf_srnets.training.trainer import SRNetTrainer
 # before a single step and put the starting weights back (tests/pruning/test_wanda.py): nothing trains there
 ONE_SHOT = {"wanda", "magnitude-oneshot"}
 METHODS = ["none", *sorted(set(PRUNING_METHODS) - ONE_SHOT)]
-FREELB = {"adversarial": "freelb", "adversarial_options": {"adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}}
+FREELB = {"step_objective": "freelb", "step_objective_options": {"adv_steps": 2, "adv_lr": 0.1, "adv_init_mag": 0.05}}
 
 
 def _data(tmp_path):
@@ -74,20 +74,20 @@ def test_freelb_trains_with_every_method_and_loss(tmp_path, method, loss):
 def test_freelb_through_the_cli_reaches_the_card(pretrained, data_dir, tmp_path):
     out = tmp_path / "run"
     args = mnli_run_args(pretrained, data_dir, out, train=32, eval=16, ood=30, batch=16)
-    flags = ["--adversarial", "freelb", "--adv_steps", "2", "--adv_lr", "0.1", "--adv_max_norm", "1.0"]
+    flags = ["--step_objective", "freelb", "--adv_steps", "2", "--adv_lr", "0.1", "--adv_max_norm", "1.0"]
     main([*args, "--pruning", "mask", "--sparsity", "0.3", "--mask_learning_rate", "0.05", "--max_steps", "2", *flags])
 
     results = json.loads((out / "all_results.json").read_text())
     assert results["sparsity"] == pytest.approx(0.3, abs=1e-3)
     card = (out / "README.md").read_text()
     assert "trained with the **ce** loss under **freelb** adversarial training and **mask** pruning" in card
-    for row in ("| adversarial | freelb |", "| adv_steps | 2 |", "| adv_lr | 0.1 |", "| adv_max_norm | 1.0 |"):
+    for row in ("| step_objective | freelb |", "| adv_steps | 2 |", "| adv_lr | 0.1 |", "| adv_max_norm | 1.0 |"):
         assert row in card, row
     assert "@inproceedings{zhu2020freelb," in card
     with pytest.raises(SystemExit):  # argparse refuses the flag's value before anything runs
-        main([*args, "--adversarial", "freelb", "--adv_steps", "two"])
+        main([*args, "--step_objective", "freelb", "--adv_steps", "two"])
     with pytest.raises(ValueError, match="--adv_norm_type must be one of"):
-        main([*args, "--adversarial", "freelb", "--adv_norm_type", "l1"])
+        main([*args, "--step_objective", "freelb", "--adv_norm_type", "l1"])
 
 
 def test_a_freelb_step_costs_k_forward_and_backward_passes(tmp_path):

@@ -46,9 +46,9 @@ def worker(out: str, per_device_batch: int) -> None:
             learning_rate=1e-2,
             mask_learning_rate=0.05,
             loss="poe",
-            adversarial="freelb",
+            step_objective="freelb",
             # δ_0 = 0 (adv_init_mag): no draw that would differ between the splits of the batch
-            adversarial_options={"adv_steps": 3, "adv_lr": 0.3, "adv_init_mag": 0.0},
+            step_objective_options={"adv_steps": 3, "adv_lr": 0.3, "adv_init_mag": 0.0},
             save_strategy="no",
             seed=0,
             disable_tqdm=True,
