@@ -1,9 +1,15 @@
 """`DenseDistillation`: distillation from the dense model during a pruning search, around any debiasing loss.
 
-    L = (1 − α)·L_debias + α·T²·KL(softmax(z_t / T) ‖ softmax(z_s / T))
+    L = (1 − α)·L_debias + α·T²·KL(softmax(z_t / T) ‖ softmax(z_s / T)) + β·L_hidden
 
 z_s are the (masked) student's logits, z_t the teacher's, T the temperature and α the weight of the soft term;
 T² keeps the soft term's gradients on the scale of the hard one's as T changes (Hinton et al. 2015, §2).
+L_hidden is intermediate-layer distillation, off by default (β = `distil_hidden_weight` = 0): the mean over the
+L transformer layers of the mean squared error between the student's and the teacher's hidden states on the real
+tokens (attention mask 1), (1/L)·Σ_l Σ_{t real} ‖h_s^l(t) − h_t^l(t)‖² / (d·#real tokens). Student and teacher have
+the same layers and width (masks remove units inside a layer, never the hidden size), so no projection is learned;
+TinyBERT (Jiao et al. 2020, Eq. 8) and CoFi (Xia et al. 2022, §3.2) distil hidden states the same way, with a
+learned map where the sizes differ.
 L_debias is the inner objective (`--loss`: ce, poe, reweight, confreg, ...), so distillation composes with every
 debiasing loss. Distilling from the dense model while pruning it is DistilBERT's teacher signal (Sanh et al.
 2019) applied as in nn_pruning's structured (hybrid head/FFN) pruning (Lagunas et al. 2021), which pairs it with
@@ -49,6 +55,13 @@ class DenseDistillationOptions:
     distil_temperature: float = field(
         default=2.0, metadata={"help": "dense_distil: T, the softmax temperature of teacher and student; > 0."}
     )
+    distil_hidden_weight: float = field(
+        default=0.0,
+        metadata={
+            "help": "dense_distil: β, the weight of intermediate-layer distillation (the mean over layers of the "
+            "hidden states' MSE on real tokens); 0 (default) distils the logits only; >= 0."
+        },
+    )
     teacher_model: str | None = field(
         default=None,
         metadata={
@@ -62,6 +75,10 @@ class DenseDistillationOptions:
             raise ValueError(f"--distil_alpha must be in [0, 1], got {self.distil_alpha!r}: e.g. --distil_alpha 0.5")
         if not self.distil_temperature > 0:
             raise ValueError(f"--distil_temperature must be > 0, got {self.distil_temperature!r}: e.g. 2.0")
+        if not self.distil_hidden_weight >= 0:
+            raise ValueError(
+                f"--distil_hidden_weight must be >= 0, got {self.distil_hidden_weight!r}: e.g. 1.0 (0: the logits only)"
+            )
 
 
 def soft_distillation(student: torch.Tensor, teacher: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -70,6 +87,27 @@ def soft_distillation(student: torch.Tensor, teacher: torch.Tensor, temperature:
     log_teacher = F.log_softmax(teacher.detach().float() / temperature, dim=-1)
     kl = (log_teacher.exp() * (log_teacher - log_student)).sum(-1)
     return temperature**2 * kl
+
+
+def hidden_state_distillation(
+    student: tuple[torch.Tensor, ...], teacher: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
+) -> torch.Tensor:
+    """(1/L)·Σ_l MSE(h_s^l, h_t^l) over the real tokens, in float32, from `output_hidden_states` tuples (the
+    embeddings first, then one per layer; the embeddings are left out). The teacher gets no gradient."""
+    if len(student) != len(teacher):
+        raise ValueError(
+            f"--distil_hidden_weight needs a teacher with the student's layers: {len(teacher) - 1} against "
+            f"{len(student) - 1}; use a teacher of the same architecture, or --distil_hidden_weight 0"
+        )
+    real = None if attention_mask is None else attention_mask.unsqueeze(-1).float()
+    per_layer = []
+    for h_s, h_t in zip(student[1:], teacher[1:]):
+        squared = (h_s.float() - h_t.detach().float()) ** 2
+        if real is None:
+            per_layer.append(squared.mean())
+        else:
+            per_layer.append((squared * real).sum() / (real.sum() * squared.shape[-1]))
+    return torch.stack(per_layer).mean()
 
 
 def _weights_train(model: nn.Module) -> bool:
@@ -110,12 +148,17 @@ class DenseDistillation(StepObjective):
     def compute_loss(
         self, model: nn.Module, inputs: dict[str, Any], *, training: bool
     ) -> tuple[torch.Tensor, Any, dict[str, torch.Tensor]]:
+        alpha, beta = self.settings.distil_alpha, self.settings.distil_hidden_weight
+        hidden = training and beta > 0
+        if hidden:
+            inputs = {**inputs, "output_hidden_states": True}
         loss, outputs, components = self.inner.compute_loss(model, inputs, training=training)
-        alpha = self.settings.distil_alpha
-        if not training or alpha == 0.0:
+        if not training or (alpha == 0.0 and beta == 0.0):
             return loss, outputs, components
         student = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-        teacher = self.teacher_logits(model, split_batch(inputs, self.inner.requires)[0])
+        model_inputs = split_batch(inputs, self.inner.requires)[0]
+        teacher_outputs = self.teacher_outputs(model, model_inputs)
+        teacher = teacher_outputs["logits"] if isinstance(teacher_outputs, dict) else teacher_outputs[0]
         if teacher.shape != student.shape:
             raise ValueError(
                 f"--teacher_model gives logits of shape {tuple(teacher.shape)} for a student with "
@@ -123,23 +166,36 @@ class DenseDistillation(StepObjective):
             )
         soft = soft_distillation(student, teacher, self.settings.distil_temperature).mean()
         total = (1.0 - alpha) * loss + alpha * soft
-        return total, outputs, {**components, "dense_kl": soft.detach(), "dense_distil": total.detach()}
+        logged = {"dense_kl": soft.detach()}
+        if hidden:
+            matched = hidden_state_distillation(
+                outputs["hidden_states"], teacher_outputs["hidden_states"], model_inputs.get("attention_mask")
+            )
+            total = total + beta * matched
+            logged["dense_hidden_mse"] = matched.detach()
+        return total, outputs, {**components, **logged, "dense_distil": total.detach()}
 
     @torch.no_grad()
     def teacher_logits(self, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
         """z_t: the `teacher_model`'s logits, else `model`'s with its masks off, both in eval mode."""
+        outputs = self.teacher_outputs(model, inputs)
+        return outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+
+    @torch.no_grad()
+    def teacher_outputs(self, model: nn.Module, inputs: dict[str, Any]) -> Any:
+        """The `teacher_model`'s outputs, else `model`'s with its masks off, both in eval mode (with hidden states
+        when `inputs` asks for them)."""
         teacher = self._teacher_model(model)
         if teacher is not None:
-            return teacher(**inputs)["logits"]
+            return teacher(**inputs)
         self.check_model(model)
         was_training = model.training
         model.eval()
         try:
             with unmasked(model):
-                outputs = model(**inputs)
+                return model(**inputs)
         finally:
             model.train(was_training)
-        return outputs["logits"] if isinstance(outputs, dict) else outputs[0]
 
     def check_model(self, model: nn.Module) -> None:
         """Without `teacher_model`, refuse a run whose weights train: its masks-off model is no longer the dense one.

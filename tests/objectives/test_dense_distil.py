@@ -16,7 +16,7 @@ from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import OBJECTIVES, DenseDistillation, DenseDistillationOptions, build_objective
-from hf_srnets.objectives.dense_distil import soft_distillation
+from hf_srnets.objectives.dense_distil import hidden_state_distillation, soft_distillation
 from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig, unmasked
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
@@ -85,12 +85,59 @@ def test_registry_and_command_line_give_the_options(tmp_path):
     validate_args(run)
     assert run.training.step_objective_settings() == (
         "dense_distil",
-        {"distil_alpha": 0.25, "distil_temperature": 3.0, "teacher_model": None},
+        {"distil_alpha": 0.25, "distil_temperature": 3.0, "distil_hidden_weight": 0.0, "teacher_model": None},
     )
     with pytest.raises(ValueError, match=r"--distil_alpha must be in \[0, 1\], got 1.5"):
         DenseDistillationOptions(distil_alpha=1.5)
     with pytest.raises(ValueError, match="--distil_temperature must be > 0"):
         DenseDistillationOptions(distil_temperature=0.0)
+    with pytest.raises(ValueError, match=r"--distil_hidden_weight must be >= 0, got -1\.0"):
+        DenseDistillationOptions(distil_hidden_weight=-1.0)
+    run = parse_args([*base, "--step_objective", "dense_distil", "--distil_hidden_weight", "2"])
+    assert run.training.step_objective_settings()[1]["distil_hidden_weight"] == 2.0
+
+
+def test_hidden_state_term_by_hand():
+    # one example, two tokens (the second is padding), d = 2, two layers after the embeddings.
+    # layer 1: the real token differs by (1, 0): ‖·‖² / d = 1/2; the padding token's (3, 3) is not counted.
+    # layer 2: the real token differs by (2, 2): 8/2 = 4. The mean over layers: (0.5 + 4) / 2 = 2.25.
+    embeddings = torch.full((1, 2, 2), 7.0)  # left out: the masks never touch the embeddings
+    teacher = (torch.zeros(1, 2, 2), torch.zeros(1, 2, 2), torch.zeros(1, 2, 2))
+    student = (embeddings, torch.tensor([[[1.0, 0.0], [3.0, 3.0]]]), torch.tensor([[[2.0, 2.0], [5.0, 5.0]]]))
+    mask = torch.tensor([[1, 0]])
+    assert hidden_state_distillation(student, teacher, mask).item() == pytest.approx(2.25)
+    assert hidden_state_distillation(student, teacher, None).item() == pytest.approx(((1 + 18) / 4 + (8 + 50) / 4) / 2)
+    with pytest.raises(ValueError, match="needs a teacher with the student's layers: 1 against 2"):
+        hidden_state_distillation(student, teacher[:2], mask)
+
+
+def test_hidden_state_distillation_adds_beta_times_the_layers_mse_on_real_tokens():
+    dense = lively(bert4())
+    srnet = _hybrid(copy.deepcopy(dense)).train()
+    batch = _batch()
+    batch["attention_mask"][:4, 8:] = 0  # padded examples: their last 4 positions must not count
+    options = {"distil_alpha": 0.3, "distil_temperature": 2, "distil_hidden_weight": 1.5}
+    objective = build_objective("poe", step="dense_distil", step_options=options)
+    torch.manual_seed(0)
+    total, outputs, parts = objective.compute_loss(srnet, batch, training=True)
+    torch.manual_seed(0)
+    logits_only = build_objective("poe", step="dense_distil", step_options={**options, "distil_hidden_weight": 0})
+    without, _, _ = logits_only.compute_loss(srnet, batch, training=True)  # same dropout draws
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    with torch.no_grad():
+        teacher = dense.eval()(**inputs, output_hidden_states=True).hidden_states
+    per_layer = []  # token by token: Σ over real tokens of ‖h_s − h_t‖², over d·(number of real tokens)
+    for h_s, h_t in zip([h.detach() for h in outputs.hidden_states[1:]], teacher[1:]):
+        real = [(i, j) for i in range(8) for j in range(12) if batch["attention_mask"][i, j] == 1]
+        squared = sum(float(((h_s[i, j] - h_t[i, j]) ** 2).sum()) for i, j in real)
+        per_layer.append(squared / (len(real) * h_s.shape[-1]))
+    expected = sum(per_layer) / len(per_layer)
+    assert expected > 1e-4  # the masks moved the student's hidden states
+    assert parts["dense_hidden_mse"].item() == pytest.approx(expected, rel=1e-4)
+    assert total.item() == pytest.approx(without.item() + 1.5 * expected, rel=1e-4)
+    total.backward()
+    assert all(p.grad is not None for p in srnet.masked_layers_scores())
+    assert "dense_hidden_mse" not in objective.compute_loss(srnet, batch, training=False)[2]  # evaluation: inner only
 
 
 def _trainer(tmp_path, model, **options) -> SRNetTrainer:
