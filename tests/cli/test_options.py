@@ -249,7 +249,7 @@ def test_adversarial_is_the_step_objectives_alias_on_the_command_line_and_in_a_c
     run = parse_args([*BASE, "--adversarial_options", '{"distil_alpha": 0.25}', "--step_objective", "dense_distil"])
     assert run.training.step_objective_settings() == (
         "dense_distil",
-        {"distil_alpha": 0.25, "distil_temperature": 2.0, "teacher_model": None},
+        {"distil_alpha": 0.25, "distil_temperature": 2.0, "distil_hidden_weight": 0.0, "teacher_model": None},
     )
     config = tmp_path / "run.yaml"
     config.write_text("model_name_or_path: m\noutput_dir: o\nadversarial: dense_distil\n")
