@@ -6,12 +6,14 @@
 Rows, in the sweep's method order then by sparsity: `method`, `granularity` (dense, or the run's
 `mask_granularity`), `sparsity` (the target), `mnli_m` and `hans_non_entailment` (means over the seeds, in %, of
 `eval_mnli_accuracy` and `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found), and
-`cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of the first seed's saved model (`merged/`, compact where
-the masks removed units) over the dense model's, on CPU with `--threads` threads, all models timed in one
-alternating run (`hf_srnets.evaluation.speed`); `cpu_latency_vs_dense_b1`, the dense model's milliseconds per
-forward of one example over the model's (above 1 = faster), from the same run. The dense row is 1.0 by definition.
-Beside `summary.json`: `speed.md` (examples/s and ms per forward of every model at both batch sizes, with the CPU
-and thread count) and `pareto.png` (MNLI-m and HANS non-entailment against the b32 throughput ratio).
+`cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of each seed's saved model (`merged/`, compact where the
+masks removed units; the global budget cuts each seed's layers differently) over the dense model's, on CPU with
+`--threads` threads, all models timed in one alternating run (`hf_srnets.evaluation.speed`), the mean over the
+seeds (each seed's in `cpu_throughput_vs_dense_b32_by_seed`); `cpu_latency_vs_dense_b1`, the dense model's
+milliseconds per forward of one example over the model's (above 1 = faster), from the same run, likewise. The dense
+row is 1.0 by definition. Beside `summary.json`: `speed.md` (examples/s and ms per forward of every model at both
+batch sizes, with the CPU and thread count) and `pareto.png` (MNLI-m and HANS non-entailment against the b32
+throughput ratio).
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, required=True, help="The folder of summary.json.")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of the speed measurement.")
     parser.add_argument("--seq_length", type=int, default=64, help="Tokens per example when timing.")
-    parser.add_argument("--rounds", type=int, default=3, help="Alternating rounds of the speed measurement.")
-    parser.add_argument("--batches", type=int, default=4, help="Timed batches of 32 per model and round.")
+    parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of the speed measurement.")
+    parser.add_argument("--batches", type=int, default=8, help="Timed forwards per model, batch size and round.")
     return parser.parse_args(argv)
 
 
@@ -76,9 +78,10 @@ def mean_percent(runs: list[Path], key: str) -> float | None:
     return round(100 * statistics.fmean(values), 2) if values else None
 
 
-def model_dir(group: dict[str, Any], dense: str) -> str:
-    run = group["runs"][0]
-    return dense if group["method"] == "dense" or not (run / MERGED_DIR).is_dir() else str(run / MERGED_DIR)
+def saved_models(group: dict[str, Any]) -> dict[str, str]:
+    """`<method>@<sparsity>/seed<n>` -> the saved model dir of each of the group's runs that saved one."""
+    name = f"{group['method']}@{group['sparsity']}"
+    return {f"{name}/{run.name}": str(run / MERGED_DIR) for run in group["runs"] if (run / MERGED_DIR).is_dir()}
 
 
 def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Path) -> None:
@@ -118,21 +121,28 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     groups = collect(args.sweep)
-    names = {f"{g['method']}@{g['sparsity']}": model_dir(g, args.dense) for g in groups if g["method"] != "dense"}
+    saved = {g_index: saved_models(g) for g_index, g in enumerate(groups) if g["method"] != "dense"}
     models = {"dense": load_for_speed(args.dense, "cpu", "float32")}
-    models.update({name: load_for_speed(path, "cpu", "float32") for name, path in names.items()})
+    models.update(
+        {name: load_for_speed(path, "cpu", "float32") for names in saved.values() for name, path in names.items()}
+    )
     timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
     speed = measure_speed(models, [32, 1], reference="dense", **timing)
-    ratio = {row.model: round(row.throughput_vs_dense, 3) for row in speed if row.batch_size == 32}
-    latency = {row.model: round(row.latency_vs_dense, 3) for row in speed if row.batch_size == 1}
+    ratio = {row.model: row.throughput_vs_dense for row in speed if row.batch_size == 32}
+    latency = {row.model: row.latency_vs_dense for row in speed if row.batch_size == 1}
     rows = []
-    for group in groups:
-        name = "dense" if group["method"] == "dense" else f"{group['method']}@{group['sparsity']}"
+    for index, group in enumerate(groups):
+        names = list(saved.get(index, {"dense": ""}))
+        if not names:
+            raise SystemExit(f"no saved model under {group['runs'][0]}/{MERGED_DIR}: run the sweep with save_merged")
         row = {"method": group["method"], "granularity": granularity(group["runs"][0]), "sparsity": group["sparsity"]}
         row.update({column: mean_percent(group["runs"], key) for column, key in {**METRICS, **EXTRA}.items()})
         row["seeds"] = [int(run.name[4:]) for run in group["runs"]]
-        row["cpu_throughput_vs_dense_b32"] = ratio[name]
-        row["cpu_latency_vs_dense_b1"] = latency[name]
+        row["cpu_throughput_vs_dense_b32"] = round(statistics.fmean(ratio[n] for n in names), 3)
+        row["cpu_latency_vs_dense_b1"] = round(statistics.fmean(latency[n] for n in names), 3)
+        if group["method"] != "dense":
+            row["cpu_throughput_vs_dense_b32_by_seed"] = [round(ratio[n], 3) for n in names]
+            row["cpu_latency_vs_dense_b1_by_seed"] = [round(latency[n], 3) for n in names]
         rows.append(row)
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "summary.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

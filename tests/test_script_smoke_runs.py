@@ -330,6 +330,7 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
     rows = json.loads((tmp_path / "results" / "summary.json").read_text())
     speed = [row.pop("cpu_throughput_vs_dense_b32") for row in rows]
     latency = [row.pop("cpu_latency_vs_dense_b1") for row in rows]
+    by_seed = rows[1].pop("cpu_throughput_vs_dense_b32_by_seed"), rows[1].pop("cpu_latency_vs_dense_b1_by_seed")
     assert rows == [
         {
             "method": "dense",
@@ -352,7 +353,12 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
     ]  # fmt: skip  (means over the two seeds, by hand)
     assert speed[0] == 1.0 and speed[1] > 0
     assert latency[0] == 1.0 and latency[1] > 0
+    assert all(len(ratios) == 2 and min(ratios) > 0 for ratios in by_seed)  # each seed's saved model is timed
+    assert speed[1] == pytest.approx(sum(by_seed[0]) / 2, abs=1.5e-3)  # the row is their mean (rounded to 3)
+    assert latency[1] == pytest.approx(sum(by_seed[1]) / 2, abs=1.5e-3)
     table = (tmp_path / "results" / "speed.md").read_text()
+    timed = [line.split()[0] for line in table.splitlines() if line.startswith("hybrid")]
+    assert timed == ["hybrid@0.5/seed42", "hybrid@0.5/seed42", "hybrid@0.5/seed43", "hybrid@0.5/seed43"]
     assert "1 threads" in table and [line.split()[:2] for line in table.splitlines() if line.startswith("dense")] == [
         ["dense", "32"], ["dense", "1"],
     ]  # fmt: skip
