@@ -129,6 +129,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=["textattack", "x_wildcard"],
         help="Ablation: x_wildcard lets TextAttack's POS constraint accept the tag X as hf_srnets does.",
     )
+    p.add_argument(
+        "--textattack_victim",
+        default="shared",
+        choices=["shared", "textattack"],
+        help="TextAttack side's victim: shared (hf_srnets' classifier, the same victim work on both sides) or "
+        "textattack (TextAttack's own HuggingFaceModelWrapper, as its users run it: every batch padded to the "
+        "tokenizer's model_max_length).",
+    )
     p.add_argument("--num_workers", type=int, default=1, help="hf_srnets side: run_attack.py --num_workers.")
     p.add_argument(
         "--device",
@@ -286,7 +294,7 @@ def run_textattack(
 ) -> tuple[dict, float]:
     """The worker in the TextAttack venv on one recipe; its output and the process's wall time. A merged
     `worker_out.json` (all recipes) is read when the recipe's own output is not there."""
-    suffix = "" if args.textattack_pos_rule == "textattack" else f".{args.textattack_pos_rule}"
+    suffix = variant_suffix(args)
     spec_path, out_path = out / f"worker_spec{suffix}.{name}.json", out / f"worker_out{suffix}.{name}.json"
     spec = {"model": args.model, "base_model": args.base_model, "task": args.task, "examples": examples}
     spec |= {
@@ -297,6 +305,7 @@ def run_textattack(
         "batch_size": args.batch_size,
         "max_length": args.max_seq_length,
         "device": args.device,
+        "victim": args.textattack_victim,
     }
     spec_path.write_text(json.dumps(spec | {"seed": args.seed}, ensure_ascii=False), encoding="utf-8")
     start = time.perf_counter()
@@ -307,6 +316,13 @@ def run_textattack(
     if not out_path.is_file():
         out_path = out / f"worker_out{suffix}.json"
     return json.loads(out_path.read_text(encoding="utf-8")), seconds
+
+
+def variant_suffix(args: argparse.Namespace) -> str:
+    """How the files of a non-default TextAttack side are told apart: `.x_wildcard`, `.ta_victim`, both, or ''."""
+    parts = [args.textattack_pos_rule] if args.textattack_pos_rule != "textattack" else []
+    parts += ["ta_victim"] if args.textattack_victim == "textattack" else []
+    return "".join(f".{part}" for part in parts)
 
 
 def speed(records: list[dict], wall_seconds: float, workers: int = 1) -> dict[str, Any]:
@@ -452,6 +468,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "num_examples": len(examples),
         "textattack": TEXTATTACK,
         "textattack_pos_rule": args.textattack_pos_rule,
+        "textattack_victim": args.textattack_victim,
         "shared_resources": resources | {"word_vectors_file": args.word_vectors},
         "seconds": {side: round(value, 1) for side, value in seconds.items()},
         "machine": {"cpus": os.cpu_count(), "torch_threads": child_env()["OMP_NUM_THREADS"], "device": args.device},
@@ -459,11 +476,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "table": table,
         "recipes": comparisons,
     }
-    name = (
-        "side_by_side.json"
-        if args.textattack_pos_rule == "textattack"
-        else f"side_by_side.{args.textattack_pos_rule}.json"
-    )
+    name = f"side_by_side{variant_suffix(args)}.json"
     (out / name).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     if args.results_json:
         Path(args.results_json).parent.mkdir(parents=True, exist_ok=True)

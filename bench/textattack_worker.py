@@ -5,12 +5,13 @@
     <ta_venv>/bin/python bench/textattack_worker.py SPEC.json OUT.json
 
 SPEC.json (written by the bench): the victim (`model`, `base_model`, `task`), the examples (`index`, `id`, `text`,
-`label` in the task's label order), the `recipes`, `device` (where the victim and the sentence encoder run,
-"cpu" when absent), `word_vectors` (a vectors file, or null for hf_srnets' default), `pos_tagger` (a name of
-hf_srnets' taggers), `pos_rule` ("textattack", or "x_wildcard" to let TextAttack's POS constraint accept
-hf_srnets' unsure tag "X" as hf_srnets does: an ablation), `batch_size`, `max_length` and `seed`. OUT.json: per
-recipe, one record per example (outcome, TextAttack's reported #Query, the queries it actually spent, the perturbed
-text, the seconds its attack took).
+`label` in the task's label order), the `recipes`, `victim` ("shared", the default: hf_srnets' classifier as below;
+"textattack": TextAttack's own `HuggingFaceModelWrapper`, as a TextAttack user builds it), `device` (where the
+victim and the sentence encoder run, "cpu" when absent), `word_vectors` (a vectors file, or null for hf_srnets'
+default), `pos_tagger` (a name of hf_srnets' taggers), `pos_rule` ("textattack", or "x_wildcard" to let TextAttack's
+POS constraint accept hf_srnets' unsure tag "X" as hf_srnets does: an ablation), `batch_size`, `max_length` and
+`seed`. OUT.json: per recipe, one record per example (outcome, TextAttack's reported #Query, the queries it
+actually spent, the perturbed text, the seconds its attack took).
 
 The attacks are assembled from TextAttack 0.3.11's components exactly as its recipe builders
 (`attack_recipes/textfooler_jin_2019.py`, `textbugger_li_2018.py`) assemble them: the same search
@@ -222,8 +223,35 @@ def build_textbugger(wrapper: Any, parts: dict[str, Any], embedding: Any) -> Any
 BUILDERS = {"textfooler": build_textfooler, "textbugger": build_textbugger}
 
 
+def textattack_model_wrapper(spec: dict[str, Any]) -> Any:
+    """The victim as a TextAttack user runs it: the checkpoint through transformers' Auto classes inside TextAttack's
+    own `HuggingFaceModelWrapper`, which pads every batch to the tokenizer's `model_max_length` (512 for BERT-family
+    checkpoints). Its logits are in the model's label order, so that must be the task's (checked by name)."""
+    import transformers
+    from textattack.models.wrappers import HuggingFaceModelWrapper
+
+    from hf_srnets.data.tasks import resolve_task
+    from hf_srnets.run_files import SRNET_CONFIG_NAME
+
+    if os.path.isfile(os.path.join(spec["model"], SRNET_CONFIG_NAME)):
+        raise ValueError("victim 'textattack' loads a plain checkpoint; a mask dir needs the shared victim")
+    task = resolve_task(spec["task"])
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(spec["model"])
+    names = tuple(str(model.config.id2label[i]).lower() for i in range(model.config.num_labels))
+    if names != tuple(name.lower() for name in task.label_names):
+        raise ValueError(
+            f"victim 'textattack': the checkpoint's labels {names} are not the task's {task.label_names} in order; "
+            "TextAttack's wrapper would score the wrong classes: use the shared victim"
+        )
+    model.to(spec.get("device", "cpu")).eval()
+    return HuggingFaceModelWrapper(model, transformers.AutoTokenizer.from_pretrained(spec["model"]))
+
+
 def model_wrapper(spec: dict[str, Any]) -> Any:
-    """The victim behind TextAttack's `ModelWrapper`: hf_srnets' `HFClassifier`, no cache, float64 probabilities."""
+    """The victim behind TextAttack's `ModelWrapper`: hf_srnets' `HFClassifier`, no cache, float64 probabilities
+    (spec `victim` "shared", the default), or TextAttack's own wrapper (`textattack_model_wrapper`)."""
+    if spec.get("victim", "shared") == "textattack":
+        return textattack_model_wrapper(spec)
     import numpy as np
     from textattack.models.wrappers import ModelWrapper
 

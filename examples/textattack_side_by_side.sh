@@ -9,6 +9,9 @@
 #      examples/minute of both recorded), into $RESULTS/side_by_side_{sst2,mnli}_100.json.
 # Each step is skipped when its output exists. Extra arguments go to both bench calls (e.g. --num_workers 2,
 # --device cuda, --venv DIR). N=25 for a shorter run.
+# TA_VICTIM=textattack: the TextAttack side attacks through TextAttack's own HuggingFaceModelWrapper, as its users
+# run it (every batch padded to the tokenizer's 512 tokens), into $RESULTS/side_by_side_{sst2,mnli}_$N.ta_victim.json;
+# the default (shared) gives both sides hf_srnets' classifier, so that the victim work is the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-../shared/data}
@@ -27,8 +30,11 @@ FT=(--data_dir "$DATA_DIR" --max_train_samples 2000 --per_device_train_batch_siz
     --output_dir "$OUT/victim_mnli"
 [ "${VICTIMS_ONLY:-0}" = 1 ] && exit 0
 mkdir -p "$RESULTS"
+VICTIM=${TA_VICTIM:-shared}
+SUFFIX=$([ "$VICTIM" = textattack ] && echo .ta_victim || true)
 for task in sst2 mnli; do
-  [ -f "$RESULTS/side_by_side_${task}_$N.json" ] || python bench/bench_textattack_side_by_side.py \
+  [ -f "$RESULTS/side_by_side_${task}_$N$SUFFIX.json" ] || python bench/bench_textattack_side_by_side.py \
       --model "$OUT/victim_$task" --base_model "$MINILM" --task "$task" --data_dir "$DATA_DIR" --num_examples "$N" \
-      --output_dir "$OUT/side_$task" --results_json "$RESULTS/side_by_side_${task}_$N.json" "$@"
+      --textattack_victim "$VICTIM" --output_dir "$OUT/side_$task$SUFFIX" \
+      --results_json "$RESULTS/side_by_side_${task}_$N$SUFFIX.json" "$@"
 done

@@ -384,3 +384,26 @@ def test_a_textattack_venv_built_from_another_checkout_is_pointed_at_this_one(tm
     assert any("project site-packages" in line for line in done)
     assert "/gone/" not in (site / "zz_hf_srnets_project_site.pth").read_text()
     assert bench.ensure_textattack_venv(venv, tmp_path / "nltk") == []
+
+
+def test_the_textattack_side_can_use_textattacks_own_victim_wrapper(tmp_path):
+    """--textattack_victim textattack reaches the worker's spec (TextAttack's HuggingFaceModelWrapper, as its users
+    run it) and its files are told apart from the shared-victim run's; the default stays the shared victim."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_textattack_side_by_side as bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    base = ["--model", "m", "--output_dir", str(tmp_path), "--skip_textattack"]
+    worker = {"resources": {}, "results": {"textfooler": [ta_record(0, "failed", 3)]}}
+    for flags, suffix, victim in (
+        ([], "", "shared"),
+        (["--textattack_victim", "textattack"], ".ta_victim", "textattack"),
+    ):
+        args = bench.parse_args([*base, *flags])
+        (tmp_path / f"worker_out{suffix}.textfooler.json").write_text(json.dumps(worker))
+        out, _ = bench.run_textattack(args, [{"index": 0, "text": ["x"], "label": 0}], tmp_path, tmp_path, "textfooler")
+        assert out == worker
+        assert json.loads((tmp_path / f"worker_spec{suffix}.textfooler.json").read_text())["victim"] == victim
+    args = bench.parse_args([*base, "--textattack_victim", "textattack", "--textattack_pos_rule", "x_wildcard"])
+    assert bench.variant_suffix(args) == ".x_wildcard.ta_victim"
