@@ -463,3 +463,44 @@ def test_the_structured_table_is_summary_json_and_the_regenerated_report() -> No
         ]
         assert row[10] == (against_element[key][0] if key in against_element else "–" if key[0] == "element" else "")
         assert row[11] == (against_dense[key][2] if key in against_dense else "")
+
+
+# --- TextAttack side by side: the speed tables are the bench's JSON files -----------------------------------------
+
+SIDE_BY_SIDE_TABLES = {  # README section -> the JSON file of each task (per recipe, a row)
+    "## The 100 + 100 run against the fine-tuned victims": "side_by_side_{task}_100.json",
+    "## Against TextAttack as its users run it": "side_by_side_{task}_15.ta_victim.json",
+}
+
+
+def side_by_side_row(task: str, recipe: str, record: dict) -> list[str]:
+    """A speed-table row from the bench's record of one recipe: agreement, #Query (and their difference when they
+    differ), examples/minute of both sides and the ratio of the attack-time rates."""
+    hf, ta, speed = record["hf_srnets"], record["textattack"], record["speed"]
+    queries = f"{hf['query']:.1f} / {ta['query']:.1f}"
+    if f"{hf['query']:.1f}" != f"{ta['query']:.1f}":
+        queries += f" ({100 * (hf['query'] / ta['query'] - 1):+.1f} %)"
+    rate = {side: speed[side]["examples_per_minute"] for side in ("hf_srnets", "textattack")}
+    return [
+        {"sst2": "SST-2", "mnli": "MNLI"}[task],
+        recipe,
+        f"{100 * record['same_outcome_attacked']:.1f} / {100 * record['same_outcome']:.1f}",
+        queries,
+        f"{rate['textattack']:.1f} / {speed['textattack']['examples_per_minute_wall']:.1f}",
+        f"{rate['hf_srnets']:.1f} / {speed['hf_srnets']['examples_per_minute_wall']:.1f}",
+        f"{rate['hf_srnets'] / rate['textattack']:.2f}",
+    ]
+
+
+def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
+    readme = (RESULTS / "textattack_side_by_side" / "README.md").read_text()
+    header = "| task | recipe | same outcome % (attacked / all) | #Query hf / TA |"
+    for section, name in SIDE_BY_SIDE_TABLES.items():
+        quoted = [cells(row) for row in table_rows(readme.split(section)[1], header)]
+        expected = []
+        for task in ("sst2", "mnli"):
+            report = read_json(f"results/textattack_side_by_side/{name.format(task=task)}")
+            expected += [side_by_side_row(task, recipe, c) for recipe, c in report["recipes"].items()]
+        for row, want in zip(quoted, expected, strict=True):
+            assert row[:6] == [c.replace("−", "-") for c in want[:6]], section
+            assert float(row[6]) == pytest.approx(float(want[6]), abs=0.051), section  # quoted to 1 or 2 digits
