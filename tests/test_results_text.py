@@ -504,3 +504,11 @@ def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
         for row, want in zip(quoted, expected, strict=True):
             assert row[:6] == [c.replace("−", "-") for c in want[:6]], section
             assert float(row[6]) == pytest.approx(float(want[6]), abs=0.051), section  # quoted to 1 or 2 digits
+
+
+def test_the_hidden_distillation_tables_are_the_regenerated_report() -> None:
+    folder = RESULTS / "structured_large_hidden_distil"
+    report = (folder / "report.md").read_text().split("## Paired by column against hybrid")[1]
+    readme = (folder / "README.md").read_text()
+    for header in ("| method | sparsity | seeds | MNLI-m |", "| method | sparsity | paired seeds |"):
+        assert table_rows(readme, header) == table_rows(report, header), header

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import InputError, naming_path
 from ..evaluation.eval_predictions import PREDICTIONS_DIR
 from ..run_files import RESULTS_NAME, read_json_object
-from .sweep_runs import run_dir
+from .sweep_runs import RUN_META, run_dir
 from .sweep_summary import collect
 
 PER_EXAMPLE_DIR = "per_example"
@@ -81,7 +81,9 @@ def collect_per_example(
     `columns` (`paired_table.parse_column` specs) go to the manifest for the report's per-column sections, one
     per method of `column_baselines` (default: the baseline).
     `extra_runs` (name -> run dir) adds runs made outside the sweep, such as the dense model its methods start
-    from, each as a method of that name at sparsity 0 and seed 0 (evaluated once, outside the sweep's seeds).
+    from, each as a method of that name at sparsity 0 and seed 0 (evaluated once, outside the sweep's seeds); a run
+    of another sweep keeps the sparsity and seed its sweep recorded (`sweep_run.json`), so that a search at 50%,
+    seed 42, is paired as such.
     A run without `eval_predictions/` is an `InputError`: it ran before the files existed, or without saving."""
     records = collect(sweep_root)
     if not records:
@@ -90,7 +92,9 @@ def collect_per_example(
         results = read_json_object(os.path.join(directory, RESULTS_NAME))
         if results is None:
             raise InputError(f"{directory} holds no finished run ({RESULTS_NAME}): give a run dir for {name!r}")
-        records.append({**results, "method": name, "sparsity": 0.0, "seed": 0, "run_dir": directory})
+        meta = read_json_object(os.path.join(directory, RUN_META)) or {}
+        place = {"sparsity": float(meta.get("sparsity", 0.0)), "seed": int(meta.get("seed", 0))}
+        records.append({**results, "method": name, **place, "run_dir": directory})
     root = os.path.join(experiment_dir, PER_EXAMPLE_DIR)
     written = []
     for record in records:

@@ -161,6 +161,27 @@ def test_the_report_command_adds_the_column_section_with_an_extra_teacher_run(tm
     assert "identical" in capsys.readouterr().out
 
 
+def test_an_extra_run_of_another_sweep_keeps_its_sparsity_and_seed(tmp_path):
+    """`--extra_run hybrid=<other sweep>/hybrid/s0.5/seed42`: collected at 50%, seed 42 (its sweep_run.json), and
+    paired with this sweep's seed 42 at 50%; a run outside any sweep (the teacher) stays at 0%, seed 0."""
+    sweep = tmp_path / "sweep"
+    run(sweep, "hidden", 0.5, 42, [1, 1, 1, 0], [1, 0, 1, 0])
+    other = tmp_path / "other" / "hybrid" / "s0.5" / "seed42"
+    write_set(other / "eval_predictions" / "mnli.jsonl", DEV, [1, 1, 0, 0], WRONG)
+    write_set(other / "eval_predictions" / "hans.jsonl", OOD, [1, 0, 1, 0], FLIP)
+    (other / "all_results.json").write_text(json.dumps({"eval_mnli_accuracy": 0.5, "eval_hans_accuracy": 0.5}))
+    (other / "sweep_run.json").write_text(json.dumps({"method": "hybrid", "sparsity": 0.5, "seed": 42}))
+    results = tmp_path / "results"
+    results.mkdir()
+    argv = [str(results), "--collect_from", str(sweep), "--metrics", "eval_mnli_accuracy,eval_hans_accuracy"]
+    argv += ["--baseline", "hybrid", "--extra_run", f"hybrid={other}", "--no_plots", "--columns", "MNLI-m=mnli"]
+    assert report_command.main(argv) == 0
+    assert (Path(run_dir(str(results / "per_example"), "hybrid", 0.5, 42)) / "mnli.jsonl.gz").is_file()
+    text = report_text(str(results))[0].split("## Paired by column against hybrid")[1]
+    # hidden − hybrid on MNLI-m, the same 4 examples of seed 42: 3/4 − 2/4 = +25 points
+    assert "| hidden | 50% | 1 | +25.0 [" in text and "| hybrid | 50% | 1 | 50.0 |" in text
+
+
 def test_columns_without_a_baseline_are_refused_by_name(tmp_path):
     run(tmp_path / "sweep", "mask", 0.5, 1, [1, 1, 1, 0], [1, 0, 1, 0])
     (tmp_path / "results").mkdir()
