@@ -121,18 +121,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     groups = collect(args.sweep)
-    saved = {g_index: saved_models(g) for g_index, g in enumerate(groups) if g["method"] != "dense"}
-    models = {"dense": load_for_speed(args.dense, "cpu", "float32")}
-    models.update(
-        {name: load_for_speed(path, "cpu", "float32") for names in saved.values() for name, path in names.items()}
-    )
+    saved = [{"dense": args.dense} if g["method"] == "dense" else saved_models(g) for g in groups]
+    models = {name: load_for_speed(path, "cpu", "float32") for names in saved for name, path in names.items()}
     timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
     speed = measure_speed(models, [32, 1], reference="dense", **timing)
     ratio = {row.model: row.throughput_vs_dense for row in speed if row.batch_size == 32}
     latency = {row.model: row.latency_vs_dense for row in speed if row.batch_size == 1}
     rows = []
-    for index, group in enumerate(groups):
-        names = list(saved.get(index, {"dense": ""}))
+    for group, saved_of_group in zip(groups, saved):
+        names = list(saved_of_group)
         if not names:
             raise SystemExit(f"no saved model under {group['runs'][0]}/{MERGED_DIR}: run the sweep with save_merged")
         row = {"method": group["method"], "granularity": granularity(group["runs"][0]), "sparsity": group["sparsity"]}

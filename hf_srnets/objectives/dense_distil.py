@@ -176,12 +176,6 @@ class DenseDistillation(StepObjective):
         return total, outputs, {**components, **logged, "dense_distil": total.detach()}
 
     @torch.no_grad()
-    def teacher_logits(self, model: nn.Module, inputs: dict[str, Any]) -> torch.Tensor:
-        """z_t: the `teacher_model`'s logits, else `model`'s with its masks off, both in eval mode."""
-        outputs = self.teacher_outputs(model, inputs)
-        return outputs["logits"] if isinstance(outputs, dict) else outputs[0]
-
-    @torch.no_grad()
     def teacher_outputs(self, model: nn.Module, inputs: dict[str, Any]) -> Any:
         """The `teacher_model`'s outputs, else `model`'s with its masks off, both in eval mode (with hidden states
         when `inputs` asks for them)."""
