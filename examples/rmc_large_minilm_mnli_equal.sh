@@ -22,6 +22,9 @@ for seeds in 42 42,43,44; do
   python run_sweep.py examples/rmc_large_minilm_mnli_equal.yaml --seeds "$seeds" --checkpoint_steps 50 "$@"
 done
 mkdir -p "$RESULTS"
-python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline imp_vanilla \
-    --metrics eval_mnli_accuracy,eval_hans_accuracy
+# The teacher joins as the reference of F_bias (Δ_model / Δ_teacher) and as a row of its own.
+python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline imp_vanilla --reference teacher \
+    --extra_run "teacher=$OLD/teacher" \
+    --metrics eval_mnli_accuracy,eval_hans_accuracy,eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy \
+    --columns "MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"
 cp "$OUT/runs.csv" "$OUT/summary.md" "$RESULTS/"
