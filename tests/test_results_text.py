@@ -512,3 +512,59 @@ def test_the_hidden_distillation_tables_are_the_regenerated_report() -> None:
     readme = (folder / "README.md").read_text()
     for header in ("| method | sparsity | seeds | MNLI-m |", "| method | sparsity | paired seeds |"):
         assert table_rows(readme, header) == table_rows(report, header), header
+
+
+# --- issue 36: the RMC comparison at equal budgets, and Win-win's regenerated tables --------------------------------
+
+
+def report_column_blocks(folder: Path, baseline: str) -> list[str]:
+    """The two tables of report.md's per-column section against `baseline` (means, then paired differences)."""
+    section = (folder / "report.md").read_text().split(f"## Paired by column against {baseline}")[1]
+    return [block for block in section.strip().split("\n\n") if block.startswith("|")][:2]
+
+
+@pytest.mark.parametrize(
+    ("name", "baseline"), [("rmc_large_minilm_mnli_equal", "imp_vanilla"), ("winwin_large_minilm_mnli", "full_poe")]
+)
+def test_the_regenerated_tables_are_quoted_as_report_md_gives_them(name: str, baseline: str) -> None:
+    folder = RESULTS / name
+    readme = (folder / "README.md").read_text()
+    for block in report_column_blocks(folder, baseline):
+        assert block in readme, f"{name}/README.md no longer quotes report.md's table:\n{block.splitlines()[0]}"
+
+
+RMC_NAMES = {
+    "IMP 40% – Vanilla": "imp_vanilla",
+    "IMP 40% – Distil": "imp_distil",
+    "IMP 40% – Smooth": "imp_smooth",
+    "IMP 40% – Focal": "imp_focal",
+    "IMP 40% – JTT": "imp_jtt",
+    "IMP 40% – RMC": "imp_rmc",
+    "heads −20% – CE": "heads20_ce",
+    "SRNet 40% – mask, PoE": "mask_poe",
+}
+
+
+def test_the_equal_budget_table_beside_the_old_one_is_both_runs_csv() -> None:
+    """Steps, MNLI-m and F_bias, old → new, are the means of the two sweeps' runs.csv (seeds 42-44 in both)."""
+    runs = {
+        when: read_csv(f"results/{folder}/runs.csv")
+        for when, folder in (("old", "rmc_large_minilm_mnli"), ("new", "rmc_large_minilm_mnli_equal"))
+    }
+
+    def mean(when: str, method: str, key: str) -> float:
+        values = [float(r[key]) for r in runs[when] if r["method"] == method]
+        assert len(values) == 3, (when, method)
+        return sum(values) / 3
+
+    readme = (RESULTS / "rmc_large_minilm_mnli_equal" / "README.md").read_text()
+    quoted = table_rows(readme, "| method | steps old → new |")
+    assert len(quoted) == len(RMC_NAMES)
+    for row in map(cells, quoted):
+        method = RMC_NAMES[row[0].replace("-", "−")]
+        steps = {when: {r["train_steps"] for r in runs[when] if r["method"] == method} for when in runs}
+        assert row[1] == f"{steps['old'].pop()} → {steps['new'].pop()}", row[0]
+        assert row[2] == f"{100 * mean('old', method, 'eval_mnli_accuracy'):.1f} → " + (
+            f"{100 * mean('new', method, 'eval_mnli_accuracy'):.1f}"
+        ), row[0]
+        assert row[3] == f"{mean('old', method, 'f_bias'):.3f} → {mean('new', method, 'f_bias'):.3f}", row[0]
