@@ -48,7 +48,7 @@ else
   SHAPE=base; WORKERS=${WORKERS:-14}; SUITE=(tests)
   LAUNCH_CONFIG=accelerate_configs/single_gpu_fp16.yaml; PRECISIONS=(fp16 bf16); SIZES=(3200 1000 1000)
   BENCH=(--device cuda --precision fp16 --steps 30 --warmup 5 --repeats 3 --batch_size 32)
-  T_SUITE=${T_SUITE:-200}; T_MISSION=${T_MISSION:-75}; T_BENCH=${T_BENCH:-80}; DEADLINE=${DEADLINE:-465}
+  T_SUITE=${T_SUITE:-185}; T_MISSION=${T_MISSION:-90}; T_BENCH=${T_BENCH:-80}; DEADLINE=${DEADLINE:-465}
 fi
 # SUITE_ARGS="tests/x.py ..." runs those instead (the test of this script runs the dry run on one file)
 [ -n "${SUITE_ARGS:-}" ] && read -r -a SUITE <<< "$SUITE_ARGS"

@@ -376,7 +376,10 @@ def test_a_quote_that_is_gone_is_reported() -> None:
 
 def test_win_win_observations_are_cited_from_section_4_2_2() -> None:
     """The paper's §4.2.1 is the set-up; the observations on Fig. 2 and 3 are in §4.2.2 ("4.2.2 Results")."""
-    paper = (ROOT.parent / "shared" / "papers" / "srnets-winwin-main.txt").read_text(encoding="utf-8")
+    path = ROOT.parent / "shared" / "papers" / "srnets-winwin-main.txt"
+    if not path.is_file():  # a GPU machine gets the repo alone
+        pytest.skip(f"paper text not found at {path}")
+    paper = path.read_text(encoding="utf-8")
     assert "4.2.1 Problem Formulation and Experimental Setups" in paper and "4.2.2 Results" in paper
     texts = [ROOT / "docs" / "sweeps.md", *RESULTS.glob("*/README.md"), RESULTS / "README.md"]
     assert [str(p.relative_to(ROOT)) for p in texts if "§4.2.1" in p.read_text(encoding="utf-8")] == []

@@ -16,6 +16,7 @@ computes. The removed heads are recorded in `config.srnet_pruned_heads` (saved i
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -184,6 +185,19 @@ def _prune_site(site: AttentionSite, positions: list[int], whole_layers: bool) -
     setattr(site.attention, site.count_attr, len(keep))
     if hasattr(site.attention, "all_head_size"):
         site.attention.all_head_size = len(keep) * d
+    if not keep:
+        _attend_eagerly(site.attention)
+
+
+def _attend_eagerly(attention: nn.Module) -> None:
+    """Give a layer left with no heads the eager attention (plain matmuls, here of width 0: the exact empty result
+    on every torch). The fused kernel is not safe at 0 heads: torch 2.11's CPU SDPA stops the whole process with
+    SIGFPE (results/gpu/2026-11-27_NVIDIA_H100_80GB_HBM3). The module reads `self.config._attn_implementation` at
+    each call, so it gets a copy of the config of its own; the model's config and the other layers are unchanged."""
+    config = getattr(attention, "config", None)
+    if config is not None and getattr(config, "_attn_implementation", "eager") != "eager":
+        attention.config = copy.deepcopy(config)
+        attention.config._attn_implementation = "eager"
 
 
 def pruned_heads(model: Any) -> dict[str, list[int]]:

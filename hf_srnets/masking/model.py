@@ -30,6 +30,7 @@ from ..pruning.mask_files import (
     save_mask_files,
     weights_fingerprint,
 )
+from ..pruning.masked_model import MaskedModel
 from ..pruning.units import UnitMaskedLinear, inject_unit_layers, set_unit_masks, unit_groups
 from ..run_files import SRNET_CONFIG_NAME, TRAINING_STATE_NAME
 from .hub_upload import make_config_portable, upload_folder
@@ -487,3 +488,10 @@ def _check_architecture(model: nn.Module, config: PruningConfig, model_id: str |
                 f"Shape mismatch for {name}: masks in {model_id} are {tuple(shape)}, the base model's weight "
                 f"is {tuple(module.weight.shape)}. They were saved for {config.base_model_name_or_path}."
             )
+
+
+# Python 3.12 checks a runtime protocol's members with inspect.getattr_static, which does not see a submodule
+# (`base_model` lives in nn.Module's `_modules`), so `isinstance(srnet, MaskedModel)` was False there (the H100
+# check's Python 3.12.3; 3.11 uses hasattr). Registered, it is True on every Python;
+# tests/pruning/test_masked_model.py checks every member, its type and its signature.
+MaskedModel.register(SRNetModel)

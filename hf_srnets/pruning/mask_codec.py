@@ -43,6 +43,11 @@ _ESCAPE = 255
 _DICT = 1 << 16
 # lc = lp = pb = 0: the gap/run bytes do not depend on the previous byte or on their position (measured best)
 _FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "lc": 0, "lp": 0, "pb": 0, "dict_size": _DICT}]
+# a stream is compressed only when its head (a 16th, at least _PROBE bytes) compresses below its share of
+# bit-packing: near s = 0.5 an i.i.d. stream never does (LZMA spends ~7% above order 0), and compressing it whole
+# was most of a save's time (BERT-base at 50%: the save outran the H100 check of 2026-11-27); a structured mask
+# shows its repeats within a few rows
+_PROBE = 1 << 14
 
 
 def _varint(value: int) -> bytes:
@@ -104,6 +109,16 @@ def _coded(scheme: int, n: int, lengths: np.ndarray, stream: bytes) -> bytes:
     return bytes([scheme]) + _varint(n) + _varint(lengths.size) + payload
 
 
+def _probe_compresses(stream: bytes, n: int) -> bool:
+    """Whether the stream's head (a 16th of it, at least `_PROBE` bytes) compresses below the bit-packed bits of its
+    share of the n weights (always True for a stream no longer than `_PROBE`, which is compressed whole)."""
+    size = max(_PROBE, len(stream) // 16)
+    if len(stream) <= size:
+        return True
+    head = lzma.compress(stream[:size], format=lzma.FORMAT_RAW, filters=_FILTERS)
+    return len(head) * len(stream) < math.ceil(n / 8) * size
+
+
 def _gap_lengths(flat: np.ndarray, rare: bool) -> np.ndarray:
     positions = np.flatnonzero(flat == rare)
     return np.diff(positions, prepend=-1) - 1
@@ -119,7 +134,8 @@ def encode_mask(mask: torch.Tensor) -> torch.Tensor:
     """Encode a bool mask (True = kept) as a 1-d uint8 tensor in the smallest scheme (see the module docstring).
 
     A coded scheme is tried only when the order-0 entropy of its byte stream is below the bit-packed size (LZMA
-    does not beat that bound on i.i.d. lengths), which skips hopeless compressions near s = 0.5. Deterministic.
+    does not beat that bound on i.i.d. lengths) and, for a long stream, when its head (`_probe_compresses`) compresses
+    below its share of it: both skip hopeless compressions near s = 0.5. Deterministic.
     """
     flat = mask.detach().cpu().reshape(-1).numpy().astype(np.bool_, copy=False)
     n = flat.size
@@ -134,6 +150,8 @@ def encode_mask(mask: torch.Tensor) -> torch.Tensor:
         for scheme, lengths in candidates:
             stream = _lengths_to_bytes(lengths)
             if stream and _order0_bits(stream) >= 8 * math.ceil(n / 8):
+                continue
+            if not _probe_compresses(stream, n):
                 continue
             coded = _coded(scheme, n, lengths, stream)
             if len(coded) < len(best):

@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -222,8 +223,14 @@ def resolve_directory(
 
 
 def encode_masks(masks: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Each bool mask (True = kept) as the 1-d uint8 tensor `codec.encode_mask` makes (`MASK_ENCODING`)."""
-    return {name: encode_mask(mask) for name, mask in masks.items()}
+    """Each bool mask (True = kept) as the 1-d uint8 tensor `codec.encode_mask` makes (`MASK_ENCODING`), several
+    in torch's threads (at most 8: LZMA and numpy release the GIL; each mask is coded alone, so the bytes do not
+    depend on the threads)."""
+    workers = min(8, torch.get_num_threads(), max(1, len(masks)))
+    if workers == 1:
+        return {name: encode_mask(mask) for name, mask in masks.items()}
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(zip(masks, pool.map(encode_mask, masks.values()), strict=True))
 
 
 def save_mask_files(

@@ -106,6 +106,31 @@ def test_all_zero_layer_loses_its_attention_and_its_ffn_and_reloads(kind, tmp_pa
     torch.testing.assert_close(logits(load_pretrained_model(str(tmp_path)), batch), reference, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_layer_without_heads_never_calls_the_fused_attention_kernel(kind, monkeypatch, tmp_path):
+    # torch 2.11's CPU SDPA stops the process (SIGFPE) at 0 heads: results/gpu/2026-11-27_NVIDIA_H100_80GB_HBM3. A
+    # test cannot survive that kernel, so a stand-in refuses 0 heads and passes every other call to the real one.
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def refusing(query, *args, **kwargs):
+        assert query.shape[1] > 0, "scaled_dot_product_attention called with 0 heads"
+        return real(query, *args, **kwargs)
+
+    model, batch = lively(tiny_model(kind)), _inputs(2)
+    assert model.config._attn_implementation == "sdpa"
+    with torch.no_grad():
+        attention_sites(model)[1].output.weight.zero_()
+    reference = logits(model, batch)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", refusing)
+    assert compact_model(model)["attention_removed"] == [1]
+    sites = attention_sites(model)
+    assert [s.attention.config._attn_implementation for s in sites] == ["sdpa", "eager"]
+    assert model.config._attn_implementation == "sdpa"  # the model's own config and layer 0 keep the fused kernel
+    torch.testing.assert_close(logits(model, batch), reference, atol=1e-5, rtol=0)
+    model.save_pretrained(tmp_path)
+    torch.testing.assert_close(logits(load_pretrained_model(str(tmp_path)), batch), reference, atol=1e-5, rtol=0)
+
+
 @pytest.mark.parametrize("kind", ["roberta", "distilbert"])
 def test_saved_compact_model_reloads_to_the_same_logits(kind, tmp_path):
     model, batch = lively(tiny_model(kind)), _inputs(3)

@@ -450,9 +450,10 @@ def _rows(path: Path) -> list[dict]:
     return [{k: row[k] for k in keep} for row in lines]
 
 
-def test_two_workers_write_the_rows_of_one_in_order_and_on_the_cpu(sst2_classifier, sst2_file, tmp_path):
+def test_two_workers_write_the_rows_of_one_in_order_and_on_the_cpu(sst2_classifier, sst2_file, tmp_path, monkeypatch):
     """--num_workers 2 attacks the examples in two processes; the JSONL rows (example order, outcomes, queries,
     texts) are those of one process. The CPU device is the default without a GPU and is not recorded."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the machine without a GPU, on every machine
     module = run_attack_module()
     one, two = tmp_path / "one", tmp_path / "two"
     module.main(_toy_argv(sst2_classifier, sst2_file, one, "--device", "cpu"))

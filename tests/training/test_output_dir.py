@@ -130,9 +130,11 @@ def test_resume_keeps_the_dir_and_checks_the_checkpoint(tmp_path):
 HOLDER = textwrap.dedent(
     """
     import importlib, os, sys, time, types
-    package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
-    package.__path__ = [os.path.dirname({module!r})]
-    sys.modules["hf_srnets"] = package
+    for name, folder in (("hf_srnets", os.path.dirname(os.path.dirname({module!r}))),
+                         ("hf_srnets.training", os.path.dirname({module!r}))):
+        package = types.ModuleType(name)  # the packages without their __init__'s heavy imports
+        package.__path__ = [folder]  # found here, not by an editable install's finder: a plain checkout works too
+        sys.modules[name] = package
     prepare_output_dir = importlib.import_module("hf_srnets.training.output_dir").prepare_output_dir
     with prepare_output_dir({out!r}, overwrite=False, resume=None, is_main_process=True):
         print("locked", flush=True)
@@ -204,9 +206,11 @@ WORKER = textwrap.dedent(
     """
     import importlib, json, os, sys, types
     import torch.distributed as dist
-    package = types.ModuleType("hf_srnets")  # the package without its __init__'s heavy imports
-    package.__path__ = [os.path.dirname({module!r})]
-    sys.modules["hf_srnets"] = package
+    for name, folder in (("hf_srnets", os.path.dirname(os.path.dirname({module!r}))),
+                         ("hf_srnets.training", os.path.dirname({module!r}))):
+        package = types.ModuleType(name)  # the packages without their __init__'s heavy imports
+        package.__path__ = [folder]  # found here, not by an editable install's finder: a plain checkout works too
+        sys.modules[name] = package
     od = importlib.import_module("hf_srnets.training.output_dir")
     OutputDirError, prepare_output_dir = od.OutputDirError, od.prepare_output_dir
     rank = int(sys.argv[1])
