@@ -89,7 +89,7 @@ grep -E "^(NVIDIA|[A-Z].*, [0-9]+\.)|^(torch|transformers|cuda available) " "$OU
 
 # -- (a) the fast suite ------------------------------------------------------------------------------------------
 step "(a) fast suite, -n $WORKERS" "$T_SUITE" "$OUT/suite.log" env OMP_NUM_THREADS=1 "$PYTHON" -m pytest -q \
-  -p no:cacheprovider -m "not slow" -n "$WORKERS" --timeout 150 --durations 15 -rfE "${SUITE[@]}"
+  -p no:cacheprovider -m "not slow" -n "$WORKERS" --timeout 150 --durations 15 -rfEs "${SUITE[@]}"
 tail -n 1 "$OUT/suite.log" | sed 's/^/    /' >> "$SUMMARY"
 
 # -- (b) the mission's command under accelerate launch -------------------------------------------------------------

@@ -338,7 +338,40 @@ RMC_QUOTES.append(
     )
 )
 
-ALL_QUOTES = COUNT_QUOTES + SWEEP_QUOTES + FIG1_QUOTES + TABLE1_QUOTES + TEXTATTACK_QUOTES + RMC_QUOTES
+# --- the GPU check: mission times and overhead ratios --------------------------------------------------------
+
+GPU_RUNS = {
+    "H100": "results/gpu/2026-11-27_NVIDIA_H100_80GB_HBM3",
+    "H200": "results/gpu/2026-11-27_NVIDIA_H200_after_fixes",
+}
+
+
+def gpu_step_seconds(run: str, step: str) -> str:
+    """The seconds `summary.md` gives one step (`- (b) accelerate launch, mask PoE, fp16: exit 0 in 63 s`)."""
+    text = (ROOT / GPU_RUNS[run] / "summary.md").read_text(encoding="utf-8")
+    return re.search(re.escape(step) + r": exit \d+ in (\d+) s", text).group(1)
+
+
+def gpu_mask_poe_ratio(run: str) -> str:
+    return f"{read_json(GPU_RUNS[run] + '/overhead.json')['summary']['mask-poe']['ratio_to_plain_median']:.3f}"
+
+
+GPU_QUOTES = [
+    Quote(
+        "results/README.md",
+        r"`accelerate launch`\s+command\s+in\s+fp16\s+\((\d+) s\)\s+and\s+bf16\s+\((\d+) s\)[\s\S]*?"
+        r"\(mask-PoE ([\d.]+)× the plain Trainer's step time on the H200, ([\d.]+)×\s+on the H100",
+        lambda: (
+            gpu_step_seconds("H200", "(b) accelerate launch, mask PoE, fp16"),
+            gpu_step_seconds("H200", "(b) accelerate launch, mask PoE, bf16"),
+            gpu_mask_poe_ratio("H200"),
+            gpu_mask_poe_ratio("H100"),
+        ),
+        "results/gpu/*/summary.md (step times) and overhead.json (ratio_to_plain_median)",
+    ),
+]  # fmt: skip
+
+ALL_QUOTES = COUNT_QUOTES + SWEEP_QUOTES + FIG1_QUOTES + TABLE1_QUOTES + TEXTATTACK_QUOTES + RMC_QUOTES + GPU_QUOTES
 
 
 def test_every_quoted_number_matches_its_file() -> None:

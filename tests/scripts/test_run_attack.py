@@ -476,7 +476,7 @@ def test_bad_workers_or_device_are_one_error_line(flags, message, sst2_classifie
         run_attack_module().main(_toy_argv(sst2_classifier, sst2_file, tmp_path / "out", *flags))
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without a GPU")
-def test_cuda_without_a_gpu_is_refused_with_the_fix(sst2_classifier, sst2_file, tmp_path):
+def test_cuda_without_a_gpu_is_refused_with_the_fix(sst2_classifier, sst2_file, tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the machine without a GPU, on every machine
     with pytest.raises(InputError, match=re.escape("--device cuda: torch sees no GPU here; pass --device cpu")):
         run_attack_module().main(_toy_argv(sst2_classifier, sst2_file, tmp_path / "out", "--device", "cuda"))
