@@ -13,6 +13,7 @@ computed (`SRNetTrainer.eval_outputs`, in dataset order), not by a second pass.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -122,7 +123,16 @@ class SetPredictions:
 
 def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
     """Read a predictions file (`.jsonl`, or gzipped `.jsonl.gz` as committed per-example outputs, whose rows
-    have an id and no index); examples are keyed by id when every row has a distinct one, else by index."""
+    have an id and no index); examples are keyed by id when every row has a distinct one, else by index.
+
+    A file read before and unchanged since (same path, size and modification time) is not parsed again: a report
+    reads each run's file once per table it appears in."""
+    stat = os.stat(path)
+    return _read_unchanged(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=128)
+def _read_unchanged(path: str, size: int, mtime_ns: int) -> SetPredictions:
     rows = []
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:

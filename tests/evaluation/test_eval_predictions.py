@@ -106,6 +106,18 @@ def test_align_pairs_runs_by_example_id_whatever_their_order(tmp_path) -> None:
     assert predicted.tolist() == [[1, 1], [0, 0]]  # run 2: a -> neg, b -> neg
 
 
+def test_a_file_is_parsed_once_and_again_when_it_changes(tmp_path) -> None:
+    rows = [{"index": 0, "id": "a", "label": "pos", "prediction": "pos"}]
+    path = _write(tmp_path / "p.jsonl", rows)
+    first = read_eval_predictions(path)
+    assert read_eval_predictions(str(path)) is first  # unchanged: the same parsed object
+    _write(path, [{**rows[0], "prediction": "neg"}])  # same size, a later modification time
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 1_000_000))
+    assert read_eval_predictions(path).predictions == ("neg",)
+    _write(path, [*rows, {"index": 1, "id": "b", "label": "neg", "prediction": "neg"}])
+    assert read_eval_predictions(path).keys == ("a", "b")
+
+
 def test_align_refuses_runs_on_different_examples_or_gold_labels(tmp_path) -> None:
     base = read_eval_predictions(
         _write(tmp_path / "b.jsonl", [{"index": 0, "id": "a", "label": "pos", "prediction": "pos"}])
