@@ -15,9 +15,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 HANS_CELLS=eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy
-collect() {  # experiment, baseline, reference ("" for none), metrics
+COLUMNS="MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"  # the per-column paired section
+collect() {  # experiment, baseline, reference ("" for none), metrics[, columns]
   local flags=(--collect_from "outputs/$1" --baseline "$2" --metrics "$4")
   [ -n "$3" ] && flags+=(--reference "$3")
+  [ -n "${5:-}" ] && flags+=(--columns "$5")
   mkdir -p "results/$1"
   python -m hf_srnets.commands.report "results/$1" "${flags[@]}"
 }
@@ -34,11 +36,11 @@ for name in "${ALL[@]}"; do
         collect "$name" imp_vanilla "" eval_mnli_accuracy,eval_hans_accuracy ;;
       rmc_large_minilm_mnli_equal) bash examples/rmc_large_minilm_mnli_equal.sh ;;  # collects itself
       winwin_large_minilm_mnli) SWEEPS=winwin bash examples/rmc_large_minilm_mnli.sh
-        collect "$name" full_poe full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+        collect "$name" full_poe full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" ;;
       winwin_weak_bias_minilm_mnli) bash examples/winwin_weak_bias_minilm_mnli.sh
-        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" ;;
       structured_minilm_mnli) bash examples/structured_minilm_mnli.sh
-        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" ;;
       *) echo "error: unknown experiment $name; give one of the names in this script's header" >&2; exit 2 ;;
     esac
 done

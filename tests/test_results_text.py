@@ -548,6 +548,7 @@ def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
         ("structured_large_hidden_distil", "hybrid"),
         ("rmc_large_minilm_mnli_equal", "imp_vanilla"),  # issue 36: the RMC comparison at equal budgets
         ("winwin_large_minilm_mnli", "full_poe"),  # issue 36: Win-win's tables regenerated from per_example/
+        ("structured_minilm_mnli", "full_ce"),  # issue 36: the structured searches re-run with per_example/
     ],
 )
 def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline: str) -> None:
@@ -556,6 +557,44 @@ def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline
     readme = (folder / "README.md").read_text()
     for header in ("| method | sparsity | seeds | MNLI-m |", "| method | sparsity | paired seeds |"):
         assert table_rows(readme, header) == table_rows(report, header), header
+
+
+def test_the_structured_rerun_names_exactly_the_runs_that_moved() -> None:
+    """The old → new table lists the runs whose accuracies differ between runs.csv (2026-11-24) and the re-run's
+    report.csv, with both values; the text's count of reproduced runs is the rest."""
+    folder = RESULTS / "structured_minilm_mnli"
+    names = {
+        "element": "mask_poe_element",
+        "block": "mask_poe_block",
+        "neuron": "mask_poe_neuron",
+        "head": "mask_poe_head",
+    }
+    old = {(r["method"], float(r["target_sparsity"])): r for r in read_csv("results/structured_minilm_mnli/runs.csv")}
+    new = {(r["method"], float(r["sparsity"])): r for r in read_csv("results/structured_minilm_mnli/report.csv")}
+    keys = (
+        ("mnli", "eval_mnli_accuracy"),
+        ("hans", "eval_hans_accuracy"),
+        ("hans_entailment", "eval_hans_entailment_accuracy"),
+        ("hans_non_entailment", "eval_hans_non-entailment_accuracy"),
+    )
+    moved = {}
+    for run, row in old.items():
+        pairs = [(float(row[o]), float(new[run][f"{n}_mean"])) for o, n in keys]
+        if any(abs(a - b) > 1e-9 for a, b in pairs):
+            moved[run] = [f"{100 * a:.1f} → {100 * b:.1f}" for a, b in pairs]
+    readme = (folder / "README.md").read_text()
+    quoted = {}
+    for row in map(cells, table_rows(readme, "| model | MNLI-m old → new |")):
+        granularity, sparsity = row[0].split()
+        ent, non_ent = (part.split(" / ") for part in row[3].split(" → "))
+        quoted[(names[granularity], int(sparsity.rstrip("%")) / 100)] = [
+            row[1],
+            row[2],
+            f"{ent[0]} → {non_ent[0]}",
+            f"{ent[1]} → {non_ent[1]}",
+        ]
+    assert quoted == moved
+    assert f"{len(old) - len(moved)} of the {len(old)} reproduce" in readme
 
 
 # --- issue 36: the RMC table at equal budgets beside the old one ----------------------------------------------
