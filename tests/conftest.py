@@ -63,6 +63,12 @@ def make_cuda_deterministic(environ: dict[str, str] | os._Environ = os.environ) 
 
 make_cuda_deterministic()
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # the workers share the cores: one torch thread each (unless OMP_NUM_THREADS says otherwise), which the processes
+    # a test starts inherit too; several threads per worker oversubscribe the machine and slow every op
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if REQUIRE_DATA and (missing := missing_resources()):
