@@ -16,10 +16,11 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 HANS_CELLS=eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy
 COLUMNS="MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans"  # the per-column paired section
-collect() {  # experiment, baseline, reference ("" for none), metrics[, columns]
+collect() {  # experiment, baseline, reference ("" for none), metrics[, columns[, report flags...]]
   local flags=(--collect_from "outputs/$1" --baseline "$2" --metrics "$4")
   [ -n "$3" ] && flags+=(--reference "$3")
   [ -n "${5:-}" ] && flags+=(--columns "$5")
+  flags+=("${@:6}")  # more flags for the report command (the teacher as an extra run)
   mkdir -p "results/$1"
   python -m hf_srnets.commands.report "results/$1" "${flags[@]}"
 }
@@ -29,9 +30,10 @@ if [ $# -gt 0 ]; then ALL=("$@"); fi
 for name in "${ALL[@]}"; do
     case $name in
       sweep_minilm_mnli) bash examples/sweep_minilm_mnli.sh
-        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" ;;
-      rmc_minilm_mnli) bash examples/rmc_minilm_mnli.sh
-        collect "$name" imp_vanilla "" eval_mnli_accuracy,eval_hans_accuracy ;;
+        collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" ;;
+      rmc_minilm_mnli) bash examples/rmc_minilm_mnli.sh --seeds 42,43  # as its README says it was made
+        collect "$name" imp_vanilla teacher "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" \
+            --extra_run "teacher=outputs/$name/teacher" ;;
       rmc_large_minilm_mnli) SWEEPS=rmc bash examples/rmc_large_minilm_mnli.sh
         collect "$name" imp_vanilla "" eval_mnli_accuracy,eval_hans_accuracy ;;
       rmc_large_minilm_mnli_equal) bash examples/rmc_large_minilm_mnli_equal.sh ;;  # collects itself
