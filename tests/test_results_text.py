@@ -549,6 +549,7 @@ def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
         ("rmc_large_minilm_mnli_equal", "imp_vanilla"),  # issue 36: the RMC comparison at equal budgets
         ("winwin_large_minilm_mnli", "full_poe"),  # issue 36: Win-win's tables regenerated from per_example/
         ("structured_minilm_mnli", "full_ce"),  # issue 36: the structured searches re-run with per_example/
+        ("rmc_minilm_mnli", "imp_vanilla"),  # issue 36: the small RMC comparison re-run with per_example/
     ],
 )
 def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline: str) -> None:
@@ -559,42 +560,61 @@ def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline
         assert table_rows(readme, header) == table_rows(report, header), header
 
 
+# the runs.csv columns of a re-run's accuracies, and the all_results.json keys of the same accuracies
+RERUN_KEYS = (
+    ("mnli", "eval_mnli_accuracy"),
+    ("hans", "eval_hans_accuracy"),
+    ("hans_entailment", "eval_hans_entailment_accuracy"),
+    ("hans_non_entailment", "eval_hans_non-entailment_accuracy"),
+)
+
+
+def moved(old: dict, new: dict) -> list[str] | None:
+    """`old → new` of each accuracy in % to one digit, or None when no accuracy moved."""
+    pairs = [(float(old[o]), float(new[n])) for o, n in RERUN_KEYS]
+    if all(abs(a - b) < 1e-9 for a, b in pairs):
+        return None
+    return [f"{100 * a:.1f} → {100 * b:.1f}" for a, b in pairs]
+
+
+def old_new_table(readme: str, header: str) -> dict[str, list[str]]:
+    """A README's old → new table: first cell → [MNLI-m, HANS, HANS ent, HANS non-ent] as `old → new`."""
+    quoted = {}
+    for row in map(cells, table_rows(readme, header)):
+        ent, non_ent = (part.split(" / ") for part in row[3].split(" → "))
+        quoted[row[0]] = [row[1], row[2], f"{ent[0]} → {non_ent[0]}", f"{ent[1]} → {non_ent[1]}"]
+    return quoted
+
+
 def test_the_structured_rerun_names_exactly_the_runs_that_moved() -> None:
     """The old → new table lists the runs whose accuracies differ between runs.csv (2026-11-24) and the re-run's
-    report.csv, with both values; the text's count of reproduced runs is the rest."""
+    per-example run.json, with both values; the text's count of reproduced runs is the rest."""
     folder = RESULTS / "structured_minilm_mnli"
-    names = {
-        "element": "mask_poe_element",
-        "block": "mask_poe_block",
-        "neuron": "mask_poe_neuron",
-        "head": "mask_poe_head",
-    }
-    old = {(r["method"], float(r["target_sparsity"])): r for r in read_csv("results/structured_minilm_mnli/runs.csv")}
-    new = {(r["method"], float(r["sparsity"])): r for r in read_csv("results/structured_minilm_mnli/report.csv")}
-    keys = (
-        ("mnli", "eval_mnli_accuracy"),
-        ("hans", "eval_hans_accuracy"),
-        ("hans_entailment", "eval_hans_entailment_accuracy"),
-        ("hans_non_entailment", "eval_hans_non-entailment_accuracy"),
-    )
-    moved = {}
-    for run, row in old.items():
-        pairs = [(float(row[o]), float(new[run][f"{n}_mean"])) for o, n in keys]
-        if any(abs(a - b) > 1e-9 for a, b in pairs):
-            moved[run] = [f"{100 * a:.1f} → {100 * b:.1f}" for a, b in pairs]
+    found = {}
+    for row in read_csv("results/structured_minilm_mnli/runs.csv"):
+        sparsity = float(row["target_sparsity"])
+        run = folder / "per_example" / row["method"] / f"s{sparsity:g}" / f"seed{row['seed']}" / "run.json"
+        change = moved(row, json.loads(run.read_text())["results"])
+        if change:
+            found[f"{row['granularity']} {100 * sparsity:.0f}%"] = change
     readme = (folder / "README.md").read_text()
-    quoted = {}
-    for row in map(cells, table_rows(readme, "| model | MNLI-m old → new |")):
-        granularity, sparsity = row[0].split()
-        ent, non_ent = (part.split(" / ") for part in row[3].split(" → "))
-        quoted[(names[granularity], int(sparsity.rstrip("%")) / 100)] = [
-            row[1],
-            row[2],
-            f"{ent[0]} → {non_ent[0]}",
-            f"{ent[1]} → {non_ent[1]}",
-        ]
-    assert quoted == moved
-    assert f"{len(old) - len(moved)} of the {len(old)} reproduce" in readme
+    assert old_new_table(readme, "| model | MNLI-m old → new |") == found
+    assert f"{9 - len(found)} of the 9 reproduce" in readme
+
+
+def test_the_rmc_rerun_names_exactly_the_runs_that_moved() -> None:
+    folder = RESULTS / "rmc_minilm_mnli"
+    rows = read_csv("results/rmc_minilm_mnli/runs.csv")
+    found = {}
+    for row in rows:
+        run = Path(row["run"]).relative_to("outputs/rmc_minilm_mnli")
+        where = Path("teacher", "s0", "seed0") if run == Path("teacher") else run  # the teacher: an extra run
+        change = moved(row, json.loads((folder / "per_example" / where / "run.json").read_text())["results"])
+        if change:
+            found[f"{run.parts[0]} seed {run.name.removeprefix('seed')}"] = change
+    readme = (folder / "README.md").read_text()
+    assert old_new_table(readme, "| run | MNLI-m old → new |") == found
+    assert f"**{len(rows) - len(found)} of the {len(rows)} runs**" in readme
 
 
 # --- issue 36: the RMC table at equal budgets beside the old one ----------------------------------------------
