@@ -550,6 +550,7 @@ def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
         ("winwin_large_minilm_mnli", "full_poe"),  # issue 36: Win-win's tables regenerated from per_example/
         ("structured_minilm_mnli", "full_ce"),  # issue 36: the structured searches re-run with per_example/
         ("rmc_minilm_mnli", "imp_vanilla"),  # issue 36: the small RMC comparison re-run with per_example/
+        ("winwin_weak_bias_minilm_mnli", "full_ce"),  # issue 36: re-run with per_example/, every run identical
     ],
 )
 def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline: str) -> None:
@@ -615,6 +616,17 @@ def test_the_rmc_rerun_names_exactly_the_runs_that_moved() -> None:
     readme = (folder / "README.md").read_text()
     assert old_new_table(readme, "| run | MNLI-m old → new |") == found
     assert f"**{len(rows) - len(found)} of the {len(rows)} runs**" in readme
+
+
+def test_the_weak_bias_rerun_reproduces_every_run_as_its_readme_says() -> None:
+    folder = RESULTS / "winwin_weak_bias_minilm_mnli"
+    rows = read_csv("results/winwin_weak_bias_minilm_mnli/runs.csv")
+    for row in rows:
+        sparsity = float(row["sparsity"])
+        run = folder / "per_example" / row["method"] / f"s{sparsity:g}" / f"seed{row['seed']}" / "run.json"
+        results = json.loads(run.read_text())["results"]
+        assert all(float(row[key]) == results[key] for _, key in RERUN_KEYS), run
+    assert f"**All {len(rows)} runs reproduce**" in (folder / "README.md").read_text()
 
 
 # --- issue 36: the RMC table at equal budgets beside the old one ----------------------------------------------
