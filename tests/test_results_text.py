@@ -371,7 +371,94 @@ GPU_QUOTES = [
     ),
 ]  # fmt: skip
 
-ALL_QUOTES = COUNT_QUOTES + SWEEP_QUOTES + FIG1_QUOTES + TABLE1_QUOTES + TEXTATTACK_QUOTES + RMC_QUOTES + GPU_QUOTES
+# --- the quickstart in fp32 and bf16 (results/quickstart_precision) -------------------------------------------
+
+QUICKSTART = "results/quickstart_precision"
+QUICKSTART_CELLS = ("eval_mnli_accuracy", "eval_hans_accuracy", "eval_hans_entailment_accuracy",
+                    "eval_hans_non-entailment_accuracy")  # fmt: skip
+
+
+def quickstart_row(run: str, precision: str, train_seconds: bool = True) -> tuple[str, ...]:
+    results = read_json(f"{QUICKSTART}/quickstart_results_{precision}.json")["runs"][run]
+    cells = tuple(f"{100 * results[key]:.2f}" for key in QUICKSTART_CELLS)
+    if train_seconds:
+        cells += (f"{read_json(f'{QUICKSTART}/{run}_all_results_{precision}.json')['train_runtime']:.0f}",)
+    return cells
+
+
+def quickstart_wall_clocks() -> tuple[str, str, str]:
+    fp32, bf16 = (read_json(f"{QUICKSTART}/wall_clock_{p}.json")["wall_clock_s"] for p in ("fp32", "bf16"))
+    return str(fp32), str(bf16), f"{fp32 / bf16:.1f}"
+
+
+QUICKSTART_ROWS = {
+    ("full_ce", "fp32"): r"\| full fine-tuning, `ce` \| fp32",
+    ("full_ce", "bf16"): r"\| full fine-tuning, `ce` \| bf16",
+    ("mask_poe_50", "fp32"): r"\| SRNet, mask-PoE 50% \| fp32",
+    ("mask_poe_50", "bf16"): r"\| SRNet, mask-PoE 50% \| bf16",
+}
+QUICKSTART_QUOTES = [
+    Quote(path, prefix + r" \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| (\d+) \|",
+          lambda run=run, precision=precision: quickstart_row(run, precision),
+          f"{QUICKSTART}/quickstart_results_{precision}.json, {run}_all_results_{precision}.json")
+    for path in ("docs/scale.md", f"{QUICKSTART}/README.md")
+    for (run, precision), prefix in QUICKSTART_ROWS.items()
+] + [
+    Quote("README.md", r"\| full fine-tuning, `ce` \| 0% \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|",
+          lambda: quickstart_row("full_ce", "fp32", False), f"{QUICKSTART}/quickstart_results_fp32.json"),
+    Quote("README.md",
+          r"\| SRNet: mask training, `poe` \| 50% \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|",
+          lambda: quickstart_row("mask_poe_50", "fp32", False), f"{QUICKSTART}/quickstart_results_fp32.json"),
+    Quote("README.md", r"2026-11-27, (\d+) s alone:", lambda: quickstart_wall_clocks()[:1],
+          f"{QUICKSTART}/wall_clock_fp32.json"),
+    Quote("README.md", r"ran ([\d.]+)× faster \((\d+) s against (\d+) s, one thread",
+          lambda: (quickstart_wall_clocks()[2], quickstart_wall_clocks()[1], quickstart_wall_clocks()[0]),
+          f"{QUICKSTART}/wall_clock_*.json"),
+    Quote("docs/scale.md", r"Wall clock (\d+) s in fp32 and (\d+) s in bf16 \(([\d.]+)×\)", quickstart_wall_clocks,
+          f"{QUICKSTART}/wall_clock_*.json"),
+    Quote(f"{QUICKSTART}/README.md", r"\*\*Wall clock:\*\* (\d+) s in fp32 and (\d+) s in bf16, ([\d.]+)× faster",
+          quickstart_wall_clocks, f"{QUICKSTART}/wall_clock_*.json"),
+]  # fmt: skip
+
+
+def quickstart_agreement(run: str, name: str) -> str:
+    """% of the examples on which the fp32 and bf16 runs predict the same label (the committed per-example files)."""
+    import gzip
+
+    rows = []
+    for precision in ("fp32", "bf16"):
+        path = RESULTS / "quickstart_precision" / "per_example" / precision / run / f"{name}.jsonl.gz"
+        with gzip.open(path, "rt") as f:
+            rows.append({r["id"]: r["prediction"] for r in map(json.loads, f)})
+    assert rows[0].keys() == rows[1].keys()
+    return f"{100 * sum(rows[0][k] == rows[1][k] for k in rows[0]) / len(rows[0]):.1f}"
+
+
+QUICKSTART_QUOTES += [
+    Quote("results/README.md", r"wall\s+clocks\s+\((\d+) s\s+and\s+(\d+) s,\s+([\d.]+)×\)", quickstart_wall_clocks,
+          f"{QUICKSTART}/wall_clock_*.json"),
+    Quote("docs/scale.md", r"predictions agree on ([\d.]+)% \(MNLI-m\) and\s+([\d.]+)% \(HANS\)",
+          lambda: (quickstart_agreement("full_ce", "mnli"), quickstart_agreement("full_ce", "hans")),
+          f"{QUICKSTART}/per_example"),
+    Quote("docs/scale.md", r"its predictions agree on ([\d.]+)% / ([\d.]+)%",
+          lambda: (quickstart_agreement("mask_poe_50", "mnli"), quickstart_agreement("mask_poe_50", "hans")),
+          f"{QUICKSTART}/per_example"),
+    Quote(f"{QUICKSTART}/README.md", r"full model agrees on ([\d.]+)% of\s+MNLI-m and ([\d.]+)% of HANS, the SRNet on "
+          r"([\d.]+)% and ([\d.]+)%",
+          lambda: tuple(quickstart_agreement(r, n) for r in ("full_ce", "mask_poe_50") for n in ("mnli", "hans")),
+          f"{QUICKSTART}/per_example"),
+]  # fmt: skip
+
+ALL_QUOTES = (
+    COUNT_QUOTES
+    + SWEEP_QUOTES
+    + FIG1_QUOTES
+    + TABLE1_QUOTES
+    + TEXTATTACK_QUOTES
+    + RMC_QUOTES
+    + GPU_QUOTES
+    + QUICKSTART_QUOTES
+)
 
 
 def test_every_quoted_number_matches_its_file() -> None:
