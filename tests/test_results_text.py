@@ -665,6 +665,12 @@ def moved(old: dict, new: dict) -> list[str] | None:
     return [f"{100 * a:.1f} → {100 * b:.1f}" for a, b in pairs]
 
 
+def rerun_results(folder: Path, method: str, sparsity: float, seed: str) -> dict:
+    """A re-run's accuracies as its per-example `run.json` records them."""
+    run = folder / "per_example" / method / f"s{sparsity:g}" / f"seed{seed}" / "run.json"
+    return json.loads(run.read_text())["results"]
+
+
 def old_new_table(readme: str, header: str) -> dict[str, list[str]]:
     """A README's old → new table: first cell → [MNLI-m, HANS, HANS ent, HANS non-ent] as `old → new`."""
     quoted = {}
@@ -681,8 +687,7 @@ def test_the_structured_rerun_names_exactly_the_runs_that_moved() -> None:
     found = {}
     for row in read_csv("results/structured_minilm_mnli/runs.csv"):
         sparsity = float(row["target_sparsity"])
-        run = folder / "per_example" / row["method"] / f"s{sparsity:g}" / f"seed{row['seed']}" / "run.json"
-        change = moved(row, json.loads(run.read_text())["results"])
+        change = moved(row, rerun_results(folder, row["method"], sparsity, row["seed"]))
         if change:
             found[f"{row['granularity']} {100 * sparsity:.0f}%"] = change
     readme = (folder / "README.md").read_text()
@@ -696,8 +701,8 @@ def test_the_rmc_rerun_names_exactly_the_runs_that_moved() -> None:
     found = {}
     for row in rows:
         run = Path(row["run"]).relative_to("outputs/rmc_minilm_mnli")
-        where = Path("teacher", "s0", "seed0") if run == Path("teacher") else run  # the teacher: an extra run
-        change = moved(row, json.loads((folder / "per_example" / where / "run.json").read_text())["results"])
+        method, sparsity, seed = ("teacher", "s0", "seed0") if run == Path("teacher") else run.parts  # an extra run
+        change = moved(row, rerun_results(folder, method, float(sparsity[1:]), seed.removeprefix("seed")))
         if change:
             found[f"{run.parts[0]} seed {run.name.removeprefix('seed')}"] = change
     readme = (folder / "README.md").read_text()
@@ -709,10 +714,8 @@ def test_the_weak_bias_rerun_reproduces_every_run_as_its_readme_says() -> None:
     folder = RESULTS / "winwin_weak_bias_minilm_mnli"
     rows = read_csv("results/winwin_weak_bias_minilm_mnli/runs.csv")
     for row in rows:
-        sparsity = float(row["sparsity"])
-        run = folder / "per_example" / row["method"] / f"s{sparsity:g}" / f"seed{row['seed']}" / "run.json"
-        results = json.loads(run.read_text())["results"]
-        assert all(float(row[key]) == results[key] for _, key in RERUN_KEYS), run
+        results = rerun_results(folder, row["method"], float(row["sparsity"]), row["seed"])
+        assert all(float(row[key]) == results[key] for _, key in RERUN_KEYS), row
     assert f"**All {len(rows)} runs reproduce**" in (folder / "README.md").read_text()
 
 
