@@ -680,34 +680,40 @@ def old_new_table(readme: str, header: str) -> dict[str, list[str]]:
     return quoted
 
 
-def test_the_structured_rerun_names_exactly_the_runs_that_moved() -> None:
-    """The old → new table lists the runs whose accuracies differ between runs.csv (2026-11-24) and the re-run's
+def structured_run(row: dict[str, str]) -> tuple[str, str, float, str]:
+    """The old → new table's label of a structured_minilm_mnli runs.csv row, and where its re-run is."""
+    sparsity = float(row["target_sparsity"])
+    return f"{row['granularity']} {100 * sparsity:.0f}%", row["method"], sparsity, row["seed"]
+
+
+def rmc_run(row: dict[str, str]) -> tuple[str, str, float, str]:
+    """The same for rmc_minilm_mnli, whose runs.csv names each run's folder; the teacher is an extra run."""
+    run = Path(row["run"]).relative_to("outputs/rmc_minilm_mnli")
+    method, sparsity, seed = ("teacher", "s0", "seed0") if run == Path("teacher") else run.parts
+    return f"{run.parts[0]} seed {run.name.removeprefix('seed')}", method, float(sparsity[1:]), seed[4:]
+
+
+@pytest.mark.parametrize(
+    ("name", "locate", "header", "count"),
+    [
+        ("structured_minilm_mnli", structured_run, "| model | MNLI-m old → new |", "{same} of the {all} reproduce"),
+        ("rmc_minilm_mnli", rmc_run, "| run | MNLI-m old → new |", "**{same} of the {all} runs**"),
+    ],
+)
+def test_a_rerun_names_exactly_the_runs_that_moved(name: str, locate: Callable, header: str, count: str) -> None:
+    """The old → new table lists the runs whose accuracies differ between runs.csv (the first run) and the re-run's
     per-example run.json, with both values; the text's count of reproduced runs is the rest."""
-    folder = RESULTS / "structured_minilm_mnli"
-    found = {}
-    for row in read_csv("results/structured_minilm_mnli/runs.csv"):
-        sparsity = float(row["target_sparsity"])
-        change = moved(row, rerun_results(folder, row["method"], sparsity, row["seed"]))
-        if change:
-            found[f"{row['granularity']} {100 * sparsity:.0f}%"] = change
-    readme = (folder / "README.md").read_text()
-    assert old_new_table(readme, "| model | MNLI-m old → new |") == found
-    assert f"{9 - len(found)} of the 9 reproduce" in readme
-
-
-def test_the_rmc_rerun_names_exactly_the_runs_that_moved() -> None:
-    folder = RESULTS / "rmc_minilm_mnli"
-    rows = read_csv("results/rmc_minilm_mnli/runs.csv")
+    folder = RESULTS / name
+    rows = read_csv(f"results/{name}/runs.csv")
     found = {}
     for row in rows:
-        run = Path(row["run"]).relative_to("outputs/rmc_minilm_mnli")
-        method, sparsity, seed = ("teacher", "s0", "seed0") if run == Path("teacher") else run.parts  # an extra run
-        change = moved(row, rerun_results(folder, method, float(sparsity[1:]), seed.removeprefix("seed")))
+        label, method, sparsity, seed = locate(row)
+        change = moved(row, rerun_results(folder, method, sparsity, seed))
         if change:
-            found[f"{run.parts[0]} seed {run.name.removeprefix('seed')}"] = change
+            found[label] = change
     readme = (folder / "README.md").read_text()
-    assert old_new_table(readme, "| run | MNLI-m old → new |") == found
-    assert f"**{len(rows) - len(found)} of the {len(rows)} runs**" in readme
+    assert old_new_table(readme, header) == found
+    assert count.format(same=len(rows) - len(found), all=len(rows)) in readme
 
 
 def test_the_weak_bias_rerun_reproduces_every_run_as_its_readme_says() -> None:
