@@ -101,9 +101,14 @@ def _order0_bits(stream: bytes) -> float:
     return float(-(counts[counts > 0] * np.log2(p)).sum())
 
 
+def _compress(data: bytes) -> bytes:
+    """Raw LZMA2 at the codec's fixed settings (`_FILTERS`): equal bytes give equal output."""
+    return lzma.compress(data, format=lzma.FORMAT_RAW, filters=_FILTERS)
+
+
 def _coded(scheme: int, n: int, lengths: np.ndarray, stream: bytes) -> bytes:
     """The encoded mask of a coded scheme: LZMA2-compressed, or stored when that is not longer."""
-    payload = lzma.compress(stream, format=lzma.FORMAT_RAW, filters=_FILTERS)
+    payload = _compress(stream)
     if len(stream) <= len(payload):
         scheme, payload = scheme | _STORED, stream
     return bytes([scheme]) + _varint(n) + _varint(lengths.size) + payload
@@ -115,8 +120,7 @@ def _probe_compresses(stream: bytes, n: int) -> bool:
     size = max(_PROBE, len(stream) // 16)
     if len(stream) <= size:
         return True
-    head = lzma.compress(stream[:size], format=lzma.FORMAT_RAW, filters=_FILTERS)
-    return len(head) * len(stream) < math.ceil(n / 8) * size
+    return len(_compress(stream[:size])) * len(stream) < math.ceil(n / 8) * size
 
 
 def _gap_lengths(flat: np.ndarray, rare: bool) -> np.ndarray:
