@@ -36,6 +36,7 @@ SMOKE_RUNS = {
     "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
     "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
     "bench/bench_trainer_overhead.py": f"{HERE}::test_bench_trainer_overhead_compares_each_variant_with_plain",
+    "bench/bench_threshold_update.py": f"{HERE}::test_bench_threshold_update_times_the_update_and_the_masked_step",
     "bench/bench_textattack_side_by_side.py": f"{HERE}::test_bench_textattack_side_by_side_compares_the_two_sides",
     "examples/l0_gates_plot.py": (
         "test_l0_gates_plot.py::test_the_latest_checkpoint_gives_the_curve_of_a_running_search"
@@ -154,6 +155,21 @@ def test_bench_trainer_overhead_compares_each_variant_with_plain(pretrained, tmp
         assert row["ratio_to_plain_median"] == pytest.approx(statistics.median(ratios))
         assert row["seconds_per_step_min"] == min(seconds) and row["seconds_per_step_max"] == max(seconds)
     assert set(result["collate_ms_per_batch"]) == {"plain", "srnet"}
+
+
+@pytest.mark.slow
+def test_bench_threshold_update_times_the_update_and_the_masked_step(tmp_path):
+    run_script(
+        "bench/bench_threshold_update.py", "--shape", "tiny", "--batch_size", 2, "--max_length", 8, "--warmup", 1,
+        "--repeats", 2, "--json", tmp_path / "update.json",
+    )  # fmt: skip
+    result = json.loads((tmp_path / "update.json").read_text())
+    selection = result["selection"]
+    # the tiny BERT masks 2 layers x (4 x 64*64 + 2 x 64*256) weights and the 3x64 classifier; the largest is 64*256
+    assert (selection["layers"], selection["scores"], selection["largest_layer"]) == (13, 98_496, 16_384)
+    assert set(selection["primitive_ms"]) == {"kthvalue", "sort", "topk"}
+    times = [*selection["primitive_ms"].values(), selection["update_local_ms"], selection["update_global_ms"]]
+    assert all(t > 0 for t in [*times, *result["step"].values()])
 
 
 @pytest.mark.slow

@@ -1,13 +1,16 @@
-"""`exact_thresholds` selects with `kthvalue`; it must prune exactly what sorting by (score, position) prunes."""
+"""`exact_thresholds` selects with `kthvalue` (CPU) or `topk` (other devices); either way it must prune exactly
+what sorting by (score, position) prunes."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
 import torch
 
-from hf_srnets.pruning.selection import exact_thresholds
+from hf_srnets.pruning import selection
+from hf_srnets.pruning.selection import exact_thresholds, kth_smallest
 
 
 def sorted_selection(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
@@ -26,8 +29,10 @@ def sorted_selection(score_list: list[torch.Tensor], num_zeros: int) -> list[tup
     return results
 
 
+@pytest.mark.parametrize("by_topk", [False, True], ids=["kthvalue", "topk"])
 @pytest.mark.parametrize("seed", range(5))
-def test_the_selection_equals_the_sorting_selection_for_every_count(seed):
+def test_the_selection_equals_the_sorting_selection_for_every_count(seed, by_topk, monkeypatch):
+    monkeypatch.setattr(selection, "kth_smallest", functools.partial(kth_smallest, by_topk=by_topk))
     generator = torch.Generator().manual_seed(seed)
     tensors = [torch.randn(shape, generator=generator).mul(2).round() for shape in [(5, 7), (3,), (4, 4), (9, 2)]]
     total = sum(t.numel() for t in tensors)
@@ -38,3 +43,30 @@ def test_the_selection_equals_the_sorting_selection_for_every_count(seed):
         for tensor in tensors:
             count = num_zeros % tensor.numel() or 1
             assert exact_thresholds([tensor], count) == sorted_selection([tensor], count)
+
+
+@pytest.mark.parametrize("by_topk", [False, True], ids=["kthvalue", "topk"])
+@pytest.mark.parametrize("n", [1, 2, 7, 64])
+def test_the_kth_smallest_is_python_sorted_at_every_k(n, by_topk):
+    values = torch.randint(0, 5, (n,), generator=torch.Generator().manual_seed(n)).float()  # ties
+    reference = sorted(values.tolist())
+    for k in range(1, n + 1):
+        assert float(kth_smallest(values, k, by_topk)) == reference[k - 1], k
+
+
+def test_the_cpu_selects_with_kthvalue_and_other_devices_with_topk(monkeypatch):
+    """The choice of primitive follows the device; a meta tensor stands in for a GPU's."""
+    called = []
+    monkeypatch.setattr(
+        torch.Tensor,
+        "kthvalue",
+        lambda self, k: called.append("kthvalue") or torch.return_types.kthvalue((self[0], self[0])),
+    )
+    monkeypatch.setattr(
+        torch.Tensor,
+        "topk",
+        lambda self, k, **kw: called.append("topk") or torch.return_types.topk((self[:k], self[:k])),
+    )
+    kth_smallest(torch.zeros(4), 2)
+    kth_smallest(torch.zeros(4, device="meta"), 2)
+    assert called == ["kthvalue", "topk"]
