@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# One prepared check of hf_srnets on a GPU machine with no network, in at most 8 minutes (each step has its own
-# timeout, and all end by DEADLINE=465 s after the start). Fill .whl/ and .gpu_data/ here first (bash bench/gpu_wheels.sh), carry both, then on the GPU machine:
+# One prepared check of hf_srnets on a GPU machine with no network, in at most 9 minutes (each step has its own
+# timeout, and all end by DEADLINE=500 s after the start; the H100 run of 2026-11-28 took 358 s before step d).
+# Fill .whl/ and .gpu_data/ here first (bash bench/gpu_wheels.sh), carry both, then on the GPU machine:
 #   bash bench/gpu_check.sh [OUT_DIR]          # default results/gpu/<date>_<gpu-name>/
 #   bash bench/gpu_check.sh --cpu [OUT_DIR]    # the dry run: every step on the CPU with tiny sizes
 # Through this workplace's device tool: command `bash bench/gpu_check.sh $OUT`, carry [".whl", ".gpu_data"],
-# timeout_s 540 (the files come back from $OUT; copy them to results/gpu/<date>_<gpu-name>/ and commit).
-# Steps, each writing one file to OUT_DIR (7 files, no subfolder):
+# timeout_s 560 (the files come back from $OUT; copy them to results/gpu/<date>_<gpu-name>/ and commit).
+# Steps, each writing one file to OUT_DIR (9 files, no subfolder):
 #   machine.txt        GPU, driver and memory (nvidia-smi), python, torch, transformers, accelerate, datasets
 #   suite.log          (a) the fast suite on CUDA: pytest -m "not slow" -n 14 (the dry run: two test files, -n 2)
 #   mission_fp16.log   (b) accelerate launch run_glue_sparse.py --pruning mask --loss poe --sparsity 0.5
 #   mission_bf16.log       --bias_model overlap on a random BERT-base (fp16, then --mixed_precision bf16)
 #   overhead.log/.json (c) bench/bench_trainer_overhead.py on BERT-base in fp16 (plain Trainer vs hf_srnets)
+#   threshold_update.log/.json
+#                      (d) bench/bench_threshold_update.py: the threshold update's time and the masked step's
 #   summary.md         each step's exit status and time, and the lines that matter
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,14 +44,17 @@ TOKENIZER=${TOKENIZER:-}
 if [ "$CPU" = 1 ]; then
   NAME=cpu-dry-run; SHAPE=tiny; WORKERS=2; SUITE=(tests/test_accelerate_configs.py tests/cli/test_precision.py)
   LAUNCH_CONFIG=accelerate_configs/cpu.yaml; PRECISIONS=(no bf16); SIZES=(64 32 30); BENCH=(--device cpu --steps 2 --warmup 1 --repeats 2 --batch_size 4)
-  T_SUITE=240; T_MISSION=240; T_BENCH=240; DEADLINE=${DEADLINE:-1200}
+  UPDATE=(--device cpu --batch_size 2 --max_length 8 --warmup 1 --repeats 2)
+  T_SUITE=240; T_MISSION=240; T_BENCH=240; T_UPDATE=240; DEADLINE=${DEADLINE:-1200}
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}  # 2-core machines shared with other jobs: one thread measures best
 else
   NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9.\n-' '_' | tr -s '_')
   SHAPE=base; WORKERS=${WORKERS:-14}; SUITE=(tests)
   LAUNCH_CONFIG=accelerate_configs/single_gpu_fp16.yaml; PRECISIONS=(fp16 bf16); SIZES=(3200 1000 1000)
   BENCH=(--device cuda --precision fp16 --steps 30 --warmup 5 --repeats 3 --batch_size 32)
-  T_SUITE=${T_SUITE:-185}; T_MISSION=${T_MISSION:-90}; T_BENCH=${T_BENCH:-80}; DEADLINE=${DEADLINE:-465}
+  UPDATE=(--device cuda --precision fp16 --repeats 3)
+  T_SUITE=${T_SUITE:-185}; T_MISSION=${T_MISSION:-90}; T_BENCH=${T_BENCH:-100}; T_UPDATE=${T_UPDATE:-60}
+  DEADLINE=${DEADLINE:-500}
 fi
 # SUITE_ARGS="tests/x.py ..." runs those instead (the test of this script runs the dry run on one file)
 [ -n "${SUITE_ARGS:-}" ] && read -r -a SUITE <<< "$SUITE_ARGS"
@@ -123,6 +129,12 @@ done
 step "(c) bench_trainer_overhead.py ($SHAPE)" "$T_BENCH" "$OUT/overhead.log" "$PYTHON" bench/bench_trainer_overhead.py \
   --shape "$SHAPE" --tokenizer "$TOKENIZER" --data_dir "$DATA" --max_length 128 "${BENCH[@]}" --json "$OUT/overhead.json"
 grep -E "ms/step|worst ratio" "$OUT/overhead.log" | sed 's/^/    /' >> "$SUMMARY"
+
+# -- (d) what mask training adds: the threshold update and the masked forward/backward -----------------------------
+step "(d) bench_threshold_update.py ($SHAPE)" "$T_UPDATE" "$OUT/threshold_update.log" "$PYTHON" \
+  bench/bench_threshold_update.py --shape "$SHAPE" "${UPDATE[@]}" --json "$OUT/threshold_update.json"
+"$PYTHON" -c "import json,sys; r=json.load(open(sys.argv[1])); s=r['selection']; print(f\"    update local {s['update_local_ms']:.1f} ms, global {s['update_global_ms']:.1f} ms; \" + ', '.join(f'{k} {v:.2f} ms' for k, v in s['primitive_ms'].items()) + '; ' + ', '.join(f'{k} {v:.1f}' for k, v in r['step'].items()))" \
+  "$OUT/threshold_update.json" >> "$SUMMARY" 2>/dev/null || echo "    no threshold_update.json" >> "$SUMMARY"
 
 rm -rf "$WORK"
 cat "$SUMMARY"

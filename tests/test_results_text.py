@@ -343,6 +343,7 @@ RMC_QUOTES.append(
 GPU_RUNS = {
     "H100": "results/gpu/2026-11-27_NVIDIA_H100_80GB_HBM3",
     "H200": "results/gpu/2026-11-27_NVIDIA_H200_after_fixes",
+    "run3": "results/gpu/2026-11-28_NVIDIA_H100_80GB_HBM3",
 }
 
 
@@ -352,8 +353,27 @@ def gpu_step_seconds(run: str, step: str) -> str:
     return re.search(re.escape(step) + r": exit \d+ in (\d+) s", text).group(1)
 
 
-def gpu_mask_poe_ratio(run: str) -> str:
-    return f"{read_json(GPU_RUNS[run] + '/overhead.json')['summary']['mask-poe']['ratio_to_plain_median']:.3f}"
+def gpu_mask_poe_ratio(run: str, name: str = "overhead") -> str:
+    return f"{read_json(f'{GPU_RUNS[run]}/{name}.json')['summary']['mask-poe']['ratio_to_plain_median']:.3f}"
+
+
+def gpu_ms_per_step(name: str, variant: str) -> str:
+    seconds = read_json(f"{GPU_RUNS['run3']}/{name}.json")["summary"][variant]["seconds_per_step_median"]
+    return f"{1000 * seconds:.2f}"
+
+
+def gpu_update_ms(name: str) -> tuple[str, ...]:
+    """One bench_threshold_update.py result: kthvalue, topk and sort ms of the largest matrix, then both updates."""
+    selection = read_json(f"{GPU_RUNS['run3']}/threshold_update_{name}.json")["selection"]
+    primitives = selection["primitive_ms"]
+    times = (primitives["kthvalue"], primitives["topk"], primitives["sort"])
+    return tuple(f"{t:.2f}" for t in times) + tuple(f"{selection[f'update_{k}_ms']:.1f}" for k in ("local", "global"))
+
+
+def gpu_suite_counts(run: str) -> tuple[str, str, str]:
+    line = (ROOT / GPU_RUNS[run] / "suite.log").read_text(encoding="utf-8").strip().splitlines()[-1]
+    found = re.fullmatch(r"(\d+) passed, (\d+) skipped, .* in ([\d.]+)s \(.*\)", line)
+    return found.group(1), found.group(2), f"{float(found.group(3)):.0f}"
 
 
 GPU_QUOTES = [
@@ -368,6 +388,55 @@ GPU_QUOTES = [
             gpu_mask_poe_ratio("H100"),
         ),
         "results/gpu/*/summary.md (step times) and overhead.json (ratio_to_plain_median)",
+    ),
+    Quote(
+        "results/README.md",
+        r"`kthvalue`, (\d+) ms per update on CUDA, now `topk` \((\d+) ms\); mask-PoE\s+([\d.]+)× plain after it",
+        lambda: (
+            f"{float(gpu_update_ms('before')[3]):.0f}",
+            f"{float(gpu_update_ms('after')[3]):.0f}",
+            gpu_mask_poe_ratio("run3", "overhead_after"),
+        ),
+        "results/gpu/2026-11-28_*/threshold_update_{before,after}.json (local scope), overhead_after.json",
+    ),
+    Quote(
+        "results/gpu/README.md",
+        r"Fast suite on CUDA, 14 workers:\*\* (\d+) passed, (\d+) skipped, 0 failed in (\d+) s\. Every skip",
+        lambda: gpu_suite_counts("run3"),
+        "results/gpu/2026-11-28_*/suite.log (its last line)",
+    ),
+    Quote(
+        "results/gpu/README.md",
+        r"Missions:\*\* fp16 (\d+) s, bf16 (\d+) s, both[\s\S]*?mask-PoE ([\d.]+)× plain; in a longer run[^)]*\) "
+        r"([\d.]+)×:\s+([\d.]+) ms against ([\d.]+) ms per step",
+        lambda: (
+            gpu_step_seconds("run3", "(b) accelerate launch, mask PoE, fp16"),
+            gpu_step_seconds("run3", "(b) accelerate launch, mask PoE, bf16"),
+            gpu_mask_poe_ratio("run3"),
+            gpu_mask_poe_ratio("run3", "overhead_long"),
+            gpu_ms_per_step("overhead_long", "mask-poe"),
+            gpu_ms_per_step("overhead_long", "plain"),
+        ),
+        "results/gpu/2026-11-28_*/summary.md, overhead.json, overhead_long.json",
+    ),
+    Quote(
+        "results/gpu/README.md",
+        r"`kthvalue` of one [\d,]+-score FFN matrix \| ([\d.]+) ms \| ([\d.]+) ms[^|]*\|\n"
+        r"\| `topk`[^|]*\| ([\d.]+) ms \| ([\d.]+) ms \|\n\| full `sort`[^|]*\| ([\d.]+) ms \| ([\d.]+) ms \|\n"
+        r"\| one threshold update, local[^|]*\| ([\d.]+) ms \| ([\d.]+) ms \|\n"
+        r"\| one threshold update, global[^|]*\| ([\d.]+) ms \| ([\d.]+) ms \|",
+        lambda: tuple(v for pair in zip(gpu_update_ms("before"), gpu_update_ms("after")) for v in pair),
+        "results/gpu/2026-11-28_*/threshold_update_{before,after}.json",
+    ),
+    Quote(
+        "results/gpu/README.md",
+        r"mask-PoE ([\d.]+) ms per step against\s+plain's ([\d.]+) ms, ([\d.]+)× \(median",
+        lambda: (
+            gpu_ms_per_step("overhead_after", "mask-poe"),
+            gpu_ms_per_step("overhead_after", "plain"),
+            gpu_mask_poe_ratio("run3", "overhead_after"),
+        ),
+        "results/gpu/2026-11-28_*/overhead_after.json",
     ),
 ]  # fmt: skip
 
