@@ -24,12 +24,23 @@ collect() {  # experiment, baseline, reference ("" for none), metrics[, columns[
   mkdir -p "results/$1"
   python -m hf_srnets.commands.report "results/$1" "${flags[@]}"
 }
+magnitude_no_search() {  # the sweep's mask searches' starting points, evaluated untrained (results/README.md):
+  # each matrix's ⌊s·n⌋ smallest |W| pruned, ties by position, the weights kept; the searches' soft init at step 0
+  local data=${DATA_DIR:-../shared/data}
+  python run_sweep.py --sparsities 0.3,0.5,0.7 --seeds 1,2 --output_dir outputs/sweep_minilm_mnli \
+      --method_name magnitude_no_search --reference full_ce -- \
+      --model_name_or_path "{output_dir}/full_ce/s0/seed{seed}" --task mnli --data_dir "$data" \
+      --train_file "$data/mnli/dev_mismatched.tsv" --max_train_samples 32 --do_train --max_steps 1 \
+      --max_eval_samples 3000 --max_ood_samples 3000 --per_device_eval_batch_size 128 \
+      --pruning magnitude-oneshot --save_strategy no --report_to none
+}
 ALL=(sweep_minilm_mnli rmc_minilm_mnli rmc_large_minilm_mnli rmc_large_minilm_mnli_equal winwin_large_minilm_mnli
      winwin_weak_bias_minilm_mnli structured_minilm_mnli)
 if [ $# -gt 0 ]; then ALL=("$@"); fi
 for name in "${ALL[@]}"; do
     case $name in
       sweep_minilm_mnli) bash examples/sweep_minilm_mnli.sh
+        magnitude_no_search
         collect "$name" full_ce full_ce "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" ;;
       rmc_minilm_mnli) bash examples/rmc_minilm_mnli.sh --seeds 42,43  # as its README says it was made
         collect "$name" imp_vanilla teacher "eval_mnli_accuracy,eval_hans_accuracy,$HANS_CELLS" "$COLUMNS" \
