@@ -113,7 +113,90 @@ def sweep_timings() -> tuple[str, ...]:
     )
 
 
+def default_bias_moves() -> tuple[str, ...]:
+    """How the sweep's PoE runs move with today's default bias model: how many of how many, the largest |Δ| in
+    points of MNLI-m and of HANS entailment, and the default model's selected C (default_bias_*.json/csv)."""
+    old = {(r["method"], float(r["sparsity"]), r["seed"]): r for r in read_csv("results/sweep_minilm_mnli/runs.csv")}
+    new = read_csv("results/sweep_minilm_mnli/default_bias_runs.csv")
+    keys = ("eval_mnli_accuracy", "eval_hans_accuracy", "eval_hans_entailment_accuracy")
+    deltas = []
+    for row in new:
+        before = old[(row["method"], float(row["sparsity"]), row["seed"])]
+        deltas.append([abs(float(row[k]) - float(before[k])) for k in keys])
+    moved = sum(any(d > 1e-9 for d in row) for row in deltas)
+    c = read_json("results/sweep_minilm_mnli/default_bias_report.json")["model"]["C"]
+    return (
+        str(moved),
+        str(len(new)),
+        f"{100 * max(d[0] for d in deltas):.1f}",
+        f"{100 * max(d[2] for d in deltas):.1f}",
+        f"{c:g}",
+    )
+
+
+def bias_fits() -> tuple[str, ...]:
+    """Train accuracy (%) and mean p_b(entailment) on HANS of today's default bias model, then of the committed one."""
+    out: tuple[str, ...] = ()
+    for name in ("default_bias_report.json", "bias_report.json"):
+        splits = read_json(f"results/sweep_minilm_mnli/{name}")["splits"]
+        hans = splits["hans"]["per_label"]["entailment"]["mean_prob"]["entailment"]
+        out += (f"{100 * splits['train']['accuracy']:.1f}", f"{hans:.3f}")
+    return out[0], out[2], out[1], out[3]
+
+
+def full_poe_seed2_entailment() -> tuple[str, str]:
+    key = "eval_hans_entailment_accuracy"
+    old = next(
+        r for r in read_csv("results/sweep_minilm_mnli/runs.csv") if r["method"] == "full_poe" and r["seed"] == "2"
+    )
+    new = next(
+        r
+        for r in read_csv("results/sweep_minilm_mnli/default_bias_runs.csv")
+        if r["method"] == "full_poe" and r["seed"] == "2"
+    )
+    return f"{100 * float(old[key]):.1f}", f"{100 * float(new[key]):.1f}"
+
+
+def sweep_mask30_hans() -> tuple[str, ...]:
+    """The mask_poe 30% row's HANS interval and seed-level p (Holm) in the sweep's regenerated report.md."""
+    report = (RESULTS / "sweep_minilm_mnli" / "report.md").read_text().split("## Paired by column against full_ce")[1]
+    row = next(
+        cells(line)
+        for line in table_rows(report, "| method | sparsity | paired seeds |")
+        if cells(line)[:2] == ["mask_poe", "30%"]
+    )
+    interval = re.fullmatch(r"\S+ \[(\S+), (\S+)\]\*?", row[5])
+    p, holm = re.fullmatch(r"(\S+) \((\S+)\)", row[6]).groups()
+    return interval.group(1), interval.group(2), p, holm
+
+
 SWEEP_QUOTES = [
+    Quote(
+        "results/README.md",
+        r"per-example interval is \[(\S+), (\S+)\]\s+and the seed-level test gives p = ([\d.]+) \(([\d.]+) after Holm",
+        sweep_mask30_hans,
+        "results/sweep_minilm_mnli/report.md (Paired by column, mask_poe 30%, HANS)",
+    ),
+    Quote(
+        "results/sweep_minilm_mnli/README.md",
+        r"right on ([\d.]+)% of the training pairs against ([\d.]+)%, and puts\s+([\d.]+) on entailment for HANS pairs "
+        r"against ([\d.]+)\.",
+        bias_fits,
+        "results/sweep_minilm_mnli/default_bias_report.json and bias_report.json",
+    ),
+    Quote(
+        "results/sweep_minilm_mnli/README.md",
+        r"full_poe seed 2's HANS entailment went from ([\d.]+)% to ([\d.]+)%",
+        full_poe_seed2_entailment,
+        "results/sweep_minilm_mnli/runs.csv and default_bias_runs.csv",
+    ),
+    Quote(
+        "results/sweep_minilm_mnli/README.md",
+        r"\*\*(\d+) of the (\d+) PoE runs moved\*\*, by up to ([\d.]+) points of MNLI-m and ([\d.]+) of HANS\s+"
+        r"entailment[\s\S]*?C = ([\d.]+) chosen",
+        default_bias_moves,
+        "results/sweep_minilm_mnli/runs.csv against default_bias_runs.csv, default_bias_report.json",
+    ),
     Quote(
         "results/README.md",
         r"Training took (\d+)–(\d+) s per 188-step run \((\d+)–(\d+) s for IMP's 90 steps; "
@@ -707,6 +790,7 @@ def test_the_side_by_side_speed_tables_are_the_bench_files() -> None:
         ("structured_minilm_mnli", "full_ce"),  # issue 36: the structured searches re-run with per_example/
         ("rmc_minilm_mnli", "imp_vanilla"),  # issue 36: the small RMC comparison re-run with per_example/
         ("winwin_weak_bias_minilm_mnli", "full_ce"),  # issue 36: re-run with per_example/, every run identical
+        ("sweep_minilm_mnli", "full_ce"),  # issue 36: Win-win Fig. 2 at CPU scale re-run with per_example/
     ],
 )
 def test_the_readme_quotes_the_regenerated_per_column_tables(name: str, baseline: str) -> None:
@@ -785,9 +869,11 @@ def test_a_rerun_names_exactly_the_runs_that_moved(name: str, locate: Callable, 
     assert count.format(same=len(rows) - len(found), all=len(rows)) in readme
 
 
-def test_the_weak_bias_rerun_reproduces_every_run_as_its_readme_says() -> None:
-    folder = RESULTS / "winwin_weak_bias_minilm_mnli"
-    rows = read_csv("results/winwin_weak_bias_minilm_mnli/runs.csv")
+@pytest.mark.parametrize("name", ["winwin_weak_bias_minilm_mnli", "sweep_minilm_mnli"])
+def test_a_rerun_that_reproduces_every_run_says_so(name: str) -> None:
+    """Every accuracy of runs.csv (the first run) equals the re-run's per-example run.json, as the README says."""
+    folder = RESULTS / name
+    rows = read_csv(f"results/{name}/runs.csv")
     for row in rows:
         results = rerun_results(folder, row["method"], float(row["sparsity"]), row["seed"])
         assert all(float(row[key]) == results[key] for _, key in RERUN_KEYS), row
