@@ -3,7 +3,13 @@ paper's Table 1 (SST-2 rows, BERT-base, the average of 5 seeds; the numbers belo
 each method's differences from Fine-tune in Clean%, Aua% and Suc% with paired bootstrap 95% intervals over the
 attacked sentences (`hf_srnets.metrics.bootstrap`), read from the per-sentence `attack_<recipe>.jsonl` files.
 
-    python examples/robust_tickets_table.py outputs/robust_tickets_sst2 --output results/robust_tickets_sst2
+    python examples/robust_tickets_table.py outputs/robust_tickets_sst2 --output results/robust_tickets_sst2 \
+        --save_per_example results/robust_tickets_sst2/per_example
+    python examples/robust_tickets_table.py results/robust_tickets_sst2/per_example --output results/robust_tickets_sst2
+
+`--save_per_example DIR` keeps what the tables are made of, small enough to commit: each run's `all_results.json`
+and its per-sentence attack files, gzipped (`attack_<recipe>.jsonl.gz`); the second command regenerates every table
+from those alone. Intervals: `--resamples` paired bootstrap resamples (10,000), seeded, so a rerun is identical.
 
 A run is `<runs_dir>/<run>/` or, with several seeds, `<runs_dir>/<run>/seed<N>/`; seeds are paired with
 Fine-tune's of the same N, and sentences by example id (those both runs attacked).
@@ -13,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -90,10 +98,34 @@ def seed_dirs(run_dir: Path) -> dict[str, Path]:
     return seeds or ({"": run_dir} if run_dir.is_dir() else {})
 
 
+def attack_file(run_dir: Path, recipe: str) -> Path | None:
+    """The run's per-sentence results of one recipe, as `run_attack.py` writes them or gzipped; None without."""
+    path = Path(results_path(str(run_dir), recipe))
+    return next((p for p in (path, path.with_name(path.name + ".gz")) if p.is_file()), None)
+
+
 def outcomes(run_dir: Path, recipe: str) -> dict[str, str]:
     """Example id -> attack outcome (skipped / failed / successful) of one run and recipe; {} without a file."""
-    path = Path(results_path(str(run_dir), recipe))
-    return {str(r.id): r.result.outcome for r in read_results(str(path))} if path.is_file() else {}
+    path = attack_file(run_dir, recipe)
+    return {str(r.id): r.result.outcome for r in read_results(str(path))} if path else {}
+
+
+def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
+    """Copy each run's (and seed's) `all_results.json` and gzipped attack files to `target/<run>[/seed<N>]/`."""
+    for run in runs:
+        for seed, source in seed_dirs(runs_dir / run).items():
+            dest = target / run / seed
+            dest.mkdir(parents=True, exist_ok=True)
+            if (source / "all_results.json").is_file():
+                shutil.copyfile(source / "all_results.json", dest / "all_results.json")
+            for recipe in RECIPES:
+                path = attack_file(source, recipe)
+                if path is None or path.suffix == ".gz":
+                    if path is not None:
+                        shutil.copyfile(path, dest / path.name)
+                    continue
+                with gzip.GzipFile(dest / (path.name + ".gz"), "wb", mtime=0) as out:  # mtime 0: same bytes each time
+                    out.write(path.read_bytes())
 
 
 def outcome_arrays(runs: list[dict[str, str]], ids: list[str]) -> dict[str, np.ndarray]:
@@ -102,7 +134,9 @@ def outcome_arrays(runs: list[dict[str, str]], ids: list[str]) -> dict[str, np.n
     return {k: np.array([[run[i] in v for i in ids] for run in runs], dtype=float) for k, v in names.items()}
 
 
-def paired_attack(runs_dir: Path, run: str, recipe: str) -> tuple[dict[str, PairedInterval], int] | str:
+def paired_attack(
+    runs_dir: Path, run: str, recipe: str, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[dict[str, PairedInterval], int] | str:
     """Clean%, Aua% and Suc% of `run` minus Fine-tune's on the sentences both attacked, over paired seeds, with
     paired bootstrap intervals, and the number of sentences; or why there are none."""
     mine, base = seed_dirs(runs_dir / run), seed_dirs(runs_dir / BASELINE)
@@ -117,21 +151,25 @@ def paired_attack(runs_dir: Path, run: str, recipe: str) -> tuple[dict[str, Pair
     m, b = outcome_arrays([p[0] for p in pairs], ids), outcome_arrays([p[1] for p in pairs], ids)
     try:
         intervals = {
-            "clean": paired_bootstrap(m["clean"], b["clean"]),
-            "aua": paired_bootstrap(m["aua"], b["aua"]),
-            "suc": paired_bootstrap_ratio(m["successful"], m["clean"], b["successful"], b["clean"]),
+            "clean": paired_bootstrap(m["clean"], b["clean"], n_resamples=resamples),
+            "aua": paired_bootstrap(m["aua"], b["aua"], n_resamples=resamples),
+            "suc": paired_bootstrap_ratio(
+                m["successful"], m["clean"], b["successful"], b["clean"], n_resamples=resamples
+            ),
         }
     except ValueError as err:  # Suc% of a seed that classified no sentence correctly
         return f"{run} against {BASELINE} with {recipe}: {err}"
     return intervals, len(ids)
 
 
-def paired_rows(runs_dir: Path, methods: list[str]) -> tuple[list[dict[str, object]], list[str]]:
+def paired_rows(
+    runs_dir: Path, methods: list[str], resamples: int = DEFAULT_RESAMPLES
+) -> tuple[list[dict[str, object]], list[str]]:
     """CSV rows of every method's paired differences from Fine-tune, and notes on what could not be paired."""
     rows, notes = [], []
     for run in methods:
         for recipe in RECIPES:
-            found = paired_attack(runs_dir, run, recipe)
+            found = paired_attack(runs_dir, run, recipe, resamples)
             if isinstance(found, str):
                 notes.append(found)
                 continue
@@ -142,7 +180,7 @@ def paired_rows(runs_dir: Path, methods: list[str]) -> tuple[list[dict[str, obje
     return rows, notes
 
 
-def paired_markdown(rows: list[dict[str, object]], notes: list[str]) -> str:
+def paired_markdown(rows: list[dict[str, object]], notes: list[str], resamples: int = DEFAULT_RESAMPLES) -> str:
     """The paired differences as a table, `Δ [low, high]` in points, `*` when the interval excludes 0."""
     head = ["method", "seeds"] + [f"{r} {c}" for r in ("TF", "TB") for c in ("n", "ΔClean%", "ΔAua%", "ΔSuc%")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -158,7 +196,7 @@ def paired_markdown(rows: list[dict[str, object]], notes: list[str]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     text = (
         f"\nAgainst {RUNS[BASELINE]}, in points: method − {RUNS[BASELINE]} on the n sentences both attacked, the mean "
-        f"over paired seeds; [low, high] the 95% percentile interval of {DEFAULT_RESAMPLES} paired bootstrap "
+        f"over paired seeds; [low, high] the 95% percentile interval of {resamples:,} paired bootstrap "
         "resamples of the sentences (Suc% recomputed as successful / attacked on each); * the interval excludes 0.\n\n"
     )
     return text + "\n".join(lines) + "\n" + "".join(f"\n- no interval: {n}" for n in notes) + ("\n" if notes else "")
@@ -168,6 +206,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs_dir", type=Path)
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--resamples", type=int, default=10_000, help="paired bootstrap resamples per interval")
+    parser.add_argument(
+        "--save_per_example", type=Path, default=None, help="also copy what the tables are made of here (see above)"
+    )
     args = parser.parse_args()
     rows = []
     for run, method in RUNS.items():
@@ -179,12 +221,14 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     methods = [run for run in RUNS if run != BASELINE and (args.runs_dir / run).is_dir()]
-    paired, notes = paired_rows(args.runs_dir, methods)
+    paired, notes = paired_rows(args.runs_dir, methods, args.resamples)
     with open(args.output / "table1_sst2_paired.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=PAIRED_COLUMNS)
         writer.writeheader()
         writer.writerows(paired)
-    text = markdown(rows) + paired_markdown(paired, notes)
+    text = markdown(rows) + paired_markdown(paired, notes, args.resamples)
+    if args.save_per_example is not None:
+        save_per_example(args.runs_dir, [run for run in RUNS if (args.runs_dir / run).is_dir()], args.save_per_example)
     (args.output / "table1_sst2.md").write_text(text)
     print(text)
 

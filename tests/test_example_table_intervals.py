@@ -60,6 +60,30 @@ def test_robust_tickets_table_gives_clean_aua_and_suc_differences_from_fine_tune
     assert "- no interval: no textbugger results of both robustt and finetune for a common seed" in text
 
 
+def test_robust_tickets_table_regenerates_itself_from_its_saved_per_example_files(tmp_path, monkeypatch) -> None:
+    """`--save_per_example` keeps all_results.json and gzipped attack files; the tables made from them alone are the
+    same bytes as those made from the run dirs."""
+    table = load_example("robust_tickets_table")
+    runs = tmp_path / "runs"
+    write_attack(runs / "finetune", "textfooler", "ssfuuuuuuu")
+    write_attack(runs / "robustt", "textfooler", "sssfffuuuf")
+    write_attack(runs / "robustt", "textbugger", "fsuu")
+    write_attack(runs / "finetune", "textbugger", "ffsu")
+    for run in ("finetune", "robustt"):
+        (runs / run / "all_results.json").write_text('{"eval_accuracy": 0.9, "attack_textfooler_num_examples": 10}')
+    saved = tmp_path / "per_example"
+    for source, out, extra in ((runs, "first", ["--save_per_example", str(saved)]), (saved, "again", [])):
+        argv = ["robust_tickets_table.py", str(source), "--output", str(tmp_path / out), "--resamples", "200", *extra]
+        monkeypatch.setattr(sys, "argv", argv)
+        table.main()
+    assert sorted(p.name for p in (saved / "robustt").iterdir()) == [
+        "all_results.json", "attack_textbugger.jsonl.gz", "attack_textfooler.jsonl.gz"
+    ]  # fmt: skip
+    for name in ("table1_sst2.csv", "table1_sst2_paired.csv", "table1_sst2.md"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "first" / name).read_bytes(), name
+    assert "interval of 200 paired bootstrap resamples" in (tmp_path / "again" / "table1_sst2.md").read_text()
+
+
 def test_robust_tickets_table_pairs_seed_dirs_by_name(tmp_path) -> None:
     table = load_example("robust_tickets_table")
     write_attack(tmp_path / "finetune" / "seed1", "textfooler", "uuuu")
