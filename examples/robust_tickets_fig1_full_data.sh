@@ -30,4 +30,4 @@ for run in finetune robustt; do
         --split validation --recipes textfooler textbugger --pos_tagger coarse --num_examples "$N_ATTACK" \
         --output_dir "$OUT/$run"
 done
-python examples/robust_tickets_table.py "$OUT" --output "$RESULTS"
+python examples/robust_tickets_table.py "$OUT" --output "$RESULTS" --save_per_example "$RESULTS/per_example"

@@ -30,4 +30,5 @@ for run in robustt rand; do
         --split validation --recipes textfooler textbugger --pos_tagger coarse --num_examples "$N_ATTACK" \
         --output_dir "$OUT/$run"
 done
-python examples/robust_tickets_table.py "$OUT" --output "${RESULTS:-results/robust_tickets_fig1/retrained}"
+RESULTS=${RESULTS:-results/robust_tickets_fig1/retrained}
+python examples/robust_tickets_table.py "$OUT" --output "$RESULTS" --save_per_example "$RESULTS/per_example"

@@ -72,5 +72,6 @@ for run in $RUNS; do
         --output_dir "$OUT/$run"
 done
 if [ "$(echo $RUNS | wc -w)" = 5 ]; then
-    python examples/robust_tickets_table.py "$OUT" --output results/robust_tickets_sst2
+    python examples/robust_tickets_table.py "$OUT" --output results/robust_tickets_sst2 \
+        --save_per_example results/robust_tickets_sst2/per_example
 fi
