@@ -8,8 +8,9 @@ attacked sentences (`hf_srnets.metrics.bootstrap`), read from the per-sentence `
     python examples/robust_tickets_table.py results/robust_tickets_sst2/per_example --output results/robust_tickets_sst2
 
 `--save_per_example DIR` keeps what the tables are made of, small enough to commit: each run's `all_results.json`
-and its per-sentence attack files, gzipped (`attack_<recipe>.jsonl.gz`); the second command regenerates every table
-from those alone. Intervals: `--resamples` paired bootstrap resamples (10,000), seeded, so a rerun is identical.
+and its per-sentence attack files without the sentences, gzipped (`attack_<recipe>.jsonl.gz`); the second command
+regenerates every table from those alone. Intervals: `--resamples` paired bootstrap resamples (10,000), seeded, so
+a rerun is identical.
 
 A run is `<runs_dir>/<run>/` or, with several seeds, `<runs_dir>/<run>/seed<N>/`; seeds are paired with
 Fine-tune's of the same N, and sentences by example id (those both runs attacked).
@@ -89,6 +90,7 @@ def markdown(rows: list[dict[str, object]]) -> str:
 
 
 BASELINE = "finetune"
+TEXT_FIELDS = ("original", "perturbed")  # left out of --save_per_example's copies
 PAIRED_COLUMNS = ["method", "recipe", "metric", "difference", "low", "high", "outside_noise", "seeds", "sentences"]
 
 
@@ -107,7 +109,13 @@ def attack_file(run_dir: Path, recipe: str) -> Path | None:
 def outcomes(run_dir: Path, recipe: str) -> dict[str, str]:
     """Example id -> attack outcome (skipped / failed / successful) of one run and recipe; {} without a file."""
     path = attack_file(run_dir, recipe)
-    return {str(r.id): r.result.outcome for r in read_results(str(path))} if path else {}
+    if path is None:
+        return {}
+    if path.suffix != ".gz":
+        return {str(r.id): r.result.outcome for r in read_results(str(path))}
+    with gzip.open(path, "rt", encoding="utf-8") as f:  # a saved copy: complete rows, without the sentences
+        rows = [json.loads(line) for line in f]
+    return {str(r["id"]): r["outcome"] for r in rows if r.get("type") == "result"}
 
 
 def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
@@ -125,7 +133,16 @@ def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
                         shutil.copyfile(path, dest / path.name)
                     continue
                 with gzip.GzipFile(dest / (path.name + ".gz"), "wb", mtime=0) as out:  # mtime 0: same bytes each time
-                    out.write(path.read_bytes())
+                    out.write(without_text(path.read_bytes()))
+
+
+def without_text(jsonl: bytes) -> bytes:
+    """The attack rows without the sentences (`original`, `perturbed`): the data set's text stays in its files,
+    and the tables need only each sentence's id, outcome and counts."""
+    rows = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
+    return b"".join(
+        (json.dumps({k: v for k, v in row.items() if k not in TEXT_FIELDS}) + "\n").encode() for row in rows
+    )
 
 
 def outcome_arrays(runs: list[dict[str, str]], ids: list[str]) -> dict[str, np.ndarray]:

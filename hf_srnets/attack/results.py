@@ -10,7 +10,6 @@ line cut short by an interruption is dropped.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import time
@@ -53,9 +52,9 @@ def results_path(output_dir: str, recipe: str) -> str:
 
 
 def _read_lines(path: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int]:
-    """(header, result records, byte length of the complete lines); a `.gz` path is read through gzip."""
+    """(header, result records, byte length of the complete lines)."""
     header, records, good = None, [], 0
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+    with open(path, "rb") as f:
         for raw in f:
             if not raw.endswith(b"\n"):
                 break  # cut short by an interruption
@@ -110,5 +109,5 @@ def append_record(f: IO[str], record: ResultRecord) -> None:
 
 
 def read_results(path: str) -> list[ResultRecord]:
-    """All result records of a file (plain or gzipped JSONL), in file order."""
+    """All result records of a file, in file order."""
     return [ResultRecord.from_dict(r) for r in _read_lines(path)[1]]
