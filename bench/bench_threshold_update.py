@@ -32,10 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-SHAPES = {
-    "tiny": {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2, "intermediate_size": 256},
-    "base": {"num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12, "intermediate_size": 3072},
-}
+from bench_trainer_overhead import SHAPES, machine  # noqa: E402  (this folder: the same shapes and machine facts)
 
 
 def timed_ms(fn: Callable[[], Any], device: str, warmup: int, repeats: int) -> float:
@@ -55,7 +52,7 @@ def timed_ms(fn: Callable[[], Any], device: str, warmup: int, repeats: int) -> f
     return statistics.median(times)
 
 
-def kth_smallest(flat: Any, k: int) -> dict[str, Callable[[], Any]]:
+def selection_primitives(flat: Any, k: int) -> dict[str, Callable[[], Any]]:
     """The k-th smallest value (1-based) of a flat tensor by three primitives."""
     return {
         "kthvalue": lambda: flat.kthvalue(k).values,
@@ -84,7 +81,7 @@ def selection_times(args: argparse.Namespace, srnet: Any) -> dict[str, Any]:
     scores = [layer.mask_scores for layer in srnet.masked_layers().values()]
     largest = max(scores, key=lambda s: s.numel()).detach().reshape(-1)
     k = largest.numel() // 2 + 1
-    primitives = kth_smallest(largest, k)
+    primitives = selection_primitives(largest, k)
     values = {name: float(fn()) for name, fn in primitives.items()}
     if len(set(values.values())) != 1:
         raise SystemExit(f"error: the primitives disagree on the k-th smallest value: {values}")
@@ -135,18 +132,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", default=None, help="write the settings, machine and results here")
     args = parser.parse_args(argv)
 
-    import torch
-    import transformers
-
     plain, srnet = build_srnet(args)
     result = {
         "settings": vars(args),
-        "machine": {
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "gpu": torch.cuda.get_device_name(0) if args.device == "cuda" else None,
-            "torch_threads": torch.get_num_threads(),
-        },
+        "machine": machine(args.device),
         "selection": selection_times(args, srnet),
         "step": step_times(args, plain, srnet),
     }

@@ -128,9 +128,10 @@ def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
                 shutil.copyfile(source / "all_results.json", dest / "all_results.json")
             for recipe in RECIPES:
                 path = attack_file(source, recipe)
-                if path is None or path.suffix == ".gz":
-                    if path is not None:
-                        shutil.copyfile(path, dest / path.name)
+                if path is None:
+                    continue
+                if path.suffix == ".gz":  # already a saved copy
+                    shutil.copyfile(path, dest / path.name)
                     continue
                 with gzip.GzipFile(dest / (path.name + ".gz"), "wb", mtime=0) as out:  # mtime 0: same bytes each time
                     out.write(without_text(path.read_bytes()))
