@@ -29,7 +29,7 @@ COMMON=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mism
 
 # 1. bias model p_b: word-overlap features + logistic regression (appendix B.3.1)
 python run_bias_model.py --task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
-    --output_dir "$OUT/bias" --overwrite_output_dir true
+    --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 # 2. full fine-tuning with cross-entropy: the "full (std)" baseline
 python run_glue_sparse.py --model_name_or_path "$MINILM" "${COMMON[@]}" --do_train --pruning none --loss ce \
     --output_dir "$OUT/full_ce"

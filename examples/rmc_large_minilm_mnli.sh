@@ -21,7 +21,8 @@ DATA=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismat
       --per_device_train_batch_size 32 --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no
       --bf16 true --logging_steps 25)
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
-    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --output_dir "$OUT/bias" --overwrite_output_dir true
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
+    --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 if [ ! -f "$OUT/teacher/all_results.json" ]; then
   rm -f "$OUT/teacher_train_predictions.jsonl"  # from a teacher run killed before its end
   python run_glue_sparse.py --model_name_or_path "$MINILM" "${DATA[@]}" \

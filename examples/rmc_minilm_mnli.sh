@@ -17,7 +17,8 @@ OUT=outputs/rmc_minilm_mnli
 DATA=(--task mnli --data_dir "$DATA_DIR" --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --report_to none --seed 42
       --per_device_train_batch_size 32 --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no)
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
-    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --output_dir "$OUT/bias"
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
+    --vectors glove --C 0.01 --output_dir "$OUT/bias"
 [ -f "$OUT/teacher/all_results.json" ] || python run_glue_sparse.py --model_name_or_path "$MINILM" "${DATA[@]}" \
     --do_train --num_train_epochs 2 --max_train_samples 2000 --max_eval_samples 1000 --max_ood_samples 1000 \
     --loss ce --output_dir "$OUT/teacher" --write_train_predictions "$OUT/teacher/train_predictions.jsonl"

@@ -46,7 +46,8 @@ if [ ! -f "$TEACHER/all_results.json" ]; then
   exit 2
 fi
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
-    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --output_dir "$OUT/bias" --overwrite_output_dir true
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
+    --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 for seeds in $SEED_GROUPS; do
   python run_sweep.py "$RECIPE" --seeds "$seeds" --checkpoint_steps 50 "$@"
 done

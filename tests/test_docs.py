@@ -290,7 +290,7 @@ def test_the_check_reads_the_quickstart_as_the_shell_does(arrays, calls):
     readme = [call for call in calls if call.where.startswith("README.md:")]
     bias = next(call for call in readme if call.script == "run_bias_model.py" and "--train_file" in dict(call.flags))
     assert [flag for flag, _ in bias.flags] == [
-        "--task", "--data_dir", "--train_file", "--output_dir", "--overwrite_output_dir",
+        "--task", "--data_dir", "--train_file", "--vectors", "--C", "--output_dir", "--overwrite_output_dir",
     ]  # fmt: skip
     runs = [call for call in readme if call.script == "run_glue_sparse.py" and "--seed" in dict(call.flags)]
     assert len(runs) == 2

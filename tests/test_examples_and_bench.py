@@ -158,3 +158,18 @@ def test_every_flag_in_the_example_shell_scripts_is_an_option_of_its_script():
         if flag not in options[call.script]
     ]
     assert not unknown, "flags in examples/*.sh that the scripts do not accept:\n" + "\n".join(unknown)
+
+
+def test_every_example_recipe_that_fits_a_bias_model_names_its_vectors_and_c():
+    """run_bias_model.py's defaults (the vectors found, C chosen on held-out rows) may change between versions and
+    machines, and p_b with them: results/sweep_minilm_mnli moved by up to 12 points of HANS entailment when they did.
+    A recipe behind committed results names both, so running it again fits the same bias model."""
+    calls = [
+        call
+        for name in SHELL_SCRIPTS
+        for call in shell_script_calls(ROOT / "examples" / name)
+        if call.script == "run_bias_model.py"
+    ]
+    assert len(calls) >= 7, [call.where for call in calls]  # every MNLI recipe with PoE/RMC runs
+    unpinned = [call.where for call in calls if not {"--vectors", "--C"} <= {flag for flag, _ in call.flags}]
+    assert not unpinned, f"run_bias_model.py without --vectors and --C: {unpinned}"

