@@ -4,7 +4,8 @@ and the ticket's sparsity per Transformer layer (Fig. 3).
 An l0 search logs `l0_gates_zero` / `l0_gates_one` (the deterministic gates of Eq. 5, over every searched weight),
 `l0_expected_density` (Eq. 4) and `l0_lambda` at each logging step into the Trainer's `log_history`. This script reads
 them from `<search_dir>/trainer_state.json` (a finished search) or from its latest `checkpoint-*/` (one still
-running), and writes `gates.csv` and `fig1_gates.png`; with `--ticket DIR` (a mask dir, e.g. from
+running), or from the `gates.csv` this script wrote there (a results folder: the plots regenerate from committed
+files), and writes `gates.csv` and `fig1_gates.png`; with `--ticket DIR` (a mask dir, e.g. from
 `run_extract_ticket.py`) also `layers.csv`, the share of pruned weights per layer; with `--compare LABEL=DIR` (any
 number of other searches) also `fig1_compare.png`, each search's share of gates at 0 or 1 and its λ on one step axis.
 
@@ -13,6 +14,8 @@ number of other searches) also `fig1_compare.png`, each search's share of gates 
     python examples/l0_gates_plot.py outputs/robust_tickets_fig1_authors_lambda/search --label "authors' λ timing" \
         --output results/robust_tickets_fig1/authors_lambda \
         --compare "hf_srnets λ timing=outputs/robust_tickets_fig1/search"
+    python examples/l0_gates_plot.py results/robust_tickets_fig1 --output /tmp/fig1 --label "hf_srnets' λ timing" \
+        --compare "authors' λ timing=results/robust_tickets_fig1/authors_lambda"   # from the committed curves
 """
 
 from __future__ import annotations
@@ -35,8 +38,30 @@ def trainer_state(search_dir: Path) -> Path:
         return search_dir / "trainer_state.json"
     checkpoints = sorted(search_dir.glob("checkpoint-*/trainer_state.json"), key=lambda p: int(p.parent.name[11:]))
     if not checkpoints:
-        raise InputError(f"{search_dir} holds no trainer_state.json (nor a checkpoint-*/ with one): not a search dir")
+        raise InputError(
+            f"{search_dir} holds no trainer_state.json (nor a checkpoint-*/ with one, nor this script's gates.csv): "
+            "give the output dir of an l0 search or a results folder of this script"
+        )
     return checkpoints[-1]
+
+
+def search_rows(search_dir: Path) -> tuple[Path, list[dict[str, float]]]:
+    """The file the curve is read from and its rows: the search's trainer state (`trainer_state`), else the
+    `gates.csv` of a results folder."""
+    has_state = (search_dir / "trainer_state.json").is_file() or any(search_dir.glob("checkpoint-*/"))
+    if not has_state and (search_dir / "gates.csv").is_file():
+        return search_dir / "gates.csv", csv_rows(search_dir / "gates.csv")
+    state_file = trainer_state(search_dir)
+    return state_file, gate_rows(state_file)
+
+
+def csv_rows(path: Path) -> list[dict[str, float]]:
+    """The rows of a `gates.csv` written by `write_csv`, with the types they were written with."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != FIELDS:
+            raise InputError(f"{path} has the columns {reader.fieldnames}, not those of this script's {FIELDS}")
+        return [{key: int(row[key]) if key == "step" else float(row[key]) for key in FIELDS} for row in reader]
 
 
 def gate_rows(state_file: Path) -> list[dict[str, float]]:
@@ -126,7 +151,11 @@ def labelled_dir(value: str) -> tuple[str, Path]:
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("search_dir", type=Path, help="the output dir of an l0 search (finished or with checkpoints)")
+    parser.add_argument(
+        "search_dir",
+        type=Path,
+        help="the output dir of an l0 search (finished or with checkpoints), or a folder holding its gates.csv",
+    )
     parser.add_argument("--output", type=Path, required=True, help="folder for gates.csv, fig1_gates.png, layers.csv")
     parser.add_argument("--ticket", type=Path, help="a mask dir whose per-layer sparsity to report (Fig. 3)")
     parser.add_argument("--label", default="this search", help="this search's name in fig1_compare.png")
@@ -140,17 +169,16 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     )
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    state_file = trainer_state(args.search_dir)
-    rows = gate_rows(state_file)
+    state_file, rows = search_rows(args.search_dir)
     write_csv(rows, args.output / "gates.csv")
     plot(rows, args.output / "fig1_gates.png")
-    summary: dict[str, object] = {"trainer_state": str(state_file), "last": rows[-1]}
+    summary: dict[str, object] = {"read_from": str(state_file), "last": rows[-1]}
     if args.ticket is not None:
         layers = layer_sparsity(args.ticket)
         write_csv([{"layer": k, "sparsity": v} for k, v in layers.items()], args.output / "layers.csv")
         summary["layers"] = layers
     if args.compare:
-        curves = {args.label: rows} | {label: gate_rows(trainer_state(path)) for label, path in args.compare}
+        curves = {args.label: rows} | {label: search_rows(path)[1] for label, path in args.compare}
         plot_comparison(curves, args.output / "fig1_compare.png")
         summary["compared"] = {label: curve[-1] for label, curve in curves.items()}
     print(json.dumps(summary, indent=1))

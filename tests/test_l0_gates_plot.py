@@ -36,7 +36,7 @@ def test_the_latest_checkpoint_gives_the_curve_of_a_running_search(tmp_path):
         state = {"log_history": history + extra}
         (search / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps(state))
     summary = load_script().main([str(search), "--output", str(tmp_path / "out")])
-    assert summary["trainer_state"].endswith("checkpoint-500/trainer_state.json")  # 500 > 250, not by string order
+    assert summary["read_from"].endswith("checkpoint-500/trainer_state.json")  # 500 > 250, not by string order
     with open(tmp_path / "out" / "gates.csv") as f:
         rows = list(csv.DictReader(f))
     assert [(r["step"], r["l0_gates_zero"], r["l0_gates_one"]) for r in rows] == [
@@ -80,3 +80,34 @@ def test_compare_draws_each_search_and_reports_its_last_row(tmp_path):
     assert (out / "fig1_compare.png").stat().st_size > 0
     with pytest.raises(SystemExit):
         script.main([str(tmp_path / "a"), "--output", str(out), "--compare", str(tmp_path / "b")])  # no LABEL=
+
+
+def test_a_results_folder_gives_back_its_curve_and_bad_columns_are_named(tmp_path):
+    """The committed gates.csv of a results folder is read back with its types, so the files it writes are the same
+    bytes: `gates.csv` again from `gates.csv`, as from the trainer state it was first made from."""
+    search = tmp_path / "search"
+    search.mkdir()
+    history = [log_entry(50, 0.0, 0.13762187311633514), log_entry(100, 1.0454339963833635e-05, 0.1980926009644364)]
+    (search / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    script = load_script()
+    first = script.main([str(search), "--output", str(tmp_path / "first")])
+    again = script.main([str(tmp_path / "first"), "--output", str(tmp_path / "again")])
+    assert again["read_from"].endswith("first/gates.csv") and again["last"] == first["last"]
+    assert (tmp_path / "again" / "gates.csv").read_bytes() == (tmp_path / "first" / "gates.csv").read_bytes()
+    assert (tmp_path / "first" / "gates.csv").read_text().splitlines()[1] == "50,0.0,0.13762187311633514,0.9,0.5"
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "gates.csv").write_text("step,zero\n50,0.1\n")
+    with pytest.raises(ValueError, match="columns"):
+        script.main([str(tmp_path / "bad"), "--output", str(tmp_path / "o")])
+
+
+def test_the_committed_fig1_curves_regenerate_from_the_results_folders(tmp_path):
+    """results/robust_tickets_fig1's gates.csv (both searches) written again from the committed files alone, and the
+    comparison's last rows: 70.2% and 72.0% of the gates at 0 or 1 (the README's tables)."""
+    results = ROOT / "results" / "robust_tickets_fig1"
+    compare = f"authors={results / 'authors_lambda'}"
+    summary = load_script().main([str(results), "--output", str(tmp_path), "--label", "ours", "--compare", compare])
+    assert (tmp_path / "gates.csv").read_bytes() == (results / "gates.csv").read_bytes()
+    polarised = {label: row["l0_gates_zero"] + row["l0_gates_one"] for label, row in summary["compared"].items()}
+    assert {label: round(100 * share, 1) for label, share in polarised.items()} == {"ours": 70.2, "authors": 72.0}
+    assert (tmp_path / "fig1_compare.png").stat().st_size > 0
