@@ -338,8 +338,9 @@ def anchors(page: Path) -> set[str]:
 
 
 def test_every_relative_link_leads_to_a_file_and_heading():
+    """In the README, docs/ and the results' pages."""
     broken = []
-    for page in PAGES:
+    for page in [*PAGES, *sorted((ROOT / "results").glob("**/*.md"))]:
         text = page.read_text(encoding="utf-8")
         # code blocks and inline code hold no links: blank them, keeping line numbers
         text = ANY_BLOCK.sub(lambda m: "\n" * m[0].count("\n"), text)
