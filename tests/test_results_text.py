@@ -292,6 +292,68 @@ TABLE1_QUOTES = [
 ]  # fmt: skip
 
 
+# --- Robust Tickets Fig. 1 folders: each quoted interval is its folder's table1_sst2_paired.csv -----------------
+
+FIG1 = "results/robust_tickets_fig1"
+INTERVAL = r"([+−]\d+\.\d \[[+−]\d+\.\d, [+−]\d+\.\d\]\*?)"  # +7.7 [+3.3, +12.0]*, typographic minus
+
+
+def intervals(folder: str, *keys: tuple[str, str, str]) -> Callable[[], tuple[str, ...]]:
+    """The paired intervals (method, recipe, metric) of `folder`/table1_sst2_paired.csv, as the READMEs write them."""
+    from hf_srnets.metrics.bootstrap import format_interval
+
+    def expected() -> tuple[str, ...]:
+        rows = {(r["method"], r["recipe"], r["metric"]): r for r in read_csv(f"{folder}/table1_sst2_paired.csv")}
+        out = []
+        for key in keys:
+            row = rows[key]
+            text = format_interval(float(row["difference"]), float(row["low"]), float(row["high"]), digits=1)
+            out.append(text.replace("-", "−"))
+        return tuple(out)
+
+    return expected
+
+
+def interval_quote(path: str, pattern: str, folder: str, *keys: tuple[str, str, str]) -> Quote:
+    return Quote(path, pattern.replace("{I}", INTERVAL), intervals(folder, *keys), f"{folder}/table1_sst2_paired.csv")
+
+
+RETRAINED, AUTHORS, FULL_DATA = f"{FIG1}/retrained", f"{FIG1}/authors_lambda/retrained", f"{FIG1}/full_data"
+CLEAN, TF_AUA, TB_AUA = ("textfooler", "clean"), ("textfooler", "aua"), ("textbugger", "aua")
+FIG1_INTERVAL_QUOTES = [
+    interval_quote(f"{RETRAINED}/README.md",
+                   r"Clean {I}, TextFooler Aua% {I}, TextBugger Aua% {I},\s+TextBugger Suc% {I}", RETRAINED,
+                   ("RobustT", *CLEAN), ("RobustT", *TF_AUA), ("RobustT", *TB_AUA), ("RobustT", "textbugger", "suc")),
+    interval_quote(f"{RETRAINED}/README.md", r"gave the same picture \(TF Aua% {I}, TB Aua% {I}\)",
+                   "results/robust_tickets_sst2", ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    interval_quote(f"{FIG1}/authors_lambda/README.md",
+                   r"\| Rand 30% \(this ticket's per-matrix sparsity\) \|[^|]+\|[^|]+\|[^|]+\| {I} \| {I} \| {I} \|",
+                   AUTHORS, ("Rand", *CLEAN), ("Rand", *TF_AUA), ("Rand", *TB_AUA)),
+    interval_quote(f"{FIG1}/authors_lambda/README.md",
+                   r"\| RobustT 30%, hf_srnets' λ \(`../retrained/`\) \|[^|]+\|[^|]+\|[^|]+\| {I} \| {I} \| {I} \|",
+                   RETRAINED, ("RobustT", *CLEAN), ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    interval_quote(f"{FIG1}/authors_lambda/README.md",
+                   r"\| \*\*RobustT 30%, authors' λ\*\* \|[^|]+\|[^|]+\|[^|]+\| {I} \| {I} \| {I} \|",
+                   AUTHORS, ("RobustT", *CLEAN), ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    interval_quote(f"{FIG1}/README.md", r"no robustness: TextFooler Aua% {I}, TextBugger Aua% {I} and\s+Suc% {I} \(",
+                   RETRAINED, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA), ("RobustT", "textbugger", "suc")),
+    interval_quote(f"{FIG1}/README.md", r"and Aua% {I} \(TextFooler\) and {I} \(TextBugger\), both inside",
+                   AUTHORS, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    interval_quote(f"{FIG1}/README.md", r"and Aua% differs by {I} \(TextFooler\) and {I}\s+\(TextBugger\)",
+                   FULL_DATA, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    interval_quote(f"{FULL_DATA}/README.md",
+                   r"- clean {I} \(.*\n- TextFooler Aua% {I} \(the paper: \+21.7\);\n- TextBugger Aua% {I} \(",
+                   FULL_DATA, ("RobustT", *CLEAN), ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
+    Quote("results/README.md",
+          (r"\| {I} and {I} on 300 sentences \(`robust_tickets_fig1/retrained/`\); {I} and {I} with the authors' λ "
+           r"timing \(`robust_tickets_fig1/authors_lambda/`\); at equal data \(both on all 60,614 sentences\) {I} and "
+           r"{I},").replace("{I}", INTERVAL),
+          lambda: tuple(v for folder in (RETRAINED, AUTHORS, FULL_DATA)
+                        for v in intervals(folder, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA))()),
+          "the three folders' table1_sst2_paired.csv"),
+]  # fmt: skip
+
+
 def test_the_table1_intervals_in_the_readme_are_the_regenerated_csv() -> None:
     """The README's paired table (each method against Fine-tune) is table1_sst2_paired.csv, cell for cell."""
     from hf_srnets.metrics.bootstrap import format_interval
@@ -625,6 +687,7 @@ ALL_QUOTES = (
     + SWEEP_QUOTES
     + FIG1_QUOTES
     + TABLE1_QUOTES
+    + FIG1_INTERVAL_QUOTES
     + TEXTATTACK_QUOTES
     + RMC_QUOTES
     + GPU_QUOTES
