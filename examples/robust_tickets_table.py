@@ -20,21 +20,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import shutil
 from pathlib import Path
 
-import numpy as np
-
-from hf_srnets.attack.results import read_results, results_path
-from hf_srnets.metrics.bootstrap import (
-    DEFAULT_RESAMPLES,
-    PairedInterval,
-    format_interval,
-    paired_bootstrap,
-    paired_bootstrap_ratio,
-)
+from hf_srnets.attack.per_example import outcomes, paired_outcomes, save_attack_copy
+from hf_srnets.metrics.bootstrap import DEFAULT_RESAMPLES, PairedInterval, format_interval
 
 RUNS = {"finetune": "Fine-tune", "freelb": "FreeLB", "lth": "LTH", "rand": "Rand", "robustt": "RobustT"}
 RECIPES = ("textfooler", "textbugger")
@@ -90,7 +81,6 @@ def markdown(rows: list[dict[str, object]]) -> str:
 
 
 BASELINE = "finetune"
-TEXT_FIELDS = ("original", "perturbed")  # left out of --save_per_example's copies
 PAIRED_COLUMNS = ["method", "recipe", "metric", "difference", "low", "high", "outside_noise", "seeds", "sentences"]
 
 
@@ -98,24 +88,6 @@ def seed_dirs(run_dir: Path) -> dict[str, Path]:
     """`seed<N>` -> its dir for a run with seed sub-dirs, else {"": run_dir} (one unnamed seed)."""
     seeds = {p.name: p for p in sorted(run_dir.glob("seed*")) if p.is_dir()}
     return seeds or ({"": run_dir} if run_dir.is_dir() else {})
-
-
-def attack_file(run_dir: Path, recipe: str) -> Path | None:
-    """The run's per-sentence results of one recipe, as `run_attack.py` writes them or gzipped; None without."""
-    path = Path(results_path(str(run_dir), recipe))
-    return next((p for p in (path, path.with_name(path.name + ".gz")) if p.is_file()), None)
-
-
-def outcomes(run_dir: Path, recipe: str) -> dict[str, str]:
-    """Example id -> attack outcome (skipped / failed / successful) of one run and recipe; {} without a file."""
-    path = attack_file(run_dir, recipe)
-    if path is None:
-        return {}
-    if path.suffix != ".gz":
-        return {str(r.id): r.result.outcome for r in read_results(str(path))}
-    with gzip.open(path, "rt", encoding="utf-8") as f:  # a saved copy: complete rows, without the sentences
-        rows = [json.loads(line) for line in f]
-    return {str(r["id"]): r["outcome"] for r in rows if r.get("type") == "result"}
 
 
 def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
@@ -127,29 +99,7 @@ def save_per_example(runs_dir: Path, runs: list[str], target: Path) -> None:
             if (source / "all_results.json").is_file():
                 shutil.copyfile(source / "all_results.json", dest / "all_results.json")
             for recipe in RECIPES:
-                path = attack_file(source, recipe)
-                if path is None:
-                    continue
-                if path.suffix == ".gz":  # already a saved copy
-                    shutil.copyfile(path, dest / path.name)
-                    continue
-                with gzip.GzipFile(dest / (path.name + ".gz"), "wb", mtime=0) as out:  # mtime 0: same bytes each time
-                    out.write(without_text(path.read_bytes()))
-
-
-def without_text(jsonl: bytes) -> bytes:
-    """The attack rows without the sentences (`original`, `perturbed`): the data set's text stays in its files,
-    and the tables need only each sentence's id, outcome and counts."""
-    rows = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
-    return b"".join(
-        (json.dumps({k: v for k, v in row.items() if k not in TEXT_FIELDS}) + "\n").encode() for row in rows
-    )
-
-
-def outcome_arrays(runs: list[dict[str, str]], ids: list[str]) -> dict[str, np.ndarray]:
-    """[seeds, sentences] 0/1 arrays: clean (not skipped), under attack (failed), successful."""
-    names = {"clean": ("failed", "successful"), "aua": ("failed",), "successful": ("successful",)}
-    return {k: np.array([[run[i] in v for i in ids] for run in runs], dtype=float) for k, v in names.items()}
+                save_attack_copy(source, recipe, dest)
 
 
 def paired_attack(
@@ -163,21 +113,10 @@ def paired_attack(
     pairs = [(m, b) for m, b in pairs if m and b]
     if not pairs:
         return f"no {recipe} results of both {run} and {BASELINE} for a common seed"
-    ids = [i for i in pairs[0][0] if all(i in m and i in b for m, b in pairs)]
-    if not ids:
-        return f"{run} and {BASELINE} attacked no sentence in common with {recipe}"
-    m, b = outcome_arrays([p[0] for p in pairs], ids), outcome_arrays([p[1] for p in pairs], ids)
     try:
-        intervals = {
-            "clean": paired_bootstrap(m["clean"], b["clean"], n_resamples=resamples),
-            "aua": paired_bootstrap(m["aua"], b["aua"], n_resamples=resamples),
-            "suc": paired_bootstrap_ratio(
-                m["successful"], m["clean"], b["successful"], b["clean"], n_resamples=resamples
-            ),
-        }
-    except ValueError as err:  # Suc% of a seed that classified no sentence correctly
+        return paired_outcomes(pairs, resamples)
+    except ValueError as err:  # no sentence in common, or Suc% of a seed that classified no sentence correctly
         return f"{run} against {BASELINE} with {recipe}: {err}"
-    return intervals, len(ids)
 
 
 def paired_rows(
