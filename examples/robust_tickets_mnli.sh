@@ -4,6 +4,8 @@
 # CE fine-tuned MiniLM (run examples/quickstart.sh first, or set FINETUNED and BIAS). Reports MNLI-m, HANS and the
 # accuracy under the TextFooler-style attack on the TextFooler paper's MNLI-matched sample (first $N_ATTACK pairs).
 # Table 6, MNLI: η 0.2, mask lr γ 0.1, λ 0.1, ε0 0.05, K 2, wd 1e-6 (20 epochs in the paper; $EPOCHS here).
+# Then examples/robust_tickets_mnli_table.py writes the table, PoE − CE with paired intervals, and the per-example
+# outputs it is made of into $RESULTS (a finished search is skipped; an attack continues its results file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA_DIR=${DATA_DIR:-../shared/data}
@@ -11,6 +13,7 @@ QS=${QS:-outputs/quickstart}
 FINETUNED=${FINETUNED:-$QS/full_ce}
 BIAS=${BIAS:-$QS/bias/bias_train.jsonl}
 OUT=${OUT:-outputs/robust_tickets_mnli}
+RESULTS=${RESULTS:-results/robust_tickets_mnli}
 N_TRAIN=${N_TRAIN:-1500}
 N_EVAL=${N_EVAL:-2000}
 EPOCHS=${EPOCHS:-1}
@@ -31,3 +34,4 @@ for loss in poe ce; do
         --attack_file "$DATA_DIR/textfooler_subsets/mnli_matched" --recipes textfooler --num_examples "$N_ATTACK" \
         --pos_tagger coarse --output_dir "$OUT/l0_freelb_$loss"
 done
+python examples/robust_tickets_mnli_table.py "$OUT" --output "$RESULTS" --save_per_example "$RESULTS/per_example"

@@ -169,3 +169,97 @@ def test_the_committed_table1_is_regenerated_from_its_per_example_files(folder, 
     table.main()
     for name in ("table1_sst2.csv", "table1_sst2_paired.csv", "table1_sst2.md"):
         assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+# --- examples/robust_tickets_mnli_table.py: the PoE search against the CE search ---------------------------------
+
+
+def write_search(run_dir: Path, mnli_wrong: int, hans_wrong: tuple[int, int], attack: str) -> None:
+    """A search's folder as robust_tickets_mnli.sh leaves it: eval_predictions/ on 10 MNLI-m pairs (the first
+    `mnli_wrong` wrong) and 10 HANS pairs (5 entailment, 5 non-entailment; the first of each wrong as given), the
+    attack file, and all_results.json with the accuracies those predictions give."""
+    mnli = ["entailment", "neutral", "contradiction", "neutral", "entailment"] * 2
+    hans = ["entailment"] * 5 + ["non-entailment"] * 5
+    flip = {"entailment": "neutral", "neutral": "contradiction", "contradiction": "entailment"}
+    folder = run_dir / "eval_predictions"
+    folder.mkdir(parents=True)
+    rows = [{"index": i, "id": f"m{i}", "label": y, "prediction": flip[y] if i < mnli_wrong else y,
+             "probabilities": {"entailment": 0.5, "neutral": 0.25, "contradiction": 0.25}}
+            for i, y in enumerate(mnli)]  # fmt: skip
+    (folder / "mnli.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    wrong = set(range(hans_wrong[0])) | set(range(5, 5 + hans_wrong[1]))
+    other = {"entailment": "non-entailment", "non-entailment": "entailment"}
+    rows = [{"index": i, "id": f"h{i}", "label": y, "prediction": other[y] if i in wrong else y}
+            for i, y in enumerate(hans)]  # fmt: skip
+    (folder / "hans.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_attack(run_dir, "textfooler", attack)
+    clean = sum(c != "s" for c in attack) / len(attack)
+    results = {
+        "eval_mnli_accuracy": 1 - mnli_wrong / 10,
+        "eval_hans_accuracy": 1 - len(wrong) / 10,
+        "eval_hans_entailment_accuracy": 1 - hans_wrong[0] / 5,
+        "eval_hans_non-entailment_accuracy": 1 - hans_wrong[1] / 5,
+        "attack_textfooler_clean_accuracy": clean,
+        "attack_textfooler_accuracy_under_attack": attack.count("f") / len(attack),
+        "attack_textfooler_attack_success_rate": attack.count("u") / (len(attack) - attack.count("s")),
+        "attack_textfooler_avg_queries": 12.5,
+        "attack_textfooler_num_examples": len(attack),
+        "l0_expected_sparsity": 0.042,
+        "l0_gates_zero": 0.0,
+        "l0_gates_one": 0.035,
+        "train_steps": 47,
+        "train_runtime": 700.0,
+    }
+    (run_dir / "all_results.json").write_text(json.dumps(results))
+
+
+def run_mnli_table(monkeypatch, source: Path, out: Path, *extra: str) -> None:
+    table = load_example("robust_tickets_mnli_table")
+    argv = ["robust_tickets_mnli_table.py", str(source), "--output", str(out), "--resamples", "200", *extra]
+    monkeypatch.setattr(sys, "argv", argv)
+    table.main()
+
+
+def test_robust_tickets_mnli_table_gives_poe_minus_ce_on_every_measure(tmp_path, monkeypatch) -> None:
+    runs = tmp_path / "runs"
+    write_search(runs / "l0_freelb_poe", mnli_wrong=2, hans_wrong=(1, 3), attack="sffuu")
+    write_search(runs / "l0_freelb_ce", mnli_wrong=4, hans_wrong=(0, 4), attack="ssfuu")
+    run_mnli_table(monkeypatch, runs, tmp_path / "out")
+    paired = {r["measure"]: r for r in csv.DictReader(open(tmp_path / "out" / "l0_freelb_poe_vs_ce_paired.csv"))}
+    # hand counts: MNLI-m 8/10 - 6/10; HANS 6/10 - 6/10; HANS ent 4/5 - 5/5; non-ent 2/5 - 1/5
+    # attack: clean 4/5 - 3/5, Aua 2/5 - 1/5, Suc 2/4 - 2/3
+    expected = {"MNLI-m": 0.2, "HANS": 0.0, "HANS ent": -0.2, "HANS non-ent": 0.2,
+                "TF Clean%": 0.2, "TF Aua%": 0.2, "TF Suc%": 2 / 4 - 2 / 3}  # fmt: skip
+    assert {m: float(r["difference"]) for m, r in paired.items()} == pytest.approx(expected)
+    assert [int(paired[m]["examples"]) for m in expected] == [10, 10, 5, 5, 5, 5, 5]
+    rows = list(csv.DictReader(open(tmp_path / "out" / "l0_freelb_poe_vs_ce.csv")))
+    assert [r["loss"] for r in rows] == ["poe", "ce"]
+    assert [float(r[c]) for r in rows for c in ("mnli_m", "hans_non_ent")] == pytest.approx([0.8, 0.4, 0.6, 0.2])
+    text = (tmp_path / "out" / "l0_freelb_poe_vs_ce.md").read_text()
+    assert "| poe | 80.0 | 60.0 | 80.0 | 40.0 | 80.0 | 40.0 | 50.0 | 12.5 | 3.5% | 0.0% | 4.2% |" in text
+    assert "| MNLI-m | 10 | +20.0 [" in text and "unadjusted for the 7 comparisons" in text
+
+
+def test_robust_tickets_mnli_table_regenerates_itself_from_its_saved_per_example_files(tmp_path, monkeypatch) -> None:
+    runs, saved = tmp_path / "runs", tmp_path / "per_example"
+    write_search(runs / "l0_freelb_poe", mnli_wrong=3, hans_wrong=(2, 1), attack="ffuus")
+    write_search(runs / "l0_freelb_ce", mnli_wrong=1, hans_wrong=(1, 1), attack="fuuss")
+    run_mnli_table(monkeypatch, runs, tmp_path / "first", "--save_per_example", str(saved))
+    run_mnli_table(monkeypatch, saved, tmp_path / "again")
+    assert sorted(p.name for p in (saved / "l0_freelb_ce").iterdir()) == [
+        "all_results.json", "attack_textfooler.jsonl.gz", "hans.jsonl.gz", "mnli.jsonl.gz"
+    ]  # fmt: skip
+    for name in ("l0_freelb_poe_vs_ce.csv", "l0_freelb_poe_vs_ce_paired.csv", "l0_freelb_poe_vs_ce.md"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "first" / name).read_bytes(), name
+
+
+def test_robust_tickets_mnli_table_refuses_predictions_of_another_run(tmp_path, monkeypatch) -> None:
+    runs = tmp_path / "runs"
+    write_search(runs / "l0_freelb_poe", mnli_wrong=2, hans_wrong=(1, 3), attack="sffuu")
+    write_search(runs / "l0_freelb_ce", mnli_wrong=4, hans_wrong=(0, 4), attack="ssfuu")
+    results = json.loads((runs / "l0_freelb_ce" / "all_results.json").read_text())
+    (runs / "l0_freelb_ce" / "all_results.json").write_text(json.dumps({**results, "eval_mnli_accuracy": 0.61}))
+    table = load_example("robust_tickets_mnli_table")
+    monkeypatch.setattr(sys, "argv", ["t.py", str(runs), "--output", str(tmp_path / "out"), "--resamples", "50"])
+    with pytest.raises(table.InputError, match=r"ce search's mnli predictions give 0\.6000 on MNLI-m, its all_results"):
+        table.main()

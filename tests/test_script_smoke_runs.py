@@ -48,6 +48,9 @@ SMOKE_RUNS = {
     "examples/rmc_table.py": (
         "test_example_table_intervals.py::test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla"
     ),
+    "examples/robust_tickets_mnli_table.py": (
+        "test_example_table_intervals.py::test_robust_tickets_mnli_table_gives_poe_minus_ce_on_every_measure"
+    ),
     "examples/robust_tickets_table.py": (
         "test_example_table_intervals.py::test_robust_tickets_table_gives_clean_aua_and_suc_differences_from_fine_tune"
     ),
