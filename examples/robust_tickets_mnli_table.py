@@ -32,7 +32,7 @@ from hf_srnets.metrics.bootstrap import PairedInterval, format_interval, paired_
 
 RUNS = {"poe": "l0_freelb_poe", "ce": "l0_freelb_ce"}  # search loss -> the script's run folder
 RECIPE = "textfooler"
-# CSV column -> all_results.json key (the l0 gate statistics are the search's last logged values)
+# CSV column -> all_results.json key (train_l0_*: the gates at the end of the search)
 RESULT_KEYS = {
     "mnli_m": "eval_mnli_accuracy",
     "hans": "eval_hans_accuracy",
@@ -43,9 +43,9 @@ RESULT_KEYS = {
     "tf_suc": f"attack_{RECIPE}_attack_success_rate",
     "tf_queries": f"attack_{RECIPE}_avg_queries",
     "tf_examples": f"attack_{RECIPE}_num_examples",
-    "l0_expected_sparsity": "l0_expected_sparsity",
-    "l0_gates_zero": "l0_gates_zero",
-    "l0_gates_one": "l0_gates_one",
+    "l0_expected_sparsity": "train_l0_expected_sparsity",
+    "l0_gates_zero": "train_l0_gates_zero",
+    "l0_gates_one": "train_l0_gates_one",
     "train_steps": "train_steps",
     "train_runtime_s": "train_runtime",
 }

@@ -204,9 +204,9 @@ def write_search(run_dir: Path, mnli_wrong: int, hans_wrong: tuple[int, int], at
         "attack_textfooler_attack_success_rate": attack.count("u") / (len(attack) - attack.count("s")),
         "attack_textfooler_avg_queries": 12.5,
         "attack_textfooler_num_examples": len(attack),
-        "l0_expected_sparsity": 0.042,
-        "l0_gates_zero": 0.0,
-        "l0_gates_one": 0.035,
+        "train_l0_expected_sparsity": 0.042,
+        "train_l0_gates_zero": 0.0,
+        "train_l0_gates_one": 0.035,
         "train_steps": 47,
         "train_runtime": 700.0,
     }
@@ -215,7 +215,8 @@ def write_search(run_dir: Path, mnli_wrong: int, hans_wrong: tuple[int, int], at
 
 def run_mnli_table(monkeypatch, source: Path, out: Path, *extra: str) -> None:
     table = load_example("robust_tickets_mnli_table")
-    argv = ["robust_tickets_mnli_table.py", str(source), "--output", str(out), "--resamples", "200", *extra]
+    argv = ["robust_tickets_mnli_table.py", str(source), "--output", str(out), *extra]
+    argv += [] if "--resamples" in extra else ["--resamples", "200"]
     monkeypatch.setattr(sys, "argv", argv)
     table.main()
 
@@ -263,3 +264,12 @@ def test_robust_tickets_mnli_table_refuses_predictions_of_another_run(tmp_path, 
     monkeypatch.setattr(sys, "argv", ["t.py", str(runs), "--output", str(tmp_path / "out"), "--resamples", "50"])
     with pytest.raises(table.InputError, match=r"ce search's mnli predictions give 0\.6000 on MNLI-m, its all_results"):
         table.main()
+
+
+def test_the_committed_robust_tickets_mnli_table_is_regenerated_from_its_per_example_files(
+    tmp_path, monkeypatch
+) -> None:
+    committed = ROOT / "results" / "robust_tickets_mnli"
+    run_mnli_table(monkeypatch, committed / "per_example", tmp_path, "--resamples", "10000")
+    for name in ("l0_freelb_poe_vs_ce.csv", "l0_freelb_poe_vs_ce_paired.csv", "l0_freelb_poe_vs_ce.md"):
+        assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name

@@ -1002,3 +1002,13 @@ def test_the_equal_budget_table_beside_the_old_one_is_both_runs_csv() -> None:
             f"{100 * mean('new', method, 'eval_mnli_accuracy'):.1f}"
         ), row[0]
         assert row[3] == f"{mean('old', method, 'f_bias'):.3f} → {mean('new', method, 'f_bias'):.3f}", row[0]
+
+
+def test_the_robust_tickets_mnli_readme_tables_are_the_regenerated_md() -> None:
+    """Every table row of results/robust_tickets_mnli/README.md is a row of l0_freelb_poe_vs_ce.md, which a test
+    regenerates from per_example/ (tests/test_example_table_intervals.py)."""
+    folder = RESULTS / "robust_tickets_mnli"
+    made = set((folder / "l0_freelb_poe_vs_ce.md").read_text().splitlines())
+    rows = [line for line in (folder / "README.md").read_text().splitlines() if line.startswith("| ")]
+    assert len(rows) == 11  # two headers, 2 searches and 7 measures
+    assert [row for row in rows if row not in made] == []
