@@ -234,7 +234,26 @@ def polarised_gain(path: str) -> tuple[str, ...]:
     return (f"{share[4000] - share[3000]:.2f}",)
 
 
+def cross_cpu_drift() -> tuple[str, ...]:
+    """The authors'-λ search re-run on another CPU (full_data/search_gates.csv) against the committed one: the share
+    of gates at 0 or 1 at step 4,000 in each, and the largest gap over the curve."""
+    shares = []
+    for path in (
+        "results/robust_tickets_fig1/full_data/search_gates.csv",
+        "results/robust_tickets_fig1/authors_lambda/gates.csv",
+    ):
+        shares.append({r["step"]: 100 * (float(r["l0_gates_zero"]) + float(r["l0_gates_one"])) for r in read_csv(path)})
+    gap = max(abs(shares[0][step] - shares[1][step]) for step in shares[1])
+    return f"{shares[0]['4000']:.1f}", f"{shares[1]['4000']:.1f}", f"{gap:.2f}"
+
+
 FIG1_QUOTES = [
+    Quote(
+        "docs/testing.md",
+        r"ending at ([\d.]+)% of its gates at 0 or 1 instead of ([\d.]+)% \(at most ([\d.]+) points apart",
+        cross_cpu_drift,
+        "results/robust_tickets_fig1/{full_data/search_gates,authors_lambda/gates}.csv",
+    ),
     Quote(
         "results/robust_tickets_fig1/README.md",
         r"The last 1,000 steps \(3,000 to 4,000 in `gates.csv`\) added only ([\d.]+) points",
