@@ -157,6 +157,7 @@ def test_rmc_table_gives_accuracy_and_f_bias_differences_from_vanilla(tmp_path, 
         "robust_tickets_sst2",
         "robust_tickets_fig1/retrained",
         "robust_tickets_fig1/authors_lambda/retrained",
+        "robust_tickets_fig1/full_data",
     ],
 )
 def test_the_committed_table1_is_regenerated_from_its_per_example_files(folder, tmp_path, monkeypatch) -> None:

@@ -340,6 +340,9 @@ def interval_quote(path: str, pattern: str, folder: str, *keys: tuple[str, str, 
 RETRAINED, AUTHORS, FULL_DATA = f"{FIG1}/retrained", f"{FIG1}/authors_lambda/retrained", f"{FIG1}/full_data"
 CLEAN, TF_AUA, TB_AUA = ("textfooler", "clean"), ("textfooler", "aua"), ("textbugger", "aua")
 FIG1_INTERVAL_QUOTES = [
+    Quote(f"{FULL_DATA}/README.md", r"\(([+−][\d.]+) on all 872 dev sentences; the paper: −1\.1\)",
+          lambda: clean_differences(f"{FULL_DATA}/table1_sst2.csv", ["RobustT"], "dev_accuracy"),
+          f"{FULL_DATA}/table1_sst2.csv (dev_accuracy)"),
     interval_quote(f"{RETRAINED}/README.md",
                    r"Clean {I}, TextFooler Aua% {I}, TextBugger Aua% {I},\s+TextBugger Suc% {I}", RETRAINED,
                    ("RobustT", *CLEAN), ("RobustT", *TF_AUA), ("RobustT", *TB_AUA), ("RobustT", "textbugger", "suc")),
@@ -358,7 +361,7 @@ FIG1_INTERVAL_QUOTES = [
                    RETRAINED, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA), ("RobustT", "textbugger", "suc")),
     interval_quote(f"{FIG1}/README.md", r"and Aua% {I} \(TextFooler\) and {I} \(TextBugger\), both inside",
                    AUTHORS, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
-    interval_quote(f"{FIG1}/README.md", r"and Aua% differs by {I} \(TextFooler\) and {I}\s+\(TextBugger\)",
+    interval_quote(f"{FIG1}/README.md", r"and Aua% differs by {I}\s+\(TextFooler\) and {I}\s+\(TextBugger\)",
                    FULL_DATA, ("RobustT", *TF_AUA), ("RobustT", *TB_AUA)),
     interval_quote(f"{FULL_DATA}/README.md",
                    r"- clean {I} \(.*\n- TextFooler Aua% {I} \(the paper: \+21.7\);\n- TextBugger Aua% {I} \(",
