@@ -21,11 +21,30 @@ def stored() -> dict:
     return json.loads(FIXTURE.read_text(encoding="utf-8"))
 
 
+def swapped_words(have: list[str], want: list[str]) -> int:
+    """How many words of the perturbed texts differ, position by position (the texts must have as many words)."""
+    pairs = [(h.split(), w.split()) for h, w in zip(have, want, strict=True)]
+    assert all(len(h) == len(w) for h, w in pairs), (have, want)
+    return sum(a != b for h, w in pairs for a, b in zip(h, w))
+
+
 def assert_same_results(got: dict, stored: dict) -> None:
+    """Every field of every row equal, but for one replacement word per row in the perturbed text of an attack
+    that failed: where two candidates for a position score equally to the last bits, the CPU's float rounding picks
+    one (the fixture was written on an AMD EPYC; on an Intel Xeon with AMX, row 8 of SST-2's TextFooler attack ends
+    with "cool" in place of "vanilla", with the same outcome, #Query and words changed). A successful attack's text,
+    the one the victim is fooled by, must be the same."""
     assert sorted(got) == sorted(stored)
     for key, rows in stored.items():
         for want, have in zip(rows, got[key], strict=True):
-            assert have == want, f"{key}, row {want['index']}: {have} != stored {want}"
+            where = f"{key}, row {want['index']}: {have} != stored {want}"
+            assert {k: v for k, v in have.items() if k != "perturbed"} == {
+                k: v for k, v in want.items() if k != "perturbed"
+            }, where
+            if want["outcome"] != "failed" or want["perturbed"] is None or have["perturbed"] is None:
+                assert have["perturbed"] == want["perturbed"], where
+            else:
+                assert swapped_words(have["perturbed"], want["perturbed"]) <= 1, where
 
 
 def test_the_fixture_covers_every_outcome(stored):
