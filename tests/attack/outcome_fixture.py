@@ -7,7 +7,10 @@ tokens), seeded, with weights drawn 25 times wider than BERT's (std 0.5): every 
 the searches end in every outcome (skipped, successful, failed) after many words and candidates; they build in a
 second.
 
-Regenerate the stored results (only when an intended change of the attack's behaviour is made, and say so):
+The stored results are per CPU kind (`tests/fixtures/attack_outcomes/<capability>.json`, the capability being
+`torch.backends.cpu.get_cpu_capability()`): near-ties between candidates are decided by float rounding, which differs
+between kinds (`test_identical_outcomes.py` says what differs). Regenerate the current kind's file (only when an
+intended change of the attack's behaviour is made, and say so; then on each kind):
 
     python tests/attack/outcome_fixture.py --write
 """
@@ -25,7 +28,18 @@ from typing import Any
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "attack_outcomes.json"
+FIXTURES = REPO / "tests" / "fixtures" / "attack_outcomes"
+
+
+def cpu_kind() -> str:
+    """This CPU's capability as torch's kernels see it (`AVX2`, `AVX512`, ...): the name of its fixture."""
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def fixture_path(kind: str | None = None) -> Path:
+    """The stored results of CPU kind `kind` (default: this CPU's)."""
+    return FIXTURES / f"{kind or cpu_kind()}.json"
+
 DATA_DIR = REPO.parent / "shared" / "data"
 ROWS = {"sst2": 12, "mnli": 12}  # the first rows of each task's dev set (MNLI: dev_matched)
 RECIPES = ("textfooler", "textbugger")
@@ -96,12 +110,12 @@ def run_fixed_attacks(
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--write", action="store_true", help=f"Write the results to {FIXTURE}.")
+    p.add_argument("--write", action="store_true", help=f"Write the results to {fixture_path()}.")
     args = p.parse_args(argv)
     results = run_fixed_attacks()
     text = json.dumps(results, ensure_ascii=False, indent=1) + "\n"
     if args.write:
-        FIXTURE.write_text(text, encoding="utf-8")
+        fixture_path().write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 
