@@ -268,17 +268,19 @@ class SRNetModel(nn.Module):
 
     def trained_base_tensors(self) -> dict[str, torch.Tensor]:
         """Weights outside the masks that train (all under IMP) or trained (the classifier when
-        `trainable_classifier`, also once frozen, e.g. after `from_pretrained`)."""
+        `trainable_classifier`, every weight when the search trained them, `srnet_config.trains_weights`; also once
+        frozen, e.g. after `from_pretrained`)."""
         trained = {
             f"{module}.{name}"
             for module in (self.classifier_targets if self.srnet_config.trainable_classifier else [])
             for name, _ in self.base_model.get_submodule(module).named_parameters()
         }
         scores = {id(param) for param in self.masked_layers_scores()}
+        all_trained = self.srnet_config.trains_weights  # a search that trained every weight, also once frozen
         out: dict[str, torch.Tensor] = {}
         for name, param in self.base_model.named_parameters():
             is_score = name.endswith("mask_scores") or id(param) in scores
-            if (param.requires_grad or name in trained) and not is_score:
+            if (param.requires_grad or name in trained or all_trained) and not is_score:
                 out[TRAINABLE_PREFIX + name] = param.detach().cpu().contiguous()
         return out
 

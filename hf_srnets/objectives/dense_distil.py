@@ -34,7 +34,8 @@ from torch import nn
 
 from ..compact.loading import load_pretrained_model
 from ..errors import InputError
-from ..pruning import MaskedLayer, unmasked
+from ..pruning import unmasked
+from ..pruning.wrapped import model_weights
 from .base import Objective
 from .loss import split_batch
 from .registry import register_objective
@@ -111,11 +112,8 @@ def hidden_state_distillation(
 
 
 def _weights_train(model: nn.Module) -> bool:
-    """Whether any parameter besides the masks' scores trains (the base weights then leave the dense model)."""
-    layers = [m for m in model.modules() if isinstance(m, MaskedLayer)]
-    scores = {id(layer.mask_scores) for layer in layers}
-    scores |= {id(p) for layer in layers for name, p in layer.named_parameters() if not name.startswith("base_")}
-    return any(p.requires_grad and id(p) not in scores for p in model.parameters())
+    """Whether any parameter besides the masks' own trains (the base weights then leave the dense model)."""
+    return any(param.requires_grad for param in model_weights(model))
 
 
 @register_objective
@@ -198,7 +196,7 @@ class DenseDistillation(StepObjective):
         if self.settings.teacher_model is None and _weights_train(model):
             raise InputError(
                 "--step_objective dense_distil takes the dense model from the frozen base weights, but this run trains "
-                "weights (IMP, fixed masks, or a classifier head the checkpoint lacks): pass --teacher_model DIR (a "
+                "weights (IMP, fixed masks, --train_weights, or a classifier head the checkpoint lacks): pass --teacher_model DIR (a "
                 "dense model fine-tuned on this task), or start from such a model."
             )
 

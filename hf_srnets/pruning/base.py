@@ -171,6 +171,17 @@ class PruningConfig:
     )
 
     @property
+    def trains_weights(self) -> bool:
+        """Whether the search trains the model's weights with the masks (a method's option, e.g. mask training's
+        `train_weights`); False: the weights stay frozen and the masks alone rebuild the model from its base."""
+        return False
+
+    @property
+    def weights_learning_rate(self) -> float | None:
+        """The weights' own learning rate when they train with the masks (`None`: `--learning_rate`)."""
+        return None
+
+    @property
     def structured(self) -> bool:
         """Whether a mask unit is more than one weight with one score (`mask_granularity` block, ffn, head,
         hybrid/neuron); `element` and `nm` have one score per weight."""

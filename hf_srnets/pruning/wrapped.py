@@ -91,6 +91,19 @@ class MaskedLayer(nn.Module, metaclass=ABCMeta):
         )
 
 
+def model_weights(model: nn.Module) -> list[nn.Parameter]:
+    """The model's weights: every parameter but the masked layers' own (their scores, l0's log α); a masked layer's
+    `base_layer` weight and bias are weights."""
+    own = {
+        id(param)
+        for layer in model.modules()
+        if isinstance(layer, MaskedLayer)
+        for name, param in layer.named_parameters()
+        if not name.startswith("base_layer.")
+    }
+    return [param for param in model.parameters() if id(param) not in own]
+
+
 @contextlib.contextmanager
 def unmasked(model: nn.Module) -> Iterator[None]:
     """Run `model` with its masks off: inside the block every `MaskedLayer` computes its frozen `base_layer`

@@ -227,10 +227,12 @@ class SRNetTrainer(Trainer):
     # -- optimiser -------------------------------------------------------------------------------------------
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
         """The method's mask scores get `mask_learning_rate` and `mask_weight_decay` (default 0); other trainable
-        weights the usual groups. Each group keeps the order of `named_parameters`."""
+        weights the usual groups, at the method's `weights_learning_rate` when it sets one (`--weight_learning_rate`
+        with `--train_weights`), else `learning_rate`. Each group keeps the order of `named_parameters`."""
         opt_model = self.model if model is None else model
         if self.optimizer is not None or not isinstance(opt_model, SRNetModel):
             return super().create_optimizer(model)
+        weights_lr = opt_model.srnet_config.weights_learning_rate or self.args.learning_rate
         decay = set(self.get_decay_parameter_names(opt_model))
         score_ids = {id(param) for param in opt_model.score_parameters()}
         scores, decayed, other = [], [], []
@@ -249,8 +251,8 @@ class SRNetTrainer(Trainer):
                 "weight_decay": self.args.mask_weight_decay,
                 "lr": self.args.mask_learning_rate or self.args.learning_rate,
             },
-            {"params": decayed, "weight_decay": self.args.weight_decay},
-            {"params": other, "weight_decay": 0.0},
+            {"params": decayed, "weight_decay": self.args.weight_decay, "lr": weights_lr},
+            {"params": other, "weight_decay": 0.0, "lr": weights_lr},
         ]
         optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
         self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)

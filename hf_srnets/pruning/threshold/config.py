@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -26,6 +27,15 @@ class ThresholdConfig(PruningConfig):
         init_threshold: φ at start for the hard init (0.01 in Table 4).
         threshold_update_interval: Δt_φ, steps between threshold updates (Table 4: the eval interval). `None`:
             `--eval_steps` when evaluating by steps, else 1000 (`prepare_config`; 1000 when never prepared).
+
+    Weights that move (off by default: the paper's masks search over frozen weights):
+        train_weights: Train every weight of the model together with the scores. The straight-through scores then
+            receive ∂L/∂m̂ = Σ (∂L/∂W_eff)·W over weights that change, which is movement pruning's score update
+            (Sanh et al. 2020, §3); at the unit granularities the kept units take over the removed ones' work
+            (nn_pruning, Lagunas et al. 2021; CoFi, Xia et al. 2022). The masks alone then no longer rebuild the
+            model: the saved masks carry the trained weights, and `--step_objective dense_distil` needs
+            `--teacher_model` (the dense model can no longer be read from the base weights).
+        weight_learning_rate: The weights' learning rate when `train_weights`; `None`: `--learning_rate`.
     """
 
     _argument_group_name: ClassVar[str] = "Pruning method threshold (--pruning threshold or mask)"
@@ -51,6 +61,27 @@ class ThresholdConfig(PruningConfig):
         default=None, metadata={"help": "Δt_φ in steps; default: --eval_steps (Table 4), else 1000."}
     )
 
+    train_weights: bool = field(
+        default=False,
+        metadata={
+            "help": "Train the model's weights together with the mask scores (movement pruning, Sanh et al. 2020); "
+            "default: frozen weights (the paper). Saved masks then carry the trained weights; dense_distil needs "
+            "--teacher_model."
+        },
+    )
+    weight_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the weights with --train_weights; default: --learning_rate."},
+    )
+
+    @property
+    def trains_weights(self) -> bool:
+        return self.train_weights
+
+    @property
+    def weights_learning_rate(self) -> float | None:
+        return self.weight_learning_rate if self.train_weights else None
+
     def validate(self) -> None:
         super().validate()
         if self.initial_sparsity is not None and not 0.0 <= self.initial_sparsity <= self.sparsity:
@@ -74,6 +105,9 @@ class ThresholdConfig(PruningConfig):
             raise InputError(f"init_threshold must be > 0, got {self.init_threshold}.")
         if self.threshold_update_interval is not None and self.threshold_update_interval < 1:
             raise InputError(f"threshold_update_interval must be >= 1, got {self.threshold_update_interval}.")
+        rate = self.weight_learning_rate
+        if rate is not None and not (math.isfinite(rate) and rate > 0):
+            raise InputError(f"weight_learning_rate must be > 0, got {rate}: e.g. --weight_learning_rate 3e-5.")
 
     def unused_options(self) -> dict[str, str]:
         """The common options, the cubic ramp's ends without `initial_sparsity` and the hard init's α and φ with
@@ -82,6 +116,8 @@ class ThresholdConfig(PruningConfig):
         if self.initial_sparsity is None:
             why = "the cubic schedule runs only with --initial_sparsity"
             unused.update(schedule_start=why, schedule_end=why)
+        if not self.train_weights:
+            unused["weight_learning_rate"] = "the weights stay frozen without --train_weights"
         if self.mask_init != "hard":
             unused["alpha"] = "α sets the hard init only (--mask_init hard)"
             unused["init_threshold"] = "φ is set by the hard init only (the soft init chooses it for the sparsity)"

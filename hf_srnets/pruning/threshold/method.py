@@ -9,6 +9,7 @@ from transformers import TrainerCallback
 
 from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
+from ..wrapped import model_weights
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
 from .layer import MaskedLinear
@@ -52,8 +53,13 @@ class ThresholdPruning(PruningMethod):
         return MaskedLinear(base_layer)
 
     def initialize(self, srnet: MaskedModel) -> None:
+        """The initial scores (appendix Eq. 1 or 2), the starting weights' fingerprint, and with `train_weights`
+        every weight of the model trainable from here on."""
         initialize_scores(srnet)
         srnet.record_fingerprint()
+        if self.config.train_weights:
+            for param in model_weights(srnet.base_model):
+                param.requires_grad_(True)
 
     def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
         if any(p.requires_grad for p in srnet.masked_layers_scores()):
@@ -79,6 +85,8 @@ class ThresholdPruning(PruningMethod):
             "threshold_update_interval": config.threshold_update_interval,
             "sparsity_scope": config.sparsity_scope,
             "trainable_classifier": config.trainable_classifier,
+            "train_weights": config.train_weights or None,
+            "weight_learning_rate": config.weights_learning_rate,
             "select_best_after": context.select_best_after,
         }
         if config.sparsity_schedule != "cubic":
@@ -90,6 +98,8 @@ class ThresholdPruning(PruningMethod):
         """Mask training with its schedule, init (appendix Eq. 1 or 2) and Δt_φ."""
         init = f"{config.mask_init} init (appendix Eq. {1 if config.mask_init == 'hard' else 2})"
         interval = f", threshold updated every {config.threshold_update_interval} steps"
+        if config.train_weights:  # the masks alone no longer rebuild the model: the card must say so
+            interval += ", the model's weights trained together with the scores (movement pruning)"
         if config.sparsity_schedule != "cubic":
             return f"mask training, sparsity fixed at {config.sparsity}, {init}{interval}"
         return (
