@@ -196,8 +196,8 @@ class DenseDistillation(StepObjective):
         if self.settings.teacher_model is None and _weights_train(model):
             raise InputError(
                 "--step_objective dense_distil takes the dense model from the frozen base weights, but this run trains "
-                "weights (IMP, fixed masks, --train_weights, or a classifier head the checkpoint lacks): pass --teacher_model DIR (a "
-                "dense model fine-tuned on this task), or start from such a model."
+                "weights (IMP, fixed masks, --train_weights, or a classifier head the checkpoint lacks): pass "
+                "--teacher_model DIR (a dense model fine-tuned on this task), or start from such a model."
             )
 
     def _teacher_model(self, model: nn.Module) -> nn.Module | None:

@@ -40,6 +40,7 @@ def fixture_path(kind: str | None = None) -> Path:
     """The stored results of CPU kind `kind` (default: this CPU's)."""
     return FIXTURES / f"{kind or cpu_kind()}.json"
 
+
 DATA_DIR = REPO.parent / "shared" / "data"
 ROWS = {"sst2": 12, "mnli": 12}  # the first rows of each task's dev set (MNLI: dev_matched)
 RECIPES = ("textfooler", "textbugger")
