@@ -3,16 +3,23 @@
     python examples/structured_large_summary.py outputs/structured_large_minilm_mnli \\
         --dense outputs/rmc_large_minilm_mnli/teacher --output results/structured_large_minilm_mnli
 
-Rows, in the sweep's method order then by sparsity: `method`, `granularity` (dense, or the run's
-`mask_granularity`), `sparsity` (the target), `mnli_m` and `hans_non_entailment` (means over the seeds, in %, of
-`eval_mnli_accuracy` and `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found), and
-`cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of each seed's saved model (`merged/`, compact where the
-masks removed units; the global budget cuts each seed's layers differently) over the dense model's, on CPU with
-`--threads` threads, all models timed in one alternating run (`hf_srnets.evaluation.speed`), the mean over the
-seeds (each seed's in `cpu_throughput_vs_dense_b32_by_seed`); `cpu_latency_vs_dense_b1`, the dense model's
-milliseconds per forward of one example over the model's (above 1 = faster), from the same run, likewise. The dense
-row is 1.0 by definition. Beside `summary.json`: `speed.md` (examples/s and ms per forward of every model at both
-batch sizes, with the CPU and thread count) and `pareto.png` (MNLI-m and HANS non-entailment against the b32
+Rows, in the sweep's method order then by sparsity:
+- `method`; `granularity` (dense, or the run's `mask_granularity`; a recovery run's, that of the search whose compact
+  model it trained); `recipe` (`dense`; `frozen`: the search over frozen weights; `weights`: the search with
+  `train_weights`; `weights+recovery` (or `frozen+recovery`): a run without pruning that fine-tuned such a search's
+  compact model); `sparsity` (the target);
+- `mnli_m` and `hans_non_entailment` (means over the seeds, in %, of `eval_mnli_accuracy` and
+  `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found);
+- `recipe_train_steps` and `recipe_train_runtime_s`: the training steps and seconds of the row's recipe (a recovery
+  run's with its search's), means over the seeds;
+- `cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of each seed's saved model (`merged/`, compact where the
+  masks removed units, or the run dir itself for a recovery run, which saves its trained model there; the global
+  budget cuts each seed's layers differently) over the dense model's, on CPU with `--threads` threads, all models
+  timed in one alternating run (`hf_srnets.evaluation.speed`), the mean over the seeds (each seed's in
+  `cpu_throughput_vs_dense_b32_by_seed`); `cpu_latency_vs_dense_b1`, the dense model's milliseconds per forward of
+  one example over the model's (above 1 = faster), from the same run, likewise.
+The dense row is 1.0 by definition. Beside `summary.json`: `speed.md` (examples/s and ms per forward of every model at
+both batch sizes, with the CPU and thread count) and `pareto.png` (MNLI-m and HANS non-entailment against the b32
 throughput ratio).
 """
 
@@ -25,13 +32,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from transformers import AutoConfig
 
+from hf_srnets.compact.loading import architecture_from_config
 from hf_srnets.evaluation.speed import SpeedRow, cpu_name, load_for_speed, measure_speed, speed_table
-from hf_srnets.run_files import MERGED_DIR, RESULTS_NAME, SRNET_CONFIG_NAME
+from hf_srnets.run_files import MERGED_DIR, MODEL_CONFIG_NAME, RESULTS_NAME, SRNET_CONFIG_NAME
 
 METRICS = {"mnli_m": "eval_mnli_accuracy", "hans_non_entailment": "eval_hans_non-entailment_accuracy"}
 EXTRA = {"hans_entailment": "eval_hans_entailment_accuracy"}
-ORDER = ("dense", "element", "head", "ffn", "hybrid")  # the recipe's methods; any other after them, by name
+# the recipes' methods (structured_large_minilm_mnli.yaml, structured_weights_large_minilm_mnli.yaml); any other after
+ORDER = ("dense", "element", "head", "ffn", "ffn_weights", "ffn_recovered", "hybrid", "hybrid_weights",
+         "hybrid_recovered")  # fmt: skip
+RUN_META = "sweep_run.json"  # the sweep's record of a run (hf_srnets.experiments.sweep_runs), with its argv
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -43,6 +55,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seq_length", type=int, default=64, help="Tokens per example when timing.")
     parser.add_argument("--rounds", type=int, default=5, help="Alternating rounds of the speed measurement.")
     parser.add_argument("--batches", type=int, default=8, help="Timed forwards per model, batch size and round.")
+    parser.add_argument(
+        "--shapes_only",
+        action="store_true",
+        help="Time models built from each saved config.json (its shapes, the removed heads and FFN units removed) "
+        "with fresh weights: for runs made on another machine whose weights stayed there. Speed depends on the "
+        "shapes only; speed.md says which was timed.",
+    )
     return parser.parse_args(argv)
 
 
@@ -52,11 +71,47 @@ def method_order(sweep: Path) -> list[str]:
     return sorted(names, key=lambda name: (ORDER.index(name) if name in ORDER else len(ORDER), name))
 
 
-def granularity(run: Path) -> str:
+def search_config(run: Path) -> dict[str, Any] | None:
+    """The mask config of the run's search, or of the search whose saved model a recovery run started from; None for
+    a model no search made (the dense one)."""
     config = run / SRNET_CONFIG_NAME
-    if not config.is_file():
+    if config.is_file():
+        return json.loads(config.read_text(encoding="utf-8"))
+    source = starting_model(run)
+    if source is not None and (source.parent / SRNET_CONFIG_NAME).is_file():
+        return json.loads((source.parent / SRNET_CONFIG_NAME).read_text(encoding="utf-8"))
+    return None
+
+
+def starting_model(run: Path) -> Path | None:
+    """The `--model_name_or_path` the run trained from (its sweep record's arguments), when it names a local dir."""
+    meta = run / RUN_META
+    if not meta.is_file():
+        return None
+    argv = json.loads(meta.read_text(encoding="utf-8")).get("argv", [])
+    if "--model_name_or_path" not in argv:
+        return None
+    path = Path(argv[argv.index("--model_name_or_path") + 1])
+    return path if path.is_dir() else None
+
+
+def is_recovery(run: Path) -> bool:
+    """A run without pruning that trained a search's saved model (its starting model sits beside the search's masks)."""
+    return not (run / SRNET_CONFIG_NAME).is_file() and search_config(run) is not None
+
+
+def granularity(run: Path) -> str:
+    config = search_config(run)
+    return "dense" if config is None else config.get("mask_granularity", "element")
+
+
+def recipe(run: Path) -> str:
+    """`dense`, `frozen`, `weights`, or either of the two with `+recovery` (module docstring)."""
+    config = search_config(run)
+    if config is None:
         return "dense"
-    return json.loads(config.read_text(encoding="utf-8")).get("mask_granularity", "element")
+    searched = "weights" if config.get("train_weights") else "frozen"
+    return f"{searched}+recovery" if is_recovery(run) else searched
 
 
 def collect(sweep: Path) -> list[dict[str, Any]]:
@@ -72,6 +127,17 @@ def collect(sweep: Path) -> list[dict[str, Any]]:
     return groups
 
 
+def run_budget(run: Path) -> tuple[float, float]:
+    """(training steps, training seconds) of the run's recipe: the run's own, plus the search's for a recovery run."""
+    results = json.loads((run / RESULTS_NAME).read_text(encoding="utf-8"))
+    steps, seconds = float(results.get("train_steps", 0)), float(results.get("train_runtime", 0.0))
+    source = starting_model(run)
+    if is_recovery(run) and source is not None and (source.parent / RESULTS_NAME).is_file():
+        more = run_budget(source.parent)
+        steps, seconds = steps + more[0], seconds + more[1]
+    return steps, seconds
+
+
 def mean_percent(runs: list[Path], key: str) -> float | None:
     values = [json.loads((run / RESULTS_NAME).read_text(encoding="utf-8")).get(key) for run in runs]
     values = [v for v in values if v is not None]
@@ -81,7 +147,18 @@ def mean_percent(runs: list[Path], key: str) -> float | None:
 def saved_models(group: dict[str, Any]) -> dict[str, str]:
     """`<method>@<sparsity>/seed<n>` -> the saved model dir of each of the group's runs that saved one."""
     name = f"{group['method']}@{group['sparsity']}"
-    return {f"{name}/{run.name}": str(run / MERGED_DIR) for run in group["runs"] if (run / MERGED_DIR).is_dir()}
+    saved = {}
+    for run in group["runs"]:
+        if (run / MERGED_DIR).is_dir():
+            saved[f"{name}/{run.name}"] = str(run / MERGED_DIR)
+        elif is_recovery(run) and (run / MODEL_CONFIG_NAME).is_file():
+            saved[f"{name}/{run.name}"] = str(run)
+    return saved
+
+
+def shaped_like(path: str) -> torch.nn.Module:
+    """A float32 model of the saved model's shapes (its config.json) with fresh weights, in eval mode."""
+    return architecture_from_config(AutoConfig.from_pretrained(path)).float().eval()
 
 
 def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Path) -> None:
@@ -90,6 +167,11 @@ def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Pat
         f"CPU: {cpu_name()}, {args.threads} threads, float32, {args.seq_length} tokens per example, "
         f"{args.rounds} alternating rounds of {args.batches} forwards per model and batch size (medians)."
     )
+    if args.shapes_only:
+        head += (
+            " Timed on models of each saved model's shapes (built from its config.json, fresh weights: "
+            "--shapes_only), the saved weights being on the machine that trained them."
+        )
     path.write_text(f"{head}\n\n```\n{speed_table(speed)}\n```\n", encoding="utf-8")
 
 
@@ -122,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     groups = collect(args.sweep)
     saved = [{"dense": args.dense} if g["method"] == "dense" else saved_models(g) for g in groups]
-    models = {name: load_for_speed(path, "cpu", "float32") for names in saved for name, path in names.items()}
+    load = shaped_like if args.shapes_only else lambda path: load_for_speed(path, "cpu", "float32")
+    models = {name: load(path) for names in saved for name, path in names.items()}
     timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
     speed = measure_speed(models, [32, 1], reference="dense", **timing)
     ratio = {row.model: row.throughput_vs_dense for row in speed if row.batch_size == 32}
@@ -132,9 +215,14 @@ def main(argv: list[str] | None = None) -> None:
         names = list(saved_of_group)
         if not names:
             raise SystemExit(f"no saved model under {group['runs'][0]}/{MERGED_DIR}: run the sweep with save_merged")
-        row = {"method": group["method"], "granularity": granularity(group["runs"][0]), "sparsity": group["sparsity"]}
+        first = group["runs"][0]
+        row = {"method": group["method"], "granularity": granularity(first), "recipe": recipe(first)}
+        row["sparsity"] = group["sparsity"]
         row.update({column: mean_percent(group["runs"], key) for column, key in {**METRICS, **EXTRA}.items()})
         row["seeds"] = [int(run.name[4:]) for run in group["runs"]]
+        budgets = [run_budget(run) for run in group["runs"]]
+        row["recipe_train_steps"] = round(statistics.fmean(b[0] for b in budgets))
+        row["recipe_train_runtime_s"] = round(statistics.fmean(b[1] for b in budgets), 1)
         row["cpu_throughput_vs_dense_b32"] = round(statistics.fmean(ratio[n] for n in names), 3)
         row["cpu_latency_vs_dense_b1"] = round(statistics.fmean(latency[n] for n in names), 3)
         if group["method"] != "dense":

@@ -68,7 +68,8 @@ def test_every_example_config_parses_and_validates(name, monkeypatch):
         run = parse_args(argv)
         validate_args(run)
         assert run.training.seed == seed and run.training.output_dir.startswith(recipe["output_dir"])
-        assert (run.pruning is None) == (method in full), method
+        unpruned = method in full or sweep_runs.starts_from_sparse_model(recipe["methods"][method])
+        assert (run.pruning is None) == unpruned, method
         if run.pruning is not None:
             assert run.pruning.sparsity == sparsity, method
         assert "$" not in " ".join(argv), "every environment variable is filled in"
@@ -85,6 +86,31 @@ def test_structured_recipe_runs_each_granularity_at_each_sparsity(monkeypatch):
             assert run.data.bias_predictions.endswith("bias/bias_train.jsonl"), method
     granularities = ("element", "block", "neuron", "head")
     assert searched == {(g, s) for g in granularities for s in (0.5, 0.7)}
+
+
+def test_structured_weights_recipe_runs_three_recipes_per_unit_and_recovers_each_search(monkeypatch):
+    """Issue 48: (a) frozen, (b) weights (train_weights, the teacher loaded), (c) (b)'s compact model fine-tuned
+    without pruning, with distillation, from the search of its own sparsity and seed."""
+    _, runs = planned("structured_weights_large_minilm_mnli.yaml", monkeypatch)
+    parsed = {(m, sp, seed): parse_args(argv) for m, sp, seed, argv in fields(runs)}
+    for (method, sparsity, seed), run in parsed.items():
+        if method.endswith("_recovered"):
+            search = method.replace("_recovered", "_weights")
+            assert run.pruning is None and run.training.do_train
+            assert run.model.model_name_or_path == f"{parsed[(search, sparsity, seed)].training.output_dir}/merged"
+            assert run.training.step_objective == "dense_distil"
+            assert run.training.step_objective_options["teacher_model"] == "/models/teacher"
+        elif method.endswith("_weights"):
+            assert run.pruning.train_weights and run.pruning.weight_learning_rate == 3e-5 and run.model.save_compact
+            assert run.training.step_objective_options["teacher_model"] == "/models/teacher"
+        elif method in ("ffn", "hybrid", "element"):
+            assert not run.pruning.train_weights and run.pruning.mask_granularity == method
+            assert run.training.step_objective_options["teacher_model"] is None  # the masks-off model teaches
+    searched = {(m, sp) for m, sp, _ in parsed if m != "dense"}
+    units = ("ffn", "hybrid")
+    recipes = [f"{u}{suffix}" for u in units for suffix in ("", "_weights", "_recovered")] + ["element"]
+    assert searched == {(m, sp) for m in recipes for sp in (0.5, 0.7)}
+    assert {seed for *_, seed in parsed} == {42, 43, 44}
 
 
 def test_rmc_recipe_compares_the_losses_on_the_same_teacher(monkeypatch):

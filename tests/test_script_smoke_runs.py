@@ -334,9 +334,43 @@ def write_structured_large_runs(root: Path) -> Path:
         srnet = SRNetModel(tiny_model("bert"), config)
         srnet.save_pretrained(run)
         srnet.merge_and_unload(compact=True).save_pretrained(run / "merged")
-        results = {"eval_mnli_accuracy": mnli, "eval_hans_non-entailment_accuracy": non}
-        (run / "all_results.json").write_text(json.dumps(results | {"eval_hans_entailment_accuracy": 0.7}))
+        results = {"eval_mnli_accuracy": mnli, "eval_hans_non-entailment_accuracy": non, "train_steps": 616}
+        (run / "all_results.json").write_text(
+            json.dumps(results | {"eval_hans_entailment_accuracy": 0.7, "train_runtime": 100.0})
+        )
     return dense
+
+
+def write_weights_and_recovery_runs(root: Path) -> None:
+    """Beside `write_structured_large_runs`' sweep, as structured_weights_large_minilm_mnli.sh leaves them: an ffn
+    search with trained weights at 50% (seed 42) and the recovery run that fine-tuned its compact model (a plain
+    model saved in its run dir, its sweep record naming the search's merged/ as its starting model)."""
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import ThresholdConfig
+
+    search = root / "ffn_weights" / "s0.5" / "seed42"
+    config = ThresholdConfig(sparsity=0.5, mask_granularity="ffn", sparsity_scope="global", train_weights=True)
+    srnet = SRNetModel(tiny_model("bert"), config)
+    srnet.save_pretrained(search)
+    srnet.merge_and_unload(compact=True).save_pretrained(search / "merged")
+    results = {
+        "eval_mnli_accuracy": 0.3,
+        "eval_hans_non-entailment_accuracy": 0.4,
+        "eval_hans_entailment_accuracy": 0.5,
+    }
+    (search / "all_results.json").write_text(json.dumps(results | {"train_steps": 616, "train_runtime": 200.0}))
+    recovered = root / "ffn_recovered" / "s0.5" / "seed42"
+    from hf_srnets import load_pretrained_model
+
+    load_pretrained_model(str(search / "merged")).save_pretrained(recovered)
+    results = {
+        "eval_mnli_accuracy": 0.35,
+        "eval_hans_non-entailment_accuracy": 0.45,
+        "eval_hans_entailment_accuracy": 0.6,
+    }
+    (recovered / "all_results.json").write_text(json.dumps(results | {"train_steps": 308, "train_runtime": 50.0}))
+    argv = ["--model_name_or_path", str(search / "merged"), "--pruning", "none"]
+    (recovered / "sweep_run.json").write_text(json.dumps({"method": "ffn_recovered", "argv": argv}))
 
 
 @pytest.mark.slow
@@ -354,20 +388,26 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
         {
             "method": "dense",
             "granularity": "dense",
+            "recipe": "dense",
             "sparsity": 0.0,
             "mnli_m": 55.0,
             "hans_non_entailment": 15.0,
             "hans_entailment": 90.0,
             "seeds": [42, 43],
+            "recipe_train_steps": 0,
+            "recipe_train_runtime_s": 0.0,
         },
         {
             "method": "hybrid",
             "granularity": "hybrid",
+            "recipe": "frozen",
             "sparsity": 0.5,
             "mnli_m": 42.5,
             "hans_non_entailment": 25.0,
             "hans_entailment": 70.0,
             "seeds": [42, 43],
+            "recipe_train_steps": 616,
+            "recipe_train_runtime_s": 100.0,
         },
     ]  # fmt: skip  (means over the two seeds, by hand)
     assert speed[0] == 1.0 and speed[1] > 0
@@ -382,6 +422,34 @@ def test_structured_large_summary_writes_a_row_per_model(tmp_path):
         ["dense", "32"], ["dense", "1"],
     ]  # fmt: skip
     assert (tmp_path / "results" / "pareto.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_structured_large_summary_names_each_recipe_and_times_shapes_alone(tmp_path):
+    """A search with trained weights is `weights`, the run that fine-tuned its compact model `weights+recovery` of
+    the search's granularity, its budget the two runs' steps and seconds added; `--shapes_only` times models of the
+    saved shapes, and says so."""
+    dense = write_structured_large_runs(tmp_path / "sweep")
+    write_weights_and_recovery_runs(tmp_path / "sweep")
+    run_script(
+        "examples/structured_large_summary.py", tmp_path / "sweep", "--dense", dense, "--output", tmp_path / "results",
+        "--threads", 1, "--seq_length", 8, "--rounds", 1, "--batches", 1, "--shapes_only",
+    )  # fmt: skip
+    rows = {row["method"]: row for row in json.loads((tmp_path / "results" / "summary.json").read_text())}
+    assert list(rows) == ["dense", "ffn_weights", "ffn_recovered", "hybrid"]  # the recipes' order
+    described = {
+        m: (r["granularity"], r["recipe"], r["recipe_train_steps"], r["recipe_train_runtime_s"])
+        for m, r in rows.items()
+    }
+    assert described == {
+        "dense": ("dense", "dense", 0, 0.0),
+        "ffn_weights": ("ffn", "weights", 616, 200.0),
+        "ffn_recovered": ("ffn", "weights+recovery", 616 + 308, 200.0 + 50.0),
+        "hybrid": ("hybrid", "frozen", 616, 100.0),
+    }
+    assert rows["ffn_recovered"]["mnli_m"] == 35.0 and rows["ffn_recovered"]["cpu_throughput_vs_dense_b32"] > 0
+    table = (tmp_path / "results" / "speed.md").read_text()
+    assert "--shapes_only" in table and "ffn_recovered@0.5/seed42" in table
 
 
 def test_a_textattack_venv_built_from_another_checkout_is_pointed_at_this_one(tmp_path, monkeypatch):

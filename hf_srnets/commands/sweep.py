@@ -38,9 +38,12 @@ checkpoint when it has one, else starts again in its cleared dir. Runs save a ch
 finishes unless `--keep_checkpoints`. A run dir made with other settings than the recipe's now is refused unless
 `--rerun_changed`.
 
-String values may hold `{seed}` and `{output_dir}` (the sweep's), and environment variables (`$MINILM`), so a
-pruning method can start from the full model of its own seed, e.g.
-`model_name_or_path: "{output_dir}/full_ce/s0/seed{seed}"` after a `full_ce` method (methods run in order).
+String values may hold `{seed}` and `{output_dir}` (the sweep's), `{sparsity}` and environment variables (`$MINILM`),
+so a pruning method can start from the full model of its own seed, e.g.
+`model_name_or_path: "{output_dir}/full_ce/s0/seed{seed}"` after a `full_ce` method (methods run in order), and a
+method without pruning can train each sparse model of an earlier method (a recovery stage:
+`model_name_or_path: "{output_dir}/hybrid/s{sparsity}/seed{seed}/merged"`; it runs at every sparsity, without
+`--sparsity`).
 """
 
 from __future__ import annotations

@@ -174,18 +174,29 @@ def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[st
         )
     recorded = getattr(config, PRUNED_HEADS_ATTR, None) or {}
     widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
-    setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
-    model = AutoModelForSequenceClassification.from_config(config)
-    if model_family(model) is not None:  # ModernBERT, Llama-family decoders
-        shrink_family_model(model, recorded, widths)
-    else:
-        _shrink(model, recorded, widths)
+    model = architecture_from_config(config)
     missing = _load_weights(model, _read_state_dict(path, hub), path)
     model.eval()
     removed = sum(len(v) for v in recorded.values())
     logger.info(f"Loaded compact {path}: {removed} heads removed ({recorded}), FFN widths {widths or 'uniform'}")
     info = {"missing_keys": missing, "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
     return (model, info) if output_loading_info else model
+
+
+def architecture_from_config(config: Any) -> Any:
+    """A sequence classifier of the shapes `config` describes, the heads and FFN units it records as removed
+    (compact checkpoints) removed too, with freshly initialised weights: what `load_pretrained_model` loads the
+    saved weights into, and, alone, a model of a saved one's exact shapes (to time it where its weights are not).
+    `config` is changed: its record of removed heads is rewritten as they are removed."""
+    recorded = getattr(config, PRUNED_HEADS_ATTR, None) or {}
+    widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
+    setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
+    model = AutoModelForSequenceClassification.from_config(config)
+    if model_family(model) is not None:  # ModernBERT, Llama-family decoders
+        shrink_family_model(model, recorded, widths)
+    else:
+        _shrink(model, recorded, widths)
+    return model
 
 
 def _shrink(model: Any, recorded: dict[str, Any], widths: list[int] | None) -> None:

