@@ -84,6 +84,6 @@ echo "examples/structured_weights_large_minilm_mnli.sh: exit $rc in $((SECONDS -
 (cd "$RECIPE_OUT" && find . \( -name all_results.json -o -name sweep_run.json -o -name srnet_config.json \
     -o -name README.md -o -name trainer_state.json -o -name config.json -o -name compact_report.json \
     -o -name "chain_*.log" -o -name "summary.*" -o -name runs.csv -o -path "*/eval_predictions/*" \) \
-    -not -path "*/checkpoint-*" -print0 | tar --null -cJf "$OUT_DIR/runs.tar.xz" -T -)
+    -not -path "*/checkpoint-*" -print0 | XZ_OPT="-T0" tar --null -cJf "$OUT_DIR/runs.tar.xz" -T -)
 ls -la "$OUT_DIR"
 exit $rc
