@@ -81,13 +81,21 @@ fi
     --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
     --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --methods dense --checkpoint_steps "$CHECKPOINT_STEPS"
+run_chain() {  # run_chain SEED METHODS: one chain of the sweep, in order, its log beside the runs
+  local log="$OUT/chain_$1_${2%%,*}.log"
+  python run_sweep.py "$RECIPE" --seeds "$1" --methods "$2" --checkpoint_steps "$CHECKPOINT_STEPS" > "$log" 2>&1 \
+    || { echo "chain seed $1 $2 failed: see $log" >&2; tail -5 "$log" >&2; return 1; }
+}
+failed=0
 for seed in $SEEDS; do
   for chain in $CHAINS; do
-    echo "$seed $chain"
+    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || failed=1; done
+    run_chain "$seed" "$chain" &
   done
-done | xargs -P "$PARALLEL" -L 1 sh -c 'log="$1/chain_$2_${3%%,*}.log"
-  python run_sweep.py "$0" --seeds "$2" --methods "$3" --checkpoint_steps "$CHECKPOINT_STEPS" > "$log" 2>&1 \
-    || { echo "chain seed $2 $3 failed: see $log" >&2; tail -5 "$log" >&2; exit 1; }' "$RECIPE" "$OUT"
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+wait || failed=1
+[ "$failed" = 0 ] || { echo "a chain failed (its log names the run)" >&2; exit 1; }
 python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --aggregate_only
 [ "${SUMMARY:-1}" = 1 ] || exit 0
 python examples/structured_large_summary.py "$OUT" --dense "$TEACHER" --output "$RESULTS"
