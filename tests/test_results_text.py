@@ -1027,3 +1027,38 @@ def test_the_robust_tickets_mnli_readme_tables_are_the_regenerated_md() -> None:
     rows = [line for line in (folder / "README.md").read_text().splitlines() if line.startswith("| ")]
     assert len(rows) == 11  # two headers, 2 searches and 7 measures
     assert [row for row in rows if row not in made] == []
+
+
+# --- issue 48's pilot: the README's table and the gains it quotes, from summary.json -------------------------------
+PILOT = "results/structured_weights_pilot_minilm_mnli"
+
+
+def pilot_rows() -> dict[str, dict]:
+    return {row["method"]: row for row in read_json(f"{PILOT}/summary.json")}
+
+
+def test_the_structured_weights_pilot_readme_follows_its_summary() -> None:
+    rows = pilot_rows()
+    dense = rows["dense"]["mnli_m"]
+    text = (ROOT / PILOT / "README.md").read_text(encoding="utf-8")
+    for r in rows.values():
+        line = (
+            f"| {r['method']} | {r['recipe']} | {round(100 * r['sparsity'])}% | {r['mnli_m']:.2f} | "
+            f"{100 * r['mnli_m'] / dense:.1f}% | {r['hans_non_entailment']:.2f} | {r['recipe_train_steps']} | "
+            f"{r['recipe_train_runtime_s']:.0f} | {r['cpu_throughput_vs_dense_b32']:.2f} | "
+            f"{r['cpu_latency_vs_dense_b1']:.2f} |"
+        )
+        assert line in text, line
+    gain = {unit: rows[f"{unit}_weights"]["mnli_m"] - rows[unit]["mnli_m"] for unit in ("hybrid", "ffn")}
+    recovery = {
+        unit: rows[f"{unit}_recovered"]["mnli_m"] - rows[f"{unit}_weights"]["mnli_m"] for unit in ("hybrid", "ffn")
+    }
+    assert f"(+{gain['hybrid']:.1f}), ffn 70% from" in text and f"61.57 (+{gain['ffn']:.1f})" in text
+    assert f"adds +{recovery['hybrid']:.1f} (hybrid) and +{recovery['ffn']:.1f} (ffn)" in text
+    best = rows["hybrid_recovered"]
+    needed = 0.97 * dense
+    assert (
+        f"weights+recovery, {best['cpu_throughput_vs_dense_b32']:.2f}×) keeps {100 * best['mnli_m'] / dense:.1f}%"
+        in text
+    )
+    assert f"against the {needed:.2f} the target needs: {needed - best['mnli_m']:.1f} points short" in text
