@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 48's experiment (examples/structured_weights_large_minilm_mnli.sh: 43 runs, three seeds) on a GPU machine with
+# Issue 48's experiment (examples/structured_weights_large_minilm_mnli.sh: 45 runs, three seeds) on a GPU machine with
 # no network, in one call, leaving in OUT_DIR what the tables are made from (the trained weights stay there):
 #   runs.tgz      every run's all_results.json, eval_predictions/, sweep_run.json, srnet_config.json, card, trainer
 #                 log, and each saved model's config.json and compact_report.json (its shapes: the CPU speed is timed

@@ -131,9 +131,9 @@ def run_budget(run: Path) -> tuple[float, float]:
     """(training steps, training seconds) of the run's recipe: the run's own, plus the search's for a recovery run."""
     results = json.loads((run / RESULTS_NAME).read_text(encoding="utf-8"))
     steps, seconds = float(results.get("train_steps", 0)), float(results.get("train_runtime", 0.0))
-    source = starting_model(run)
-    if is_recovery(run) and source is not None and (source.parent / RESULTS_NAME).is_file():
-        more = run_budget(source.parent)
+    search = starting_model(run).parent if is_recovery(run) else None  # a recovery always has a starting model
+    if search is not None and (search / RESULTS_NAME).is_file():
+        more = run_budget(search)
         steps, seconds = steps + more[0], seconds + more[1]
     return steps, seconds
 
