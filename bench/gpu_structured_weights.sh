@@ -82,7 +82,7 @@ else
 fi
 mkdir -p "$RECIPE_OUT/bias"
 if [ -d "$EXP/bias" ]; then cp -r "$EXP/bias/." "$RECIPE_OUT/bias/"; fi
-export TEACHER=$RECIPE_OUT/teacher
+export TEACHER=$RECIPE_OUT/teacher OUT=$RECIPE_OUT  # OUT: the example's output dir, not the device tool's $OUT
 start=$SECONDS
 snapshot() {  # what the tables are made from (results, per-example predictions, settings, shapes; no weights),
   # written under another name and renamed, so $OUT_DIR never holds a half-written archive

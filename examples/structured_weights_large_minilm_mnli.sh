@@ -8,9 +8,10 @@
 #   1. the teacher (TEACHER, default that of examples/rmc_large_minilm_mnli.sh): if it is missing, it is made here with
 #      that script's command (MiniLM fine-tuned with ce on all 9,832 MNLI dev-mismatched pairs, 3 epochs, bf16);
 #   2. the bias model (word overlap, GloVe, C = 0.01) on all of MNLI dev-mismatched;
-#   3. the sweep: the dense model first (every seed), then five chains per seed (element; ffn; hybrid; ffn_weights ->
-#      ffn_recovered; hybrid_weights -> hybrid_recovered), PARALLEL of them side by side (default 1; on a GPU, 10 or
-#      more), each `run_sweep.py --seeds S --methods ...` with its log in the sweep's dir; then the sweep's summary
+#   3. the sweep: the dense model first (every seed), then five chains per seed and sparsity (ffn_weights ->
+#      ffn_recovered; hybrid_weights -> hybrid_recovered; element; ffn; hybrid: the two-run chains first, as they
+#      take longest), PARALLEL of them side by side (default 1; on a GPU, 10 or more), each
+#      `run_sweep.py --seeds S --sparsities P --methods ...` with its log in the sweep's dir; then the sweep's summary
 #      (--aggregate_only);
 #   4. the summary and the report (SUMMARY=0 skips them, e.g. on a machine that keeps only the runs' outputs).
 # Resumable: a finished run is skipped, an unfinished one resumes from its last checkpoint (every CHECKPOINT_STEPS
@@ -31,7 +32,7 @@ RESULTS=${RESULTS:-results/structured_weights_large_minilm_mnli}
 SEEDS=${SEEDS:-42 43 44}
 PARALLEL=${PARALLEL:-1}
 export CHECKPOINT_STEPS=${CHECKPOINT_STEPS:-50}  # 0: none (a GPU run that ends inside one call)
-CHAINS=${CHAINS:-element ffn hybrid ffn_weights,ffn_recovered hybrid_weights,hybrid_recovered}
+CHAINS=${CHAINS:-ffn_weights,ffn_recovered hybrid_weights,hybrid_recovered element ffn hybrid}
 export TEACHER=${TEACHER:-outputs/rmc_large_minilm_mnli/teacher}
 TEACHER_TRAIN=(--do_train --num_train_epochs 3 --max_eval_samples 3000 --max_ood_samples 3000)
 TEACHER_BF16=${BF16:-true}
@@ -81,16 +82,19 @@ fi
     --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" \
     --vectors glove --C 0.01 --output_dir "$OUT/bias" --overwrite_output_dir true
 python run_sweep.py "$RECIPE" --seeds "$(echo $SEEDS | tr ' ' ,)" --methods dense --checkpoint_steps "$CHECKPOINT_STEPS"
-run_chain() {  # run_chain SEED METHODS: one chain of the sweep, in order, its log beside the runs
-  local log="$OUT/chain_$1_${2%%,*}.log"
-  python run_sweep.py "$RECIPE" --seeds "$1" --methods "$2" --checkpoint_steps "$CHECKPOINT_STEPS" > "$log" 2>&1 \
-    || { echo "chain seed $1 $2 failed: see $log" >&2; tail -5 "$log" >&2; return 1; }
+run_chain() {  # run_chain SEED SPARSITY METHODS: one chain of the sweep, in order, its log beside the runs
+  local log="$OUT/chain_$1_s$2_${3%%,*}.log"
+  python run_sweep.py "$RECIPE" --seeds "$1" --sparsities "$2" --methods "$3" --checkpoint_steps "$CHECKPOINT_STEPS" \
+    > "$log" 2>&1 || { echo "chain seed $1 sparsity $2 $3 failed: see $log" >&2; tail -5 "$log" >&2; return 1; }
 }
+SPARSITY_LIST=$(python -c "import sys, yaml; print(*yaml.safe_load(open(sys.argv[1]))['sparsities'])" "$RECIPE")
 failed=0
 for seed in $SEEDS; do
-  for chain in $CHAINS; do
-    while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || failed=1; done
-    run_chain "$seed" "$chain" &
+  for sparsity in $SPARSITY_LIST; do
+    for chain in $CHAINS; do
+      while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n || failed=1; done
+      run_chain "$seed" "$sparsity" "$chain" &
+    done
   done
 done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
