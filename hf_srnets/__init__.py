@@ -1,6 +1,6 @@
 """hf_srnets: sparse and robust subnetworks (SRNets) of BERT-family models with the Hugging Face Trainer."""
 
-from .compact import compact_model, load_pretrained_model
+from .compact import compact_model, load_pretrained_model, save_pretrained_model
 from .evaluation import Evaluator, register_evaluator
 from .losses import DebiasingLoss, get_loss, register_loss
 from .masking import SRNetModel
@@ -42,4 +42,5 @@ __all__ = [
     "register_objective",
     "register_pruning_method",
     "resolve_pruning",
+    "save_pretrained_model",
 ]

@@ -6,6 +6,8 @@
   differ by layer, `config.srnet_intermediate_sizes`), `ffn_widths`, `set_ffn_widths`.
 - `export`: `compact_model`, which removes every unit and head of a merged model that contributes exactly 0.
 - `loading`: `load_pretrained_model`, which rebuilds a compact checkpoint before loading its weights.
+- `remote_code`: `save_pretrained_model`, which saves a compact model with a modeling file, so that
+  `AutoModelForSequenceClassification.from_pretrained(path, trust_remote_code=True)` loads it without hf_srnets.
 - `layers`: `keep_layers`, a student with n evenly spaced layers.
 - `semi_structured`: `to_semi_structured`, 2:4 weights as `torch.sparse` semi-structured tensors (CUDA, sm ≥ 80).
 - `layout`: where BERT-family models keep their layers, attention projections and FFN matrices.
@@ -17,6 +19,7 @@ from .layers import evenly_spaced, keep_layers
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, attention_sites, encoder_layers, ffn_sites
 from .loading import load_pretrained_model
 from .neurons import ffn_widths, prune_ffn_units, set_ffn_widths
+from .remote_code import save_pretrained_model
 from .semi_structured import semi_structured_refusal, to_semi_structured
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "prune_ffn_units",
     "prune_heads",
     "pruned_heads",
+    "save_pretrained_model",
     "semi_structured_refusal",
     "set_ffn_widths",
     "to_semi_structured",

@@ -38,6 +38,7 @@ from .family_export import shrink_family_model
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from .neurons import set_ffn_widths
+from .remote_code import forget_remote_code
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +188,9 @@ def architecture_from_config(config: Any) -> Any:
     """A sequence classifier of the shapes `config` describes, the heads and FFN units it records as removed
     (compact checkpoints) removed too, with freshly initialised weights: what `load_pretrained_model` loads the
     saved weights into, and, alone, a model of a saved one's exact shapes (to time it where its weights are not).
-    `config` is changed: its record of removed heads is rewritten as they are removed."""
+    `config` is changed: its record of removed heads is rewritten as they are removed, and the remote-code entries
+    of a checkpoint saved for loading without hf_srnets are dropped (`remote_code.forget_remote_code`)."""
+    forget_remote_code(config)
     recorded = getattr(config, PRUNED_HEADS_ATTR, None) or {}
     widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
     setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them

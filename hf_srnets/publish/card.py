@@ -97,7 +97,9 @@ def compact_summary(report: dict[str, Any]) -> str:
     loads = (
         "`transformers` alone loads it"
         if report.get("stock_checkpoint")
-        else "load it with `hf_srnets.load_pretrained_model` (its config records the removed heads / FFN widths)"
+        else "load it with `AutoModelForSequenceClassification.from_pretrained(path, trust_remote_code=True)` (the "
+        "modeling file saved beside the weights rebuilds the removed heads / FFN widths its config records) or "
+        "`hf_srnets.load_pretrained_model`"
     )
     return (
         f"This is the **compact** merged checkpoint: FFN units and attention heads the masks removed entirely are "
@@ -119,7 +121,8 @@ def structure_section(results: dict[str, Any]) -> str:
         lines.append(
             f"Attention heads: {pruned} of {pruned + sum(kept)} removed from the weights, lowest importance "
             "E|∂L/∂ξ_h| first (Michel et al. 2019; Du et al. 2023, §3.1); heads kept per layer: "
-            f"{', '.join(map(str, kept))}. Load with `hf_srnets.load_pretrained_model`."
+            f"{', '.join(map(str, kept))}. Load with `trust_remote_code=True` (the modeling file beside the weights) "
+            "or `hf_srnets.load_pretrained_model`."
         )
     return "\n\n".join(lines)
 

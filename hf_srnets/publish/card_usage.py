@@ -61,12 +61,8 @@ def usage_snippet(
     `id2label` the run's labels, so a pre-trained base gets a classification head of the right size and names (the
     trained head itself comes from the mask file when it trained).
     """
-    if not pruned and head_pruned:  # smaller attention than config.json says: hf_srnets.compact rebuilds it
-        return (
-            "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
-            f'model = load_pretrained_model("{output_dir}")  # attention heads removed (--prune_heads)\n'
-            f'tokenizer = AutoTokenizer.from_pretrained("{output_dir}")'
-        )
+    if not pruned and head_pruned:  # smaller attention than config.json says: its modeling file rebuilds it
+        return remote_code_usage(output_dir, "attention heads removed (--prune_heads)")
     if not pruned:
         return (
             "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
@@ -87,8 +83,16 @@ def usage_snippet(
 
 
 def compact_usage(path: str) -> str:
+    return remote_code_usage(path, "pruned FFN units and heads removed (--save_compact)")
+
+
+def remote_code_usage(path: str, what: str) -> str:
+    """Code that loads a compact checkpoint: transformers with the modeling file saved beside the weights
+    (`hf_srnets.compact.remote_code`), or hf_srnets' loader."""
     return (
-        "from transformers import AutoTokenizer\n\nfrom hf_srnets import load_pretrained_model\n\n"
-        f'model = load_pretrained_model("{path}")  # pruned FFN units and heads removed (--save_compact)\n'
-        f'tokenizer = AutoTokenizer.from_pretrained("{path}")'
+        "from transformers import AutoModelForSequenceClassification, AutoTokenizer\n\n"
+        f"# {what}: the modeling file beside the weights gives each layer its shapes\n"
+        f'model = AutoModelForSequenceClassification.from_pretrained("{path}", trust_remote_code=True)\n'
+        f'tokenizer = AutoTokenizer.from_pretrained("{path}")\n'
+        f'# or, with hf_srnets installed: hf_srnets.load_pretrained_model("{path}")'
     )

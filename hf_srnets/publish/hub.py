@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from ..compact.remote_code import save_pretrained_model
 from ..errors import MissingInputError
 from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
 from ..pruning import CONFIG_NAME, MASKS_NAME
@@ -145,7 +146,7 @@ def save_merged(
         shutil.rmtree(merged_dir)
     srnet_copy = copy.deepcopy(srnet)
     model = srnet_copy.merge_and_unload(compact=compact)
-    model.save_pretrained(merged_dir)
+    save_pretrained_model(model, merged_dir)  # a compact one with its modeling file (loads without hf_srnets)
     report = getattr(srnet_copy, "compact_report", None) if compact else None
     if report is not None:
         recorded = [getattr(model.config, attr, None) for attr in (PRUNED_HEADS_ATTR, INTERMEDIATE_SIZES_ATTR)]

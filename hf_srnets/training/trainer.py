@@ -28,6 +28,7 @@ from transformers.trainer_utils import (
 )
 from transformers.utils import logging
 
+from ..compact.remote_code import write_remote_code
 from ..data.example_columns import EXAMPLE_COLUMNS
 from ..errors import InputError, naming_path
 from ..losses import DebiasingLoss
@@ -336,9 +337,11 @@ class SRNetTrainer(Trainer):
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
         srnet = self.srnet_model
-        if srnet is None:
-            return super()._save(output_dir, state_dict)
         output_dir = output_dir if output_dir is not None else self.args.output_dir
+        if srnet is None:  # a plain model: a compact one (a recovery stage) also gets its modeling file
+            super()._save(output_dir, state_dict)
+            write_remote_code(self.accelerator.unwrap_model(self.model), output_dir)
+            return None
         if not self.args.should_save:
             return None
         os.makedirs(output_dir, exist_ok=True)

@@ -52,6 +52,11 @@ def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_d
     assert "whole FFN units and attention heads, ⌊s·n⌋ of each per layer" in (out / "README.md").read_text()
     card = (merged / "README.md").read_text()
     assert "**compact** merged checkpoint" in card and f'load_pretrained_model("{merged}")' in card
+    # transformers alone, through the modeling file saved beside the weights
+    assert f'from_pretrained("{merged}", trust_remote_code=True)' in card
+    remote = AutoModelForSequenceClassification.from_pretrained(merged, trust_remote_code=True).eval()
+    with torch.no_grad():
+        torch.testing.assert_close(remote(**inputs).logits, compact, atol=1e-6, rtol=0)
 
 
 @pytest.mark.slow
