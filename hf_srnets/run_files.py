@@ -58,6 +58,7 @@ MASKS_NAME = "srnet_masks.safetensors"  # its entropy-coded masks (`pruning.MASK
 TRAINING_STATE_NAME = "srnet_training_state.safetensors"  # a checkpoint's mask scores and thresholds
 MERGED_DIR = "merged"  # the masks merged into the base weights (`--save_merged`)
 COMPACT_REPORT_NAME = "compact_report.json"  # what `--save_compact` removed, beside the merged checkpoint
+REMOTE_CODE_NAME = "modeling_srnet_compact.py"  # a compact model's modeling file (`compact.remote_code`)
 EARLY_START_DIR = "early_start"  # the checkpoint `--early_start_patience` trains before the search
 BIAS_MODEL_DIR = "bias_model"  # the cache of bias models fitted in runs
 EVAL_PREDICTIONS_DIR = "eval_predictions"  # per-example predictions, `<set>.jsonl` per evaluation set
@@ -92,6 +93,7 @@ RUN_OUTPUTS = (
     "pytorch_model*.bin",
     WEIGHTS_INDEX_NAME,
     "srnet_*",
+    REMOTE_CODE_NAME,
     *TOKENIZER_FILES,
     *OTHER_TOKENIZER_FILES,
     # the Trainer's state, checkpoints and logs

@@ -29,10 +29,10 @@ import torch
 import transformers
 from torch import nn
 
-from ..run_files import MODEL_CONFIG_NAME
+from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 
-REMOTE_CODE_FILE = "modeling_srnet_compact.py"
+REMOTE_CODE_FILE = REMOTE_CODE_NAME
 LAYOUT_ATTR = "srnet_compact_layout"
 AUTO_MAP_KEY = "AutoModelForSequenceClassification"
 CLASS_PREFIX = "SRNetCompact"
@@ -43,7 +43,7 @@ heads and FFN units removed, loadable with transformers alone:
     from transformers import AutoModelForSequenceClassification
     model = AutoModelForSequenceClassification.from_pretrained(PATH, trust_remote_code=True)
 
-config.json's `srnet_compact_layout` lists the linear layers whose shapes differ from the stock {base} of this
+The config's `srnet_compact_layout` lists the linear layers whose shapes differ from the stock {base} of this
 config ([in_features, out_features, has_bias]), the attributes that differ (head counts) and the attention modules
 left with no heads (they run the eager attention). This class builds the stock model, then resizes those parts
 before the weights load; the forward is the stock one. Written by hf_srnets.compact.remote_code.
