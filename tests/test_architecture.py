@@ -34,7 +34,7 @@ MAX_LOOSE_MODULES = 5
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "registry", "run_files", "version", "resources"),
     ("metrics", "data"),
-    ("pruning", "masking", "losses", "objectives", "compact", "bias"),
+    ("pruning", "masking", "losses", "objectives", "compact", "bias", "export"),
     ("evaluation", "attack", "difficulty"),
     ("training",),
     ("publish",),
@@ -347,7 +347,7 @@ def test_at_most_five_modules_beside_the_packages():
 
 def test_scripts_are_thin():
     assert sorted(p.name for p in ROOT.glob("run_*.py")) == [
-        "run_attack.py", "run_bias_model.py", "run_extract_ticket.py", "run_glue_sparse.py",
+        "run_attack.py", "run_bias_model.py", "run_export.py", "run_extract_ticket.py", "run_glue_sparse.py",
         "run_sample_difficulty.py", "run_sweep.py",
     ]  # fmt: skip
     assert script_problems(ROOT) == []

@@ -1,5 +1,6 @@
 """The supported versions are declared once: pyproject.toml's `dependencies`, repeated line for line in
-requirements.txt, each core package with a floor and a cap, and `.ci/lowest` installs exactly those floors."""
+requirements.txt (then the optional extras the tests need, then the `dev` extra), each core package with a floor and
+a cap, and `.ci/lowest` installs exactly those floors."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ("torch", "transformers", "accelerate", "datasets")
 DEV = ("pytest", "pytest-timeout", "pytest-xdist", "ruff")
+TESTED_EXTRAS = ("onnx", "compressed-tensors")  # extras whose code the tests run: requirements.txt installs them
 
 
 def _pyproject_dependencies() -> list[str]:
@@ -33,16 +35,30 @@ def _floor(requirement: Requirement) -> str | None:
     return next((s.version for s in requirement.specifier if s.operator == ">="), None)
 
 
+def _extra(name: str) -> list[str]:
+    """The requirements of pyproject.toml's optional extra `name` (a one-line list)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    found = re.search(rf"^{re.escape(name)} = \[(.*)\]$", text, re.M)
+    return [s.strip().strip('"') for s in found[1].split(",")]
+
+
+def _tested_extras() -> list[str]:
+    return [line for name in TESTED_EXTRAS for line in _extra(name)]
+
+
 def test_requirements_txt_repeats_pyproject_line_for_line():
-    package_lines = [line for line in _requirements_lines() if Requirement(line).name not in DEV]
+    extras = {Requirement(line).name for line in _tested_extras()}
+    package_lines = [line for line in _requirements_lines() if Requirement(line).name not in {*DEV, *extras}]
     assert package_lines == _pyproject_dependencies()
 
 
+def test_requirements_txt_repeats_the_extras_the_tests_run():
+    extras = {Requirement(line).name for line in _tested_extras()}
+    assert [line for line in _requirements_lines() if Requirement(line).name in extras] == _tested_extras()
+
+
 def test_requirements_txt_ends_with_the_dev_extra():
-    text = (ROOT / "pyproject.toml").read_text()
-    dev = re.search(r"^dev = \[(.*)\]$", text, re.M)[1]
-    expected = [s.strip().strip('"') for s in dev.split(",")]
-    assert [line for line in _requirements_lines() if Requirement(line).name in DEV] == expected
+    assert [line for line in _requirements_lines() if Requirement(line).name in DEV] == _extra("dev")
 
 
 @pytest.mark.parametrize("name", CORE)
@@ -53,7 +69,7 @@ def test_each_core_package_has_a_floor_and_a_cap(name):
 
 
 def test_this_environment_is_within_the_declared_versions():
-    for spec in map(Requirement, _pyproject_dependencies()):
+    for spec in map(Requirement, _pyproject_dependencies() + _tested_extras()):
         installed = Version(importlib.metadata.version(spec.name))
         # a local build tag (2.13.0+cpu) is the same release
         assert spec.specifier.contains(Version(installed.base_version), prereleases=True), f"{spec}: {installed}"

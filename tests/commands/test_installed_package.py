@@ -17,7 +17,8 @@ from conftest import mnli_run_args
 from hf_srnets.experiments import child_runs
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ("attack", "bias_model", "extract_ticket", "glue_sparse", "push_to_hub", "sample_difficulty", "sweep")
+COMMANDS = ("attack", "bias_model", "export", "extract_ticket", "glue_sparse", "push_to_hub", "sample_difficulty",
+            "sweep")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

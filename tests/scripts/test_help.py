@@ -14,6 +14,7 @@ EXPECTED = {
     "run_bias_model.py": ["--task", "--output_dir", "--vectors"],
     "run_sweep.py": ["--sparsities", "--seeds"],
     "run_extract_ticket.py": ["--search_dir", "--sparsity", "--scope", "--output_dir"],
+    "run_export.py": ["--model_dir", "--format", "--output_dir", "--sparsity_format", "--opset", "--tolerance"],
     "run_sample_difficulty.py": ["--output_dir", "--sparsities", "--alpha", "--hard_fraction", "--model_dirs"],
     "run_attack.py": ["--model_name_or_path", "--recipes", "--num_examples", "--attack_file", "--query_budget"],
 }

@@ -1,0 +1,61 @@
+"""What every export writes beside its weights, and how it reports: the model's config and tokenizer (so ONNX Runtime,
+optimum or vLLM users find them where they look), `export_report.json` (format, seconds, sizes, the check), and
+`ExportCheckError`, raised when an export does not give back what it was given."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from ..errors import naming_path
+from ..resources.model_location import is_local_path
+from ..run_files import OTHER_TOKENIZER_FILES, TOKENIZER_FILES, write_json
+
+logger = logging.getLogger(__name__)
+
+ONNX_NAME = "model.onnx"
+EXPORT_REPORT_NAME = "export_report.json"
+
+
+class ExportCheckError(RuntimeError):
+    """The exported files do not reproduce the source model (ONNX logits too far from PyTorch's, weights read back
+    not identical): a bug of the exporter or of the runtime, never of the user's input, so it keeps its traceback."""
+
+
+def load_tokenizer(model_dir: str) -> Any | None:
+    """The tokenizer saved with the model, or None (logged) when the folder holds none (transformers would build an
+    empty one from the config alone)."""
+    from transformers import AutoTokenizer
+
+    if is_local_path(model_dir) and not any(
+        os.path.isfile(os.path.join(model_dir, name)) for name in (*TOKENIZER_FILES, *OTHER_TOKENIZER_FILES)
+    ):
+        logger.warning(f"{model_dir} holds no tokenizer: the export writes none beside the model")
+        return None
+    try:
+        return AutoTokenizer.from_pretrained(model_dir)
+    except (OSError, ValueError, TypeError) as err:
+        logger.warning(f"{model_dir}: its tokenizer could not be loaded ({err}): the export writes none")
+        return None
+
+
+def save_config_and_tokenizer(model: Any, tokenizer: Any | None, output_dir: str) -> None:
+    """The model's config (and the tokenizer, when there is one) into `output_dir`, as `save_pretrained` writes
+    them."""
+    with naming_path(output_dir):
+        model.config.save_pretrained(output_dir)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(output_dir)
+
+
+def files_bytes(output_dir: str, prefix: str) -> int:
+    """The bytes of the files of `output_dir` whose names start with `prefix` (a model and its external data)."""
+    return sum(
+        os.path.getsize(os.path.join(output_dir, name)) for name in os.listdir(output_dir) if name.startswith(prefix)
+    )
+
+
+def write_report(output_dir: str, report: dict[str, Any]) -> None:
+    """`export_report.json` in `output_dir` (atomically, as every run record)."""
+    write_json(os.path.join(output_dir, EXPORT_REPORT_NAME), report, indent=2)

@@ -1,0 +1,191 @@
+"""`export_onnx`: a saved sequence classifier (dense, merged or compact) as an ONNX graph that ONNX Runtime runs, with
+dynamic batch and sequence axes, checked against the PyTorch logits before it is kept.
+
+The graph takes the inputs the tokenizer gives and the model reads (`input_ids`, `attention_mask`, and
+`token_type_ids` for BERT-like models) as int64 `[batch, sequence]` and returns `logits` `[batch, num_labels]`. It is
+traced with torch's TorchScript exporter (`torch.onnx.export(..., dynamo=False)` with `dynamic_axes`): it needs only
+`onnx`, works offline, and traces the per-layer shapes of a compact model (heads and FFN units removed) as they
+are. The model is exported in float32 whatever dtype it was saved in.
+
+The check: ONNX Runtime (CPU) runs two padded batches of shapes other than the traced one ((3, 9) and (1, 23); the
+trace was (2, 16)), so a batch or sequence size baked into the graph fails it, and the largest absolute difference
+from the PyTorch logits must stay within `tolerance` (1e-4); otherwise `ExportCheckError` names it and no
+`model.onnx` is left.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import time
+import warnings
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..compact import load_pretrained_model
+from ..errors import InputError, naming_path
+from .extras import ONNX_EXTRA, require
+from .files import ONNX_NAME, ExportCheckError, files_bytes, load_tokenizer, save_config_and_tokenizer, write_report
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_OPSET = 17  # LayerNormalization is one op from 17 on; the TorchScript exporter goes up to 20
+TOLERANCE = 1e-4
+TRACE_SHAPE = (2, 16)  # (batch, sequence) of the traced example
+CHECK_SHAPES = ((3, 9), (1, 23))  # other batch sizes and lengths: a size baked into the graph fails the check
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class LogitsOnly(nn.Module):
+    """The classifier called with its inputs by position, returning the logits alone: what the graph computes (no
+    cache of a decoder, no output dict, which the tracer cannot return)."""
+
+    def __init__(self, model: nn.Module, input_names: list[str]) -> None:
+        super().__init__()
+        self.model = model
+        self.input_names = input_names
+        self.no_cache = "use_cache" in inspect.signature(model.forward).parameters
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        kwargs: dict[str, Any] = dict(zip(self.input_names, inputs))
+        if self.no_cache:
+            kwargs["use_cache"] = False
+        return self.model(**kwargs).logits
+
+
+def model_inputs(model: nn.Module, tokenizer: Any | None) -> list[str]:
+    """The graph's inputs: those of `MODEL_INPUTS` the model's forward takes; `token_type_ids` only when the tokenizer
+    (if any) gives them too, so that `session.run(None, dict(tokenizer(..., return_tensors="np")))` feeds it."""
+    accepted = inspect.signature(model.forward).parameters
+    given = set(getattr(tokenizer, "model_input_names", MODEL_INPUTS)) if tokenizer is not None else set(MODEL_INPUTS)
+    return [n for n in MODEL_INPUTS if n in accepted and (n != "token_type_ids" or n in given)]
+
+
+def sample_batch(config: Any, names: list[str], shape: tuple[int, int], seed: int) -> dict[str, torch.Tensor]:
+    """Random token ids of `shape`, the first row padded from half its length on (attention mask 0, the pad id), so
+    that the check covers the mask; `token_type_ids` mark a second segment where the model has one."""
+    length = shape[1]
+    g = torch.Generator().manual_seed(seed)
+    pad = getattr(config, "pad_token_id", None)
+    pad = 0 if pad is None else pad
+    ids = torch.randint(min(5, config.vocab_size - 1), config.vocab_size, shape, generator=g)
+    ids[ids == pad] = (pad + 1) % config.vocab_size
+    mask = torch.ones_like(ids)
+    mask[0, max(1, length // 2) :] = 0
+    ids[mask == 0] = pad
+    inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
+    if getattr(config, "type_vocab_size", 1) > 1:
+        inputs["token_type_ids"][:, length // 2 :] = 1
+    return {name: inputs[name] for name in names}
+
+
+def pytorch_logits(model: nn.Module, inputs: dict[str, torch.Tensor], model_dir: str) -> torch.Tensor:
+    """The model's logits on `inputs`; a model that cannot run a padded batch (a decoder without a pad token) is
+    refused as an `InputError` naming the fix."""
+    try:
+        with torch.no_grad():
+            return model(**inputs).logits
+    except ValueError as err:
+        raise InputError(
+            f"{model_dir} cannot classify a padded batch in PyTorch ({err}): set pad_token_id in its config "
+            "(a decoder pools the last token that is not padding) and export again"
+        ) from err
+
+
+def trace_to_onnx(model: nn.Module, names: list[str], path: str, opset: int) -> float:
+    """Export `model` (eval mode) to `path` with dynamic batch and sequence axes; returns the seconds it took."""
+    example = sample_batch(model.config, names, TRACE_SHAPE, seed=0)
+    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {"logits": {0: "batch"}}
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, naming_path(path):
+        warnings.simplefilter("always")
+        torch.onnx.export(
+            LogitsOnly(model, names).eval(),  # a new module trains: the exporter would leave the model in train mode
+            tuple(example[name] for name in names),
+            path,
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes=axes,
+            opset_version=opset,
+            dynamo=False,
+        )
+    seconds = time.perf_counter() - start
+    model.eval()  # as it came, whatever the exporter restored
+    for warning in caught:  # tracer warnings on Python branches: the check below is what tells whether they matter
+        logger.debug(f"torch.onnx.export: {warning.category.__name__}: {warning.message}")
+    return seconds
+
+
+def check_onnx(model: nn.Module, names: list[str], path: str, ort: Any, tolerance: float) -> float:
+    """Run `path` with ONNX Runtime on the `CHECK_SHAPES` batches; the largest absolute difference from the PyTorch
+    logits, or `ExportCheckError` when it exceeds `tolerance` or a shape is wrong."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    worst = 0.0
+    for seed, shape in enumerate(CHECK_SHAPES, start=1):
+        inputs = sample_batch(model.config, names, shape, seed)
+        expected = pytorch_logits(model, inputs, path).numpy()
+        (got,) = session.run(["logits"], {name: tensor.numpy() for name, tensor in inputs.items()})
+        if got.shape != expected.shape:
+            raise ExportCheckError(f"{path}: ONNX Runtime gave logits of shape {got.shape} for {expected.shape}")
+        diff = float(abs(got - expected).max())
+        if not diff <= tolerance:  # NaN fails too
+            raise ExportCheckError(
+                f"{path}: ONNX Runtime's logits differ from PyTorch's by up to {diff:.3g} (> {tolerance:g}) on a "
+                f"batch of shape {shape}: the export is wrong; the model's config and this message make the report"
+            )
+        worst = max(worst, diff)
+    return worst
+
+
+def onnx_modules() -> tuple[Any, Any]:
+    """onnx and onnxruntime, or the one-line error naming the extra that installs them."""
+    onnx, ort = require("--format onnx", ONNX_EXTRA, "onnx", "onnxruntime")
+    return onnx, ort
+
+
+def export_onnx(
+    model_dir: str, output_dir: str, *, opset: int = DEFAULT_OPSET, tolerance: float = TOLERANCE
+) -> dict[str, Any]:
+    """Export the classifier saved in `model_dir` (loaded with `load_pretrained_model`: dense, merged or compact) to
+    `<output_dir>/model.onnx`, check it with ONNX Runtime (module docstring), write its config, tokenizer and
+    `export_report.json` beside it; return the report."""
+    onnx, ort = onnx_modules()
+    model = load_pretrained_model(model_dir).float().eval()
+    tokenizer = load_tokenizer(model_dir)
+    names = model_inputs(model, tokenizer)
+    pytorch_logits(model, sample_batch(model.config, names, TRACE_SHAPE, seed=0), model_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, ONNX_NAME)
+    seconds = trace_to_onnx(model, names, path, opset)
+    try:
+        onnx.checker.check_model(path)
+        max_diff = check_onnx(model, names, path, ort, tolerance)
+    except Exception:
+        os.remove(path)  # a graph that failed its check is not left to be used
+        raise
+    save_config_and_tokenizer(model, tokenizer, output_dir)
+    report = {
+        "format": "onnx",
+        "source": model_dir,
+        "seconds": round(seconds, 3),
+        "file_bytes": files_bytes(output_dir, ONNX_NAME),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "inputs": names,
+        "outputs": ["logits"],
+        "dynamic_axes": {"batch": 0, "sequence": 1},
+        "max_abs_diff": max_diff,
+        "tolerance": tolerance,
+        "checked_shapes": [list(s) for s in CHECK_SHAPES],
+        "opset": opset,
+        "exporter": f"torch {torch.__version__} torch.onnx.export (TorchScript, dynamo=False)",
+        "onnx_version": onnx.__version__,
+        "onnxruntime_version": ort.__version__,
+    }
+    write_report(output_dir, report)
+    logger.info(f"{path}: {report['file_bytes'] / 1e6:.1f} MB in {seconds:.1f} s, max |Δlogit| {max_diff:.2g}")
+    return report

@@ -1,0 +1,109 @@
+"""`python -m hf_srnets.commands.export` (and `run_export.py`): a good run of each format writes the model, its
+config, tokenizer and report; a missing optional package, a folder that is no model, options of the other format and
+a non-empty output dir are one-line errors naming the fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import tiny_model
+from export.helpers import lively, merged_srnet, save_classifier
+
+from hf_srnets.commands.export import main
+from hf_srnets.errors import InputError, run_script
+from hf_srnets.export import EXPORT_REPORT_NAME, MissingExtraError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def nm_model(tmp_path) -> Path:
+    """A merged 2:4 SRNet with its tokenizer."""
+    return save_classifier(merged_srnet(lively(tiny_model("bert")), "nm", 0.5), tmp_path / "merged")
+
+
+def test_an_onnx_export_writes_the_graph_config_tokenizer_and_report(nm_model, tmp_path):
+    out = tmp_path / "onnx"
+    report = main([str(nm_model), "--format", "onnx", "--output_dir", str(out)])
+    assert {p.name for p in out.iterdir() if not p.name.startswith(".")} >= {
+        "model.onnx", "config.json", "tokenizer_config.json", EXPORT_REPORT_NAME
+    }  # fmt: skip
+    assert json.loads((out / EXPORT_REPORT_NAME).read_text()) == report
+    assert report["format"] == "onnx" and report["max_abs_diff"] <= 1e-4
+    assert set(report) >= {"seconds", "file_bytes", "onnxruntime_version", "opset"}
+
+
+def test_a_compressed_tensors_export_writes_the_checkpoint_and_report(nm_model, tmp_path):
+    out = tmp_path / "ct"
+    report = main([str(nm_model), "--format", "compressed-tensors", "--output_dir", str(out)])
+    assert report["sparsity_format"] == "sparse-24-bitmask" and report["identical_after_reading_back"]
+    config = json.loads((out / "config.json").read_text())
+    assert config["quantization_config"]["sparsity_config"]["format"] == "sparse-24-bitmask"
+    assert json.loads((out / EXPORT_REPORT_NAME).read_text()) == report
+    bitmask = main([str(nm_model), "--format", "compressed-tensors", "--sparsity_format", "bitmask",
+                    "--output_dir", str(tmp_path / "bitmask")])  # fmt: skip
+    assert bitmask["sparsity_format"] == "sparse-bitmask"
+
+
+@pytest.mark.parametrize(
+    ("missing", "form", "message"),
+    [
+        ("onnxruntime", "onnx", "--format onnx needs onnx and onnxruntime .*: pip install 'hf_srnets\\[onnx\\]'"),
+        (
+            "compressed_tensors",
+            "compressed-tensors",
+            "--format compressed-tensors needs compressed-tensors .*: pip install 'hf_srnets\\[compressed-tensors\\]'",
+        ),
+    ],
+    ids=["onnx", "compressed-tensors"],
+)
+def test_a_missing_optional_package_is_one_line_naming_the_extra(
+    nm_model, tmp_path, monkeypatch, capsys, missing, form, message
+):
+    monkeypatch.setitem(sys.modules, missing, None)  # `import <missing>` raises ImportError, as if not installed
+    argv = [str(nm_model), "--format", form, "--output_dir", str(tmp_path / "out")]
+    with pytest.raises(MissingExtraError, match=message):
+        main(argv)
+    assert not (tmp_path / "out").exists()  # refused before writing anything
+    assert run_script(lambda: main(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and f"hf_srnets[{form}]" in err
+
+
+def test_a_folder_that_is_no_model_gives_the_loader_s_error(tmp_path):
+    (tmp_path / "notes").mkdir()
+    with pytest.raises(InputError, match=r"model_dir .*notes has no config\.json, so it is not a saved model"):
+        main([str(tmp_path / "notes"), "--format", "onnx", "--output_dir", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+
+
+def test_options_of_the_other_format_and_a_non_empty_output_dir_are_refused(nm_model, tmp_path):
+    out = str(tmp_path / "out")
+    with pytest.raises(InputError, match="--sparsity_format would do nothing with --format onnx"):
+        main([str(nm_model), "--format", "onnx", "--sparsity_format", "2:4", "--output_dir", out])
+    with pytest.raises(InputError, match="--opset would do nothing with --format compressed-tensors"):
+        main([str(nm_model), "--format", "compressed-tensors", "--opset", "18", "--output_dir", out])
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "model.onnx").write_text("old")
+    with pytest.raises(InputError, match="is not empty: use another --output_dir, or --overwrite_output_dir true"):
+        main([str(nm_model), "--format", "onnx", "--output_dir", out])
+    with pytest.raises(InputError, match="is the model's own folder"):
+        main([str(nm_model), "--format", "onnx", "--output_dir", str(nm_model)])
+
+
+@pytest.mark.slow  # starts a process (7 s on this machine): the project marks those slow
+def test_the_script_reports_a_refusal_as_one_line(tmp_path):
+    dense = save_classifier(tiny_model("bert"), tmp_path / "dense")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "run_export.py"), str(dense), "--format", "compressed-tensors",
+         "--output_dir", str(tmp_path / "out")],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr[-2000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "has no sparse nn.Linear weight" in last and "--format onnx" in last
