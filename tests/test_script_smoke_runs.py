@@ -33,6 +33,7 @@ SMOKE_RUNS = {
     "bench/bench_eval.py": f"{HERE}::test_bench_eval_compares_sorted_and_dataset_order",
     "bench/bench_inference.py": f"{HERE}::test_bench_inference_times_every_granularity_and_kernel",
     "bench/bench_speed.py": f"{HERE}::test_bench_speed_times_a_compact_model_against_the_dense_one",
+    "bench/bench_runtimes.py": f"{HERE}::test_bench_runtimes_times_every_model_in_each_runtime_process",
     "bench/bench_mask_overhead.py": f"{HERE}::test_bench_mask_overhead_gives_both_ratios",
     "bench/bench_mask_size.py": f"{HERE}::test_bench_mask_size_writes_every_table",
     "bench/bench_trainer_overhead.py": f"{HERE}::test_bench_trainer_overhead_compares_each_variant_with_plain",
@@ -313,6 +314,69 @@ def test_bench_speed_times_a_compact_model_against_the_dense_one(tmp_path):
     ]  # fmt: skip
     assert all(r["throughput_vs_dense"] > 0 and r["latency_vs_dense"] > 0 for r in record["rows"])
     assert out.splitlines()[1].split()[:3] == ["model", "batch", "examples/s"] and "1 threads" in out
+
+
+@pytest.mark.slow
+def test_bench_runtimes_times_every_model_in_each_runtime_process(tmp_path, monkeypatch):
+    """A compact model (per-layer FFN widths, a head removed) against the dense one in eager and ONNX Runtime, each in
+    its own worker process, built from their configs (`--shapes_only`, as for the committed experiment's models).
+    `compile` is not run here: inductor took 35 s to compile two tiny BERTs on the 2-core test machine; its error
+    path (a failing `torch.compile` is recorded for that runtime, not a crash) is run in-process instead."""
+    import hf_srnets
+    from hf_srnets.compact import attention_sites, ffn_sites
+
+    dense, compact = tmp_path / "dense", tmp_path / "compact"
+    tiny_model("bert").save_pretrained(dense)
+    model = tiny_model("bert")
+    for layer, site in enumerate(ffn_sites(model)):
+        site.w_out.weight.data[:, :: 2 + layer] = 0.0  # units that contribute 0: widths 32 and 42 of 64
+    attention = attention_sites(model)[0]
+    attention.output.weight.data[:, : attention.head_size] = 0.0  # layer 0's first head contributes 0
+    hf_srnets.compact_model(model)
+    hf_srnets.save_pretrained_model(model, str(compact))
+    flags = ["--seq_length", 8, "--rounds", 1, "--batches", 1, "--batch_sizes", "1,2", "--threads", 1, "--shapes_only"]
+    models = ["--models", f"compact={compact}", f"dense={dense}", "--reference", "dense"]
+    out = run_script(
+        "bench/bench_runtimes.py", *models, *flags, "--runtimes", "eager,onnxruntime", "--output", tmp_path / "out"
+    ).stdout
+    record = json.loads((tmp_path / "out" / "runtimes.json").read_text())
+    assert list(record["runtimes"]) == ["eager", "onnxruntime"] and record["threads"] == 1
+    for runtime in record["runtimes"].values():
+        assert runtime["error"] is None
+        rows = {(r["model"], r["batch_size"]): r for r in runtime["rows"]}
+        assert sorted(rows) == [("compact", 1), ("compact", 2), ("dense", 1), ("dense", 2)]
+        assert all(
+            rows[("dense", b)]["throughput_vs_dense"] == rows[("dense", b)]["latency_vs_dense"] == 1.0 for b in (1, 2)
+        )
+        assert all(r["examples_per_s"] > 0 and r["latency_ms"] > 0 for r in rows.values())
+    assert max(s["max_abs_logit_diff"] for s in record["runtimes"]["onnxruntime"]["setup_seconds"].values()) < 1e-4
+    assert set(record["speedups"]["compact"]["throughput_vs_dense_b2"]) == {"eager", "onnxruntime"}
+    table = (tmp_path / "out" / "runtimes.md").read_text()
+    assert table == out and "1 threads" in table and "--shapes_only" in table
+    assert [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| ") and "ms" not in line] == [
+        [" compact ", " eager "], [" compact ", " onnxruntime "], [" dense ", " eager "], [" dense ", " onnxruntime "],
+    ]  # fmt: skip
+    assert "- compact: the speed-up " in table
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_runtimes as bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    built = bench.load_model(str(compact), shapes_only=True)
+    assert [p.shape for p in built.parameters()] == [p.shape for p in model.parameters()]  # the compact shapes
+
+    def no_compiler(model):
+        raise RuntimeError("no compiler\nthe rest of its message")
+
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda threads: None)  # this process's threads stay
+    monkeypatch.setattr(bench.torch, "compile", no_compiler)
+    argv = [*map(str, models + flags), "--output", str(tmp_path / "unused")]
+    failed = bench.run_worker(bench.parse_args([*argv, "--worker", "compile"]))
+    assert (failed["error"], failed["rows"]) == ("RuntimeError: no compiler", [])
+    results = {"eager": record["runtimes"]["eager"], "compile": failed}
+    args = bench.parse_args([*argv, "--runtimes", "eager,compile"])
+    text = bench.markdown(record | {"runtimes": results, "speedups": bench.speedups(results, args)}, args)
+    assert "| dense | compile | not measured |" in text and "- compile: not measured: RuntimeError: no compiler" in text
 
 
 def write_structured_large_runs(root: Path) -> Path:
