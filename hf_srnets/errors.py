@@ -1,12 +1,14 @@
 """`InputError`: bad input a user can fix, which scripts report as one line instead of a traceback; `run_script`,
 the scripts' entry point that does so, for an `InputError` and for an OS error on a path the user chose (a read-only
 or full disk, a file where a folder must be: `os_error_message`); `naming_path`, around a write, so that a full disk met
-by it (a plain write, safetensors, torch.save) is reported naming the path written."""
+by it (a plain write, safetensors, torch.save) is reported naming the path written; `json_object_option`, the
+mapping a JSON-valued option gives (`--loss_options`), refusing a key given twice as config files do."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import re
@@ -28,6 +30,47 @@ class InputError(ValueError):
 
 class MissingInputError(InputError, FileNotFoundError):
     """A file or directory the user named does not exist (still a `FileNotFoundError` to code that catches one)."""
+
+
+class DuplicateJsonKeyError(ValueError):
+    """A key given twice in one JSON object (`json` would silently keep the last value)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json`'s `object_pairs_hook`: the object as a dict, or `DuplicateJsonKeyError` for a key given twice."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise DuplicateJsonKeyError(key)
+        seen.add(key)
+    return dict(pairs)
+
+
+def json_object_option(value: Any, option: str, example: str) -> dict[str, Any] | None:
+    """The mapping an option gives as JSON text (`--loss_options '{"focal_gamma": 2}'`) or, from a config file, as a
+    mapping; None for None. Anything else (not JSON, a list, a string, a key given twice, which config files refuse
+    too and `json` would resolve silently to the last value) is one `InputError` line naming `option` and `example`,
+    a valid value."""
+    if value is None or isinstance(value, dict):
+        return value
+    fix = f"give one JSON object, each key once, e.g. {option} '{example}'"
+    if not isinstance(value, str):
+        raise InputError(f"{option} must be a mapping of option names to values, got {value!r}: {fix}")
+    try:
+        parsed = json.loads(value, object_pairs_hook=unique_json_object)
+    except DuplicateJsonKeyError as err:
+        raise InputError(
+            f"{option}: key {err.key!r} is given twice, and only the last value would count: {fix}"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"{option} must be a JSON object, but it is not valid JSON ({err}): {fix}") from None
+    if not isinstance(parsed, dict):
+        raise InputError(f"{option} must be a JSON object, got {value}: {fix}")
+    return parsed
 
 
 class InputTypeError(InputError, TypeError):

@@ -9,9 +9,14 @@ A run folder is what an hf_srnets script writes into its `--output_dir`: `run_gl
 masks, results, card, checkpoints), `run_bias_model.py`'s p_b files, `run_attack.py`'s results,
 `run_extract_ticket.py`'s tickets, `run_sample_difficulty.py`'s d_i files, and `run_sweep.py`'s tables and plots.
 
-A run's JSON records (results, a sweep run's settings, the tickets' record) are written with `write_json`: to a
-hidden temporary file beside the record, then renamed over it (`os.replace`), so a run killed, or a disk that fills
-up, mid-write leaves the previous record whole, never a cut one. `is_finished` counts a run as finished only when
+A run's JSON records (results, a sweep run's settings, the tickets' record) are written with `write_json`, and every
+other file a script writes into an output dir with `replaced_file`: to a hidden temporary file beside it, then
+renamed over it (`os.replace`), so a run killed, or a disk that fills up, mid-write leaves the previous file whole,
+never a cut one, and a hard link or a file someone placed at the path is replaced, never written through.
+
+A name the user gives that becomes a file name (an evaluation set's NAME in `eval_predictions/NAME.jsonl`, a
+split's in `bias_NAME.jsonl`) passes `check_file_name` at argument validation, before any work: no path
+separator, no `..`, only characters safe in a file name. `is_finished` counts a run as finished only when
 its results file parses to a JSON object.
 """
 
@@ -20,9 +25,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any
+import re
+from collections.abc import Iterator
+from typing import IO, Any
 
-from .errors import naming_path
+from .errors import InputError, naming_path
 
 # ---- what transformers writes (`save_pretrained`, `Trainer`), as transformers names it ----
 MODEL_CONFIG_NAME = "config.json"  # transformers.utils.CONFIG_NAME
@@ -146,24 +153,62 @@ def attack_rows_name(recipe: str) -> str:
     return ATTACK_ROWS_PATTERN.replace("*", recipe)
 
 
-def write_json(path: str, data: Any, **dump_options: Any) -> None:
-    """Write `data` as JSON to `path` atomically: into `.<name>.<pid>.tmp` beside it, flushed to disk, then renamed
-    over `path`. A write that fails (full disk, a kill) leaves `path` as it was; the temporary file is removed.
-    `dump_options` go to `json.dump` (`indent`, `sort_keys`)."""
+# a NAME that becomes a file name: letters, digits, `_`, `-`, `+` and inner dots (no separator, no `..`, not hidden)
+SAFE_FILE_NAME = re.compile(r"[\w+-]+(\.[\w+-]+)*")
+MAX_NAME_LENGTH = 100
+
+
+def check_file_name(option: str, name: str, example: str) -> str:
+    """Return `name`, a NAME given with `option` that becomes a file name; raise an `InputError` naming the option,
+    the name and the fix when it could write outside the folder meant (a path separator, `..`) or is unsafe in a
+    file name (spaces, `:`, a leading dot, control characters). `example` is the fix as a command-line fragment
+    with `{name}` where a safe form of the name goes (e.g. `--ood_file {name}=PATH`)."""
+    if SAFE_FILE_NAME.fullmatch(name) and len(name) <= MAX_NAME_LENGTH:
+        return name
+    safe = re.sub(r"[^\w+-]+", "_", name).strip("_")[:MAX_NAME_LENGTH] or "my_set"
+    raise InputError(
+        f"{option} {name!r}: the NAME becomes a file name, so it may hold only letters, digits, '_', '-', '+' and "
+        f"inner dots (no '/', no '..', at most {MAX_NAME_LENGTH} characters): e.g. {example.format(name=safe)}"
+    )
+
+
+@contextlib.contextmanager
+def replaced_file(path: str | os.PathLike, mode: str = "w", newline: str | None = None) -> Iterator[IO[Any]]:
+    """Open a file that replaces `path` when the block ends: writes go to `.<name>.<pid>.tmp` beside it (created
+    afresh), flushed to disk, then renamed over `path`. So a hard link or a file placed at `path` is replaced, never
+    written through, and a failed write (a full disk, a kill) leaves `path` as it was and removes the temporary
+    file; a full disk is reported naming `path` (`naming_path`). `mode`: "w" (UTF-8 text, `newline` as `open`'s)
+    or "wb"."""
+    path = os.fspath(path)
     directory, name = os.path.split(path)
     tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")  # hidden: never a run output, never "not empty"
+    binary = "b" in mode
     try:
-        # not mkstemp: its 0600 mode would stay on the record; a full disk met by a write: an OSError naming `path`
-        with naming_path(path), open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, **dump_options)
-            f.write("\n")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)  # a leftover (or a link placed there): "x" below creates a new file
+        # not mkstemp: its 0600 mode would stay on the file
+        with (
+            naming_path(path),
+            open(tmp, "xb" if binary else "x", **({} if binary else {"encoding": "utf-8", "newline": newline})) as f,
+        ):
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.remove(tmp)
+        if isinstance(err, OSError) and err.filename == tmp:  # name the file meant, not the hidden temporary one
+            raise OSError(err.errno, err.strerror, path) from err
         raise
+
+
+def write_json(path: str, data: Any, **dump_options: Any) -> None:
+    """Write `data` as JSON to `path` atomically (`replaced_file`). `dump_options` go to `json.dump` (`indent`,
+    `sort_keys`)."""
+    with replaced_file(path) as f:
+        json.dump(data, f, **dump_options)
+        f.write("\n")
 
 
 def read_json_object(path: str) -> dict[str, Any] | None:

@@ -69,3 +69,16 @@ def test_from_pretrained_names_swapped_arguments(tmp_path):
 def test_collator_refuses_a_missing_tokenizer():
     _refused(lambda: SRNetDataCollator(None), r"SRNetDataCollator: tokenizer must be a transformers tokenizer")
     _refused(lambda: SRNetDataCollator("bert-base-uncased"), r"load it first, e\.g\. AutoTokenizer\.from_pretrained")
+
+
+def test_the_trainer_names_a_model_or_arguments_of_the_wrong_type(tmp_path):
+    # issue 50: args as a dict ended in an AttributeError ('dict' object has no attribute 'step_objective_settings')
+    from hf_srnets import SRNetTrainer, SRNetTrainingArguments
+
+    _refused(
+        lambda: SRNetTrainer(model=tiny_model(), args={"output_dir": str(tmp_path)}),
+        r"SRNetTrainer: args must be SRNetTrainingArguments, got dict .* e\.g\. args=SRNetTrainingArguments\(",
+    )
+    args = SRNetTrainingArguments(output_dir=str(tmp_path), report_to="none")
+    expected = r"SRNetTrainer: model must be a torch nn\.Module .*got str 'bert-base-uncased': load it first"
+    _refused(lambda: SRNetTrainer(model="bert-base-uncased", args=args), expected)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from hf_srnets import run_files
+from hf_srnets.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = ROOT / "hf_srnets" / "run_files.py"
@@ -200,3 +202,62 @@ def test_write_json_replaces_the_record_whole_and_an_interrupted_write_keeps_the
         run_files.write_json(str(path), {"a": 2})
     assert path.read_text() == '{\n  "a": 1\n}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["all_results.json"]  # no temporary file left
+
+
+def _write_predictions(path):
+    from hf_srnets.data.columns import write_predictions
+
+    write_predictions(path, ["a"], [[0.25, 0.75]], ["d"])
+
+
+def _write_set(path):
+    from hf_srnets.experiments.per_example import write_set
+
+    write_set([{"id": "a"}], path)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [_write_predictions, _write_set, lambda path: run_files.write_json(path, {"a": 1})],
+    ids=["write_predictions", "write_set", "write_json"],
+)
+def test_a_hard_link_at_the_target_is_replaced_not_written_through(tmp_path, write):
+    # issue 50: a hard link of the training file placed at the --write_train_predictions target held the predictions
+    original = tmp_path / "train.tsv"
+    original.write_text("id\tsentence1\tlabel\n1\tA cat.\t0\n")
+    target = tmp_path / "out" / "train_predictions.jsonl"
+    target.parent.mkdir()
+    os.link(original, target)
+    write(str(target))
+    assert original.read_text() == "id\tsentence1\tlabel\n1\tA cat.\t0\n"
+    assert target.read_bytes() != original.read_bytes() and not os.path.samefile(original, target)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["train_predictions.jsonl"]
+
+
+def test_a_full_disk_while_replacing_a_file_names_it_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    from hf_srnets.bias.prediction_files import save_bias_predictions
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space left") as raised:
+        save_bias_predictions(str(tmp_path), {"hans": {"1": [0.5, 0.5]}}, {})
+    assert raised.value.filename == str(tmp_path / "bias_hans.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+UNSAFE_NAMES = ["../../notes", "my/set", "sub/../../escape", "..", ".hidden", "a b", "x:y", "", "a\\b"]
+
+
+@pytest.mark.parametrize("name", UNSAFE_NAMES)
+def test_a_name_that_becomes_a_file_name_must_be_safe(name):
+    with pytest.raises(InputError, match=r"--ood_file .*: the NAME becomes a file name.* e\.g\. --ood_file \w+=PATH$"):
+        run_files.check_file_name("--ood_file", name, "--ood_file {name}=PATH")
+
+
+def test_every_known_set_name_is_a_safe_file_name():
+    from hf_srnets.data.tasks import known_set_names
+
+    for name in [*known_set_names(), "anli-r1", "mnli.mm", "paws_qqp", "hans+", "évaluation"]:
+        assert run_files.check_file_name("--ood_file", name, "") == name

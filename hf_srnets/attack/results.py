@@ -10,6 +10,7 @@ line cut short by an interruption is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -84,7 +85,9 @@ def open_results(path: str, settings: dict[str, Any], *, overwrite: bool = False
     """
     settings = json.loads(json.dumps(settings))  # as it reads back (tuples -> lists)
     if overwrite or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        f = open(path, "w", encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)  # a new file: a hard link placed at `path` keeps its contents (appends follow)
+        f = open(path, "x", encoding="utf-8")
         f.write(json.dumps({"type": "header", "format": FORMAT_VERSION, "settings": settings}) + "\n")
         f.flush()
         return f, []

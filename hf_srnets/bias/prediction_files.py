@@ -33,11 +33,9 @@ def save_bias_predictions(
     paths: dict[str, str] = {}
     for split, preds in predictions.items():
         path = os.path.join(output_dir, bias_predictions_name(split))
-        tmp = f"{path}.{os.getpid()}.tmp"
         by_id = digests_by_id(datasets[split]) if datasets is not None else None
         digests = [by_id[i] for i in preds] if by_id is not None else None
-        write_predictions(tmp, list(preds.keys()), list(preds.values()), digests)
-        os.replace(tmp, path)
+        write_predictions(path, list(preds.keys()), list(preds.values()), digests)  # replaces `path` by rename
         paths[split] = path
     recorded = {split: os.path.join(files_dir or output_dir, os.path.basename(p)) for split, p in paths.items()}
     write_json(os.path.join(output_dir, BIAS_REPORT_NAME), {**report, "files": recorded}, indent=2)

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from ..data.example_columns import BIAS, DIFFICULTY, EXAMPLE_COLUMNS, TEACHER
 from ..errors import InputError
-from ..run_files import DIFFICULTY_VALIDATION_NAME, RESULTS_NAME
+from ..run_files import (
+    DIFFICULTY_VALIDATION_NAME,
+    EVAL_PREDICTIONS_DIR,
+    RESULTS_NAME,
+    bias_predictions_name,
+    check_file_name,
+)
 
 
 def check_at_least_one(**values: int | None) -> None:
@@ -139,7 +145,9 @@ class TaskDataArguments:
         metadata={
             "help": "NAME=PATH, repeatable (alias --predict_file). run_glue_sparse.py: an extra OOD set, a NAME "
             "of a default OOD set (e.g. hans) replacing it. run_bias_model.py: a split to predict, replacing the "
-            "default ones (the task's validation and OOD sets); a NAME starting with hans is read like HANS.",
+            "default ones (the task's validation and OOD sets); a NAME starting with hans is read like HANS. NAME "
+            f"names files ({EVAL_PREDICTIONS_DIR}/NAME.jsonl, {bias_predictions_name('NAME')}): letters, digits, "
+            "_ - + and inner dots.",
             "action": "extend",
             "aliases": ["--predict_file"],
         },
@@ -158,6 +166,7 @@ class TaskDataArguments:
 
     def __post_init__(self) -> None:
         check_at_least_one(max_train_samples=self.max_train_samples)
+        check_set_names("--ood_file", self.ood_file, "--ood_file {name}=PATH")
 
 
 @dataclass
@@ -234,6 +243,7 @@ class DataArguments(TaskDataArguments):
             max_eval_samples=self.max_eval_samples,
             max_ood_samples=self.max_ood_samples,
         )
+        check_set_names("--extra_train", self.extra_train, "--extra_train {name}=PATH")
 
     def example_column_files(self) -> dict[str, str]:
         """Each registered per-example column given a file -> that file, in the registry's order: the package's
@@ -241,3 +251,13 @@ class DataArguments(TaskDataArguments):
         columns = EXAMPLE_COLUMNS.items()
         files = {name: getattr(self, column.flag, None) or self.column_files.get(name) for name, column in columns}
         return {name: path for name, path in files.items() if path}
+
+
+def check_set_names(option: str, specs: list[str], example: str) -> None:
+    """Before any work: each NAME of `option`'s `NAME=PATH` specs becomes a file name (`eval_predictions/NAME.jsonl`,
+    `bias_NAME.jsonl`), so it must be a safe one (`run_files.check_file_name`). A spec without `=` is left to the
+    option's own format check."""
+    for spec in specs:
+        name, sep, _ = spec.partition("=")
+        if sep:
+            check_file_name(option, name, example)

@@ -28,7 +28,7 @@ import yaml
 from transformers import HfArgumentParser
 from transformers.hf_argparser import string_to_bool
 
-from ..errors import InputError, MissingInputError
+from ..errors import DuplicateJsonKeyError, InputError, MissingInputError, unique_json_object
 
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -79,22 +79,14 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-class DuplicateJsonKeyError(ValueError):
-    """A key given twice in one object of a JSON file (`json` would silently keep the last value)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def unique_json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """`json`'s `object_pairs_hook`: the object as a dict, or `DuplicateJsonKeyError` for a key given twice."""
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise DuplicateJsonKeyError(key)
-        seen.add(key)
-    return dict(pairs)
+def parse_dataclasses(parser: HfArgumentParser, argv: list[str] | None) -> tuple[Any, ...]:
+    """`parser.parse_args_into_dataclasses(argv)` for a script with its own `HfArgumentParser`, except that an argument
+    it does not know is one `InputError` line naming it, as `run_glue_sparse.py` answers, not the `ValueError` of
+    `HfArgumentParser` ("Some specified arguments are not used"), and before the dataclasses check their values."""
+    _, remaining = parser.parse_known_args(args=argv)  # first: the dataclasses' own checks may read the disk
+    if remaining:
+        raise InputError(f"unrecognized arguments: {' '.join(remaining)} (see --help for the options)")
+    return tuple(parser.parse_args_into_dataclasses(args=argv))
 
 
 def load_config_file(path: str | Path) -> Any:

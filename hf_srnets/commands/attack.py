@@ -61,6 +61,7 @@ from ..run_files import (
     SRNET_CONFIG_NAME,
     attack_rows_name,
     read_json_object,
+    replaced_file,
     write_json,
 )
 from ..runner.data import position_limit_of
@@ -353,7 +354,7 @@ def write_results(output_dir: str, summaries: dict[str, dict[str, Any]], setting
     if os.path.isfile(card):
         with open(card, encoding="utf-8") as f:
             text = f.read()
-        with open(card, "w", encoding="utf-8") as f:
+        with replaced_file(card) as f:
             f.write(update_card_attack_section(text, saved["results"], saved["settings"]))
     return metrics
 

@@ -36,6 +36,7 @@ from transformers import HfArgumentParser
 from ..bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
 from ..bias.report import near_uniform_warning
 from ..cli.arguments import TaskDataArguments
+from ..cli.parser import parse_dataclasses
 from ..data import EvalSet, TaskSpec, ood_file_set, resolve_task
 from ..data.splits import check_same_inputs, ood_label_options, parse_ood_labels, read_split
 from ..errors import InputError, run_script
@@ -195,7 +196,7 @@ def files_read(args: BiasModelArguments) -> list[tuple[str, str | None]]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the arguments, take the output dir (refused if it holds another run, cleared on request, locked), run."""
-    (args,) = HfArgumentParser(BiasModelArguments).parse_args_into_dataclasses(args=argv)
+    (args,) = parse_dataclasses(HfArgumentParser(BiasModelArguments), argv)
     logging.basicConfig(
         format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
         level=logging.INFO,

@@ -22,6 +22,7 @@ from typing import Literal
 
 from transformers import HfArgumentParser
 
+from ..cli.parser import parse_dataclasses
 from ..errors import InputError, MissingInputError, run_script
 from ..pruning.l0 import read_search_dir, write_ticket
 from ..run_files import SRNET_CONFIG_NAME, TICKETS_NAME, read_json_object, write_json
@@ -70,7 +71,7 @@ def parse_args(argv: list[str]) -> ExtractTicketArguments:
     """HfArgumentParser over `ExtractTicketArguments`; a leading argument without `--` is the search directory."""
     if argv and not argv[0].startswith("-"):
         argv = ["--search_dir", *argv]
-    (args,) = HfArgumentParser(ExtractTicketArguments).parse_args_into_dataclasses(argv)
+    (args,) = parse_dataclasses(HfArgumentParser(ExtractTicketArguments), argv)
     return args
 
 

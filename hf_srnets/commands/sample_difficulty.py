@@ -30,6 +30,7 @@ from typing import Any
 
 from transformers import HfArgumentParser
 
+from ..cli.parser import parse_dataclasses
 from ..errors import run_script
 from ..experiments.child_runs import run_glue_sparse
 from ..experiments.sample_difficulty import SampleDifficultyArguments, compute_difficulty
@@ -47,7 +48,7 @@ def parse(argv: list[str]) -> tuple[SampleDifficultyArguments, list[str]]:
     parser = HfArgumentParser(
         SampleDifficultyArguments, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    (args,) = parser.parse_args_into_dataclasses(own)
+    (args,) = parse_dataclasses(parser, own)
     return args, run_argv
 
 

@@ -92,6 +92,7 @@ from ..run_files import (
     SWEEP_SUMMARY_MARKDOWN,
     SWEEP_SUMMARY_PLOT,
     SWEEP_SUMMARY_TABLE,
+    replaced_file,
 )
 from ..runner.data import run_task
 from ..training.output_dir import OutputDirLock, acquire_lock, check_is_folder, handing_over, is_checkpoint
@@ -261,7 +262,7 @@ def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
         runs = [{k: r[k] for k in per_run if k in r} for r in records]
         write_csv(runs, os.path.join(recipe["output_dir"], SWEEP_RUNS_TABLE))
         write_csv(rows, os.path.join(recipe["output_dir"], SWEEP_SUMMARY_TABLE))
-        with open(os.path.join(recipe["output_dir"], SWEEP_SUMMARY_MARKDOWN), "w") as f:
+        with replaced_file(os.path.join(recipe["output_dir"], SWEEP_SUMMARY_MARKDOWN)) as f:
             f.write(
                 markdown_table(rows, recipe["metrics"], reference) + sweep_f_bias_table(rows, f_bias, reference or "")
             )

@@ -23,6 +23,8 @@ import contextlib
 import json
 import logging
 import os
+import pickle
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -127,14 +129,27 @@ def check_model_path(
         ) from None
 
 
+_PICKLED_GLOBAL = re.compile(r"Unsupported global: GLOBAL (\S+)")  # torch's weights-only unpickler names the object
+
+
 @contextlib.contextmanager
 def naming_damaged_weights(path: str) -> Iterator[None]:
     """Turn safetensors' error on a damaged weights file (empty, cut short, overwritten: "header too small",
-    "incomplete metadata", ...), which names no file, into an `InputError` naming it and the fix."""
+    "incomplete metadata", ...), which names no file, into an `InputError` naming it and the fix; and so torch's
+    refusal of a `pytorch_model.bin` holding pickled objects (`torch.load(weights_only=True)`, transformers' way)."""
     from safetensors import SafetensorError
 
     try:
         yield
+    except pickle.UnpicklingError as err:  # torch.load(weights_only=True) met a pickled object, not only tensors
+        single = os.path.join(path, WEIGHTS_NAME)
+        where = single if is_local_path(path) and os.path.isfile(single) else f"a weights file of {path}"
+        found = _PICKLED_GLOBAL.search(f"{err} {err.__context__}")
+        what = f" ({found.group(1)})" if found else ""
+        raise InputError(
+            f"{where} holds pickled Python objects besides tensors{what}, so it is refused: loading it could run "
+            f"code. Use a model saved as {SAFE_WEIGHTS_NAME} (save_pretrained's default) from a source you trust."
+        ) from None
     except SafetensorError as err:
         single = os.path.join(path, SAFE_WEIGHTS_NAME)
         where = single if is_local_path(path) and os.path.isfile(single) else f"a weights file of {path}"

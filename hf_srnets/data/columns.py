@@ -21,6 +21,7 @@ import numpy as np
 from datasets import Dataset
 
 from ..errors import InputError, MissingInputError
+from ..run_files import replaced_file
 from .loading import not_utf8_error
 from .text_digests import DEFAULT_FIX, DIGEST_KEY, check_texts
 
@@ -162,7 +163,7 @@ def write_predictions(
     if digests is not None and len(digests) != len(ids):
         raise ValueError(f"{len(digests)} text digests for {len(ids)} predictions")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with replaced_file(path) as f:  # a hard link at `path` (e.g. to the training file) is replaced, not written
         for k, (ex_id, row) in enumerate(zip(ids, probs, strict=True)):
             record = {"id": str(ex_id), "probs": [float(p) for p in row]}
             if digests is not None:
@@ -174,6 +175,6 @@ def write_difficulty(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     """Write difficulty JSON lines, the format `read_difficulty` reads: each row a dict with `id` and
     `difficulty` (and any other JSON fields, e.g. `text_digest`, `variance`, `losses`, `hard`)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with replaced_file(path) as f:
         for row in rows:
             f.write(json.dumps({"id": str(row["id"]), **{k: v for k, v in row.items() if k != "id"}}) + "\n")

@@ -17,6 +17,7 @@ import functools
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +25,14 @@ from typing import Any
 import numpy as np
 
 from ..data.tasks import EvalSet, TaskSpec
-from ..errors import InputError, naming_path
+from ..errors import InputError, MissingInputError
 from ..metrics.hans import HANS_LABELS, collapse_nli_predictions
-from ..run_files import EVAL_PREDICTIONS_DIR
+from ..run_files import EVAL_PREDICTIONS_DIR, replaced_file
 
 PREDICTIONS_DIR = EVAL_PREDICTIONS_DIR  # the run folder's per-example predictions (run_files)
+
+
+COMMITTED_SUFFIX = ".jsonl.gz"  # a set's file among a results folder's per-example outputs (`<set>.jsonl.gz`)
 
 
 def predictions_path(output_dir: str | os.PathLike, set_name: str) -> str:
@@ -101,7 +105,7 @@ def write_eval_predictions(
             continue
         path = predictions_path(output_dir, name)
         os.makedirs(folder, exist_ok=True)
-        with naming_path(path), open(path, "w", encoding="utf-8") as f:  # a full disk: one line naming the file
+        with replaced_file(path) as f:  # a full disk: one line naming the file; a link at `path` is replaced
             for row in prediction_rows(dataset, predictions, task.label_names, set_labels):
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
         written.append(path)
@@ -126,9 +130,24 @@ def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
     have an id and no index); examples are keyed by id when every row has a distinct one, else by index.
 
     A file read before and unchanged since (same path, size and modification time) is not parsed again: a report
-    reads each run's file once per table it appears in."""
-    stat = os.stat(path)
-    return _read_unchanged(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+    reads each run's file once per table it appears in. A missing, cut or damaged file (a `.gz` cut short, a line
+    that is not JSON) is an `InputError` naming it."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        raise MissingInputError(f"per-example predictions {path} not found: {_REWRITE}") from None
+    try:
+        return _read_unchanged(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+    except (EOFError, OSError, zlib.error, ValueError) as err:  # gzip.BadGzipFile is an OSError; JSON a ValueError
+        if isinstance(err, InputError):
+            raise
+        raise InputError(f"per-example predictions {path} are cut or damaged ({err}): {_REWRITE}") from None
+
+
+_REWRITE = (
+    "restore the file, or write it again (a run's eval_predictions/ by running it again; a results folder's "
+    "per_example/ with python -m hf_srnets.commands.report <experiment> --collect_from <sweep output_dir>)"
+)
 
 
 @functools.lru_cache(maxsize=128)

@@ -25,16 +25,16 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import InputError, naming_path
-from ..evaluation.eval_predictions import PREDICTIONS_DIR
-from ..run_files import RESULTS_NAME, read_json_object
+from ..errors import InputError
+from ..evaluation.eval_predictions import COMMITTED_SUFFIX, PREDICTIONS_DIR
+from ..run_files import RESULTS_NAME, read_json_object, replaced_file
 from .sweep_runs import RUN_META, run_dir
 from .sweep_summary import collect
 
 PER_EXAMPLE_DIR = "per_example"
 MANIFEST = "manifest.json"
 RUN_RECORD = "run.json"
-SET_SUFFIX = ".jsonl.gz"
+SET_SUFFIX = COMMITTED_SUFFIX
 
 
 def compact_rows(path: str) -> list[dict[str, Any]]:
@@ -56,13 +56,13 @@ def write_set(rows: Sequence[dict[str, Any]], path: str) -> None:
     """Rows as gzipped JSON lines, byte for byte the same for the same rows (no name or time in the header)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-    with naming_path(path), open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+    with replaced_file(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
         f.write(text.encode("utf-8"))
 
 
 def write_json(value: Any, path: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with naming_path(path), open(path, "w", encoding="utf-8") as f:
+    with replaced_file(path) as f:
         f.write(json.dumps(value, indent=1, sort_keys=True) + "\n")
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS
+from ..run_files import replaced_file
 from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
 from .per_example import load_records, read_manifest
 from .sweep_summary import (
@@ -148,7 +149,7 @@ def column_section(
 def regenerate(experiment_dir: str, plots: bool = True) -> str:
     """Write report.md, report.csv and the plots of `experiment_dir`; return the Markdown."""
     text, rows, manifest = report_text(experiment_dir)
-    with open(os.path.join(experiment_dir, REPORT_MARKDOWN), "w", encoding="utf-8") as f:
+    with replaced_file(os.path.join(experiment_dir, REPORT_MARKDOWN)) as f:
         f.write(text)
     write_csv(rows, os.path.join(experiment_dir, REPORT_TABLE))
     if plots:

@@ -36,6 +36,7 @@ from ..run_files import (
     DIFFICULTY_VALIDATION_NAME,
     RESULTS_NAME,
     is_finished,
+    write_json,
 )
 from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from ..training.output_dir import check_is_folder
@@ -80,6 +81,9 @@ class SampleDifficultyArguments:
         bad = [s for s in self.sparsities if not 0.0 < s < 1.0]
         if bad:
             raise InputError(f"--sparsities must be in (0, 1), got {bad}: e.g. --sparsities 0.2 0.4 0.6 0.7 0.85")
+        refuse_repeats("--sparsities", [f"{s:g}" for s in self.sparsities], "--sparsities 0.2 0.4 0.6 0.7 0.85")
+        if self.model_dirs is not None:
+            refuse_repeats("--model_dirs", [os.path.realpath(d) for d in self.model_dirs], "--model_dirs imp_a imp_b")
         models = self.model_dirs if self.model_dirs is not None else self.sparsities
         if len(models) < 2:
             raise InputError("The loss variance needs at least 2 models: give 2 or more --sparsities or --model_dirs")
@@ -89,6 +93,16 @@ class SampleDifficultyArguments:
             raise InputError(f"--alpha must be in (0, 1] (Eq. 1 maps variances to [alpha, 1]), got {self.alpha}")
         if self.batch_size < 1:
             raise InputError(f"--batch_size must be >= 1, got {self.batch_size}: e.g. --batch_size 64")
+
+
+def refuse_repeats(option: str, values: list[str], example: str) -> None:
+    """`InputError` for a model given twice: its losses would enter the variance twice, weighting it double."""
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise InputError(
+            f"{option} repeats {', '.join(repeated)}: each model's losses would enter the loss variance once per "
+            f"copy; give each once, e.g. {example}"
+        )
 
 
 def imp_schedule(sparsity: float, max_round: float = MAX_ROUND_PRUNE) -> tuple[int, float, float]:
@@ -125,6 +139,41 @@ def imp_run_argv(run_argv: list[str], sparsity: float, output_dir: str) -> list[
     return argv + ["--output_dir", os.path.join(output_dir, imp_dir_name(sparsity))]
 
 
+def most_training_steps(run: Any) -> int | None:
+    """The most optimisation steps a run can take: `--max_steps`, else the steps of `--max_train_samples` rows in
+    one process (more processes take fewer); None when neither bounds them (the row count is the data's), or
+    `--extra_train` adds rows."""
+    args = run.training
+    if args.max_steps > 0:
+        return int(args.max_steps)
+    rows = run.data.max_train_samples
+    if rows is None or run.data.extra_train:  # --extra_train rows come on top of the cap
+        return None
+    updates = max(math.ceil(rows / args.per_device_train_batch_size) // args.gradient_accumulation_steps, 1)
+    return math.ceil(args.num_train_epochs * updates)
+
+
+def check_imp_steps(run: Any, sparsity: float) -> None:
+    """Before anything trains: the IMP run at `sparsity` has k = `imp_schedule` rounds, at least one step apart, so
+    it needs k training steps; a run bounded below that (`most_training_steps`) would fail when it starts."""
+    rounds = imp_schedule(sparsity)[0]
+    steps = most_training_steps(run)
+    if steps is None or steps >= rounds:
+        return
+    args = run.training
+    bound = (
+        f"--max_steps {args.max_steps}"
+        if args.max_steps > 0
+        else f"--max_train_samples {run.data.max_train_samples} in batches of {args.per_device_train_batch_size}, "
+        f"{args.num_train_epochs:g} epoch(s)"
+    )
+    raise InputError(
+        f"the IMP model at sparsity {sparsity:g} needs {rounds} pruning rounds, each at least one training step "
+        f"apart, but its run has at most {steps} step(s) ({bound}): give --max_steps {rounds} or more after --, or "
+        "raise --num_train_epochs or --max_train_samples"
+    )
+
+
 def check_run_argv(run_argv: list[str], args: SampleDifficultyArguments) -> list[list[str]]:
     """Refuse flags the script sets and runs that would fail; return the argv of every IMP run (none with
     --model_dirs). The checks run before anything trains."""
@@ -143,8 +192,11 @@ def check_run_argv(run_argv: list[str], args: SampleDifficultyArguments) -> list
         if sets_flag(run_argv, flag):
             raise InputError(f"{flag} is set by run_sample_difficulty.py for every IMP run: remove it after --")
     argvs = [imp_run_argv(run_argv, s, args.output_dir) for s in args.sparsities]
-    for argv in argvs:
-        validate_args(parse_args(argv))
+    for argv, sparsity in zip(argvs, args.sparsities):
+        run = parse_args(argv)
+        validate_args(run)
+        if not any(sets_flag(run_argv, flag) for flag in SCHEDULE_FLAGS):  # the user's schedule: the run checks it
+            check_imp_steps(run, sparsity)
     run = parse_args(argvs[0])
     check_model_inputs(run.model, run.data)
     return argvs
@@ -185,9 +237,7 @@ def prepare_difficulty_dir(output_dir: str, settings: dict[str, Any], overwrite:
             for sparsity in earlier.get("sparsities") or []:
                 shutil.rmtree(os.path.join(output_dir, imp_dir_name(sparsity)), ignore_errors=True)
     os.makedirs(output_dir, exist_ok=True)
-    with open(record, "w", encoding="utf-8") as f:
-        json.dump(settings, f, indent=2)
-        f.write("\n")
+    write_json(record, settings, indent=2)
 
 
 def train_imp_models(argvs: list[str], runner: Callable[[list[str]], None]) -> list[str]:
@@ -323,8 +373,6 @@ def compute_difficulty(
         **write_outputs(args.output_dir, data, train_losses, dev_losses, settings),
         "files": {"train": DIFFICULTY_FILE, "validation": VALIDATION_FILE},
     }
-    with open(os.path.join(args.output_dir, REPORT_FILE), "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2)
-        f.write("\n")
+    write_json(os.path.join(args.output_dir, REPORT_FILE), report, indent=2)
     logger.info(f"Wrote {DIFFICULTY_FILE}, {VALIDATION_FILE} and {REPORT_FILE} to {args.output_dir}")
     return report

@@ -16,6 +16,7 @@ from typing import Any
 from ..cli.options import build_parser
 from ..cli.parser import SRNetArgumentParser, load_config_file, unknown_key_error
 from ..errors import InputError
+from ..run_files import check_file_name
 
 
 def _is_number(value: Any) -> bool:
@@ -108,6 +109,7 @@ def check_methods(methods: dict[Any, Any], where: str, parser: SRNetArgumentPars
     for name, method in methods.items():
         if not isinstance(name, str):
             raise InputError(f"{where}: method name {name!r} is not a string; name it, e.g. full_ce")
+        check_file_name(f"{where}: method name", name, "methods: {{{name}: {{loss: ce}}}}")  # its runs' folder
         place = f"{where}.{name}"
         if not isinstance(method, dict):
             raise InputError(f"{place}: {method!r} is not a mapping of run_glue_sparse.py options, e.g. {{loss: ce}}")

@@ -31,12 +31,18 @@ from ..data.splits import ood_eval_sets
 from ..data.tasks import TaskSpec, display_name, id_set_name, known_set_names
 from ..errors import InputError
 from ..evaluation import primary_metric
-from ..evaluation.eval_predictions import PREDICTIONS_DIR, align, predictions_path, read_eval_predictions
+from ..evaluation.eval_predictions import (
+    COMMITTED_SUFFIX,
+    PREDICTIONS_DIR,
+    align,
+    predictions_path,
+    read_eval_predictions,
+)
 from ..evaluation.f_bias import f_bias_results
 from ..metrics import METRICS
 from ..metrics.bootstrap import PairedInterval, format_interval, paired_bootstrap_predictions
 from ..metrics.significance import holm, paired_t_test
-from ..run_files import RESULTS_NAME, read_json_object
+from ..run_files import RESULTS_NAME, read_json_object, replaced_file
 from .sweep_runs import META_KEYS, RUN_META, read_meta
 
 # the paired bootstrap of every table: 10,000 resamples drawn from numpy.random.default_rng(0)
@@ -210,8 +216,13 @@ def interval_metric(metric: str, set_names: Sequence[str]) -> tuple[str, str] | 
 
 def predictions_file(record: dict[str, Any], set_name: str) -> str:
     """A run's per-example predictions of `set_name`: the file its record names (`predictions_files`, as committed
-    per-example outputs give, `hf_srnets.experiments.per_example`), else `<run_dir>/eval_predictions/<set>.jsonl`."""
-    return record.get("predictions_files", {}).get(set_name) or predictions_path(record["run_dir"], set_name)
+    per-example outputs give, `hf_srnets.experiments.per_example`), else `<run_dir>/eval_predictions/<set>.jsonl`. A
+    committed run without the set's file gets the path where it belongs, `<run_dir>/<set>.jsonl.gz`, so that reading
+    it names the missing file (not one under an `eval_predictions/` a results folder never holds)."""
+    files = record.get("predictions_files")
+    if files is None:
+        return predictions_path(record["run_dir"], set_name)
+    return files.get(set_name) or os.path.join(record["run_dir"], set_name + COMMITTED_SUFFIX)
 
 
 def predicted_sets(record: dict[str, Any]) -> list[str]:
@@ -378,7 +389,7 @@ def write_csv(rows: Sequence[dict[str, Any]], path: str) -> None:
     columns: list[str] = []
     for row in rows:
         columns += [c for c in row if c not in columns]
-    with open(path, "w", newline="") as f:
+    with replaced_file(path, newline="") as f:
         writer = csv.DictWriter(f, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)

@@ -24,7 +24,7 @@ from transformers import TrainerCallback
 
 from ..errors import InputError, InputTypeError, MissingInputError
 from ..registry import register
-from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME
+from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME, write_json
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
 from .nm import check_nm
@@ -292,9 +292,7 @@ class PruningConfig:
 
     def save_pretrained(self, save_directory: str | os.PathLike) -> None:
         os.makedirs(save_directory, exist_ok=True)
-        with open(os.path.join(save_directory, CONFIG_NAME), "w", encoding="utf-8") as f:
-            json.dump(self.to_dict(), f, indent=2, sort_keys=True)
-            f.write("\n")
+        write_json(os.path.join(save_directory, CONFIG_NAME), self.to_dict(), indent=2, sort_keys=True)
 
     @classmethod
     def from_pretrained(cls, directory: str | os.PathLike) -> PruningConfig:

@@ -39,7 +39,7 @@ class RunDescription:
         pruning: `--pruning` as given (`none`, a registered method or an alias such as `mask`).
         mask_from: The masks whose subnetwork the run fine-tuned in isolation (`--mask_from`), or None.
         early_start_patience: `--early_start_patience`, or None.
-        loss: The training loss.
+        loss: The training loss, and `loss_options` its settings as used (all of them, defaults filled).
         step_objective: The step objective (`none` for plain training) and `step_objective_options` its settings.
         learning_rate, per_device_train_batch_size, seed, num_train_epochs, max_steps: The Trainer's settings.
         mask_learning_rate: `--mask_learning_rate` (None: the mask parameters used `learning_rate`).
@@ -56,6 +56,7 @@ class RunDescription:
     mask_from: str | None = None
     early_start_patience: int | None = None
     loss: str = "ce"
+    loss_options: dict[str, Any] = field(default_factory=dict)
     step_objective: str = "none"
     step_objective_options: dict[str, Any] = field(default_factory=dict)
     learning_rate: float = 5e-5
@@ -184,6 +185,7 @@ def card_training_args(
     out: dict[str, Any] = {
         "pruning": run.pruning,
         "loss": run.loss,
+        **run.loss_options,  # the loss's settings as used (focal's γ, PoE's ...): a card states what trained
         "training examples": num_train,
         "learning_rate": run.learning_rate,
         "per_device_train_batch_size": run.per_device_train_batch_size,

@@ -34,6 +34,8 @@ from ..run_files import (
     SPARSITY_REPORT_NAME,
     TOKENIZER_FILES,
     TRAINER_STATE_NAME,
+    replaced_file,
+    write_json,
 )
 from ..training.output_dir import is_run_output
 from .card import portable_card
@@ -151,13 +153,12 @@ def save_merged(
     if report is not None:
         recorded = [getattr(model.config, attr, None) for attr in (PRUNED_HEADS_ATTR, INTERMEDIATE_SIZES_ATTR)]
         report["stock_checkpoint"] = not any(recorded)  # loads with AutoModelForSequenceClassification alone
-        with open(os.path.join(merged_dir, COMPACT_REPORT_NAME), "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
+        write_json(os.path.join(merged_dir, COMPACT_REPORT_NAME), report, indent=2)
     if tokenizer is not None:
         tokenizer.save_pretrained(merged_dir)
     text = card(report) if callable(card) else card
     if text is not None:
-        with open(os.path.join(merged_dir, CARD_NAME), "w", encoding="utf-8") as f:
+        with replaced_file(os.path.join(merged_dir, CARD_NAME)) as f:
             f.write(text)
     return merged_dir
 

@@ -23,6 +23,7 @@ from ..run_files import (
     RESULTS_NAME,
     SPARSITY_REPORT_NAME,
     TRAIN_PREDICTIONS_NAME,
+    replaced_file,
     write_json,
 )
 from ..training.arguments import training_precision
@@ -75,7 +76,7 @@ def save_outputs(
         random_head=srnet is not None and fresh_head and not srnet.srnet_config.trainable_classifier,
     )
     card = os.path.join(args.output_dir, CARD_NAME)
-    with naming_path(card), open(card, "w", encoding="utf-8") as f:  # a full disk: one error line naming the card
+    with replaced_file(card) as f:  # a full disk: one error line naming the card
         f.write(render_model_card(facts))
     if srnet is not None and (run.model.save_merged or run.model.push_merged or run.model.save_compact):
         with naming_path(os.path.join(args.output_dir, MERGED_DIR)):
@@ -115,6 +116,7 @@ def describe_run(run: RunArguments) -> RunDescription:
         mask_from=model.mask_from,
         early_start_patience=model.early_start_patience,
         loss=args.loss,
+        loss_options=dict(args.loss_settings()),
         step_objective=step or "none",
         step_objective_options=dict(step_options),
         learning_rate=args.learning_rate,

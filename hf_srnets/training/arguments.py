@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from transformers import TrainingArguments
 
-from ..errors import InputError
+from ..errors import InputError, json_object_option
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
 
@@ -170,8 +170,9 @@ class SRNetTrainingArguments(TrainingArguments):
             )
 
     def _validate_loss_options(self) -> None:
-        self.loss_options = _json_object(self.loss_options, "--loss_options")
         options_class = LOSSES[self.loss].options_class
+        example = _options_example(options_class, '{"distil_lambda": 0.5}')
+        self.loss_options = json_object_option(self.loss_options, "--loss_options", example)
         if options_class is None:
             if self.loss_options:
                 raise InputError(
@@ -181,27 +182,29 @@ class SRNetTrainingArguments(TrainingArguments):
         _check_options(options_class, self.loss_options, f"--loss {self.loss}")
 
     def _validate_step_objective(self) -> None:
-        self.step_objective_options = _json_object(self.step_objective_options, "--step_objective_options")
         name = self.step_objective
+        options_class = OBJECTIVES[name].options_class if name in OBJECTIVES else None
+        example = _options_example(options_class, '{"adv_steps": 3}')
+        self.step_objective_options = json_object_option(
+            self.step_objective_options, "--step_objective_options", example
+        )
         if name != "none" and name not in OBJECTIVES:
             raise InputError(f"--step_objective {name!r} is unknown; choose none or one of {sorted(OBJECTIVES)}")
         if self.step_objective_options and name == "none":
             raise InputError(
                 "step_objective_options configure a step objective: set --step_objective too, or drop them"
             )
-        options_class = OBJECTIVES[name].options_class if name != "none" else None
         if options_class is not None:
             _check_options(options_class, self.step_objective_options, f"--step_objective {name}")
 
 
-def _json_object(value: dict[str, Any] | str | None, flag: str) -> dict[str, Any] | None:
-    """An options mapping given as a mapping or as its JSON (`flag` names it in the error)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as err:
-        raise InputError(f"{flag} must be a JSON object: {err}") from None
+def _options_example(options_class: type | None, fallback: str) -> str:
+    """A valid JSON value of an options flag for the error messages: `options_class`'s first field with its
+    default (`{"focal_gamma": 2.0}`), else `fallback`."""
+    for f in fields(options_class) if options_class is not None else ():
+        if isinstance(f.default, (int, float, str, bool)):
+            return json.dumps({f.name: f.default})
+    return fallback
 
 
 def _check_options(options_class: type, given: dict[str, Any] | None, owner: str) -> None:

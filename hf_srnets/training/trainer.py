@@ -30,9 +30,10 @@ from transformers.utils import logging
 
 from ..compact.remote_code import write_remote_code
 from ..data.example_columns import EXAMPLE_COLUMNS
-from ..errors import InputError, naming_path
+from ..errors import InputError, InputTypeError, naming_path
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
+from ..masking.model import check_model_argument
 from ..objectives import LossObjective, Objective, build_objective
 from ..run_files import TRAINER_STATE_NAME
 from .arguments import SRNetTrainingArguments
@@ -46,6 +47,18 @@ from .length_sorted_eval import (
 from .resumed_loss import RUN_WIDE_METRICS, STATE_KEY, ResumedLoss, loss_record, resumed_loss, whole_run_metrics
 
 logger = logging.get_logger(__name__)
+
+
+def _check_arguments(model: Any, args: Any) -> None:
+    """`InputTypeError` for a model that is no `nn.Module` or training arguments that are no
+    `SRNetTrainingArguments` (a dict, transformers' own `TrainingArguments`): named here, not an `AttributeError`
+    deep in the Trainer."""
+    check_model_argument(model, "SRNetTrainer")
+    if not isinstance(args, SRNetTrainingArguments):
+        raise InputTypeError(
+            f"SRNetTrainer: args must be SRNetTrainingArguments, got {type(args).__name__} {args!r:.80}: pass e.g. "
+            "args=SRNetTrainingArguments(output_dir='out', loss='poe')"
+        )
 
 
 class SRNetTrainer(Trainer):
@@ -89,6 +102,7 @@ class SRNetTrainer(Trainer):
         objective: Objective | None = None,
         **kwargs: Any,
     ) -> None:
+        _check_arguments(model, args)
         if loss is not None and objective is not None:
             raise ValueError("Pass a `loss` or an `objective` to SRNetTrainer, not both")
         if loss is not None:

@@ -155,3 +155,26 @@ def test_a_run_leaves_files_that_reproduce_its_accuracies(minilm, data_dir, tmp_
     assert len(hans.keys) == results["eval_hans_examples"]
     assert set(hans.labels) <= {"entailment", "non-entailment"} and set(hans.predictions) <= set(hans.labels)
     assert hans.correct.mean() == pytest.approx(results["eval_hans_accuracy"])
+
+
+def test_a_missing_or_cut_committed_file_is_one_error_naming_it(tmp_path) -> None:
+    # issue 50: report --check met a FileNotFoundError on a path that no results folder holds, and an EOFError
+    from hf_srnets.errors import InputError, MissingInputError
+    from hf_srnets.experiments.per_example import RUN_RECORD, load_records, write_json, write_set
+    from hf_srnets.experiments.sweep_summary import predictions_file
+
+    rows = [{"id": str(i), "label": "entailment", "prediction": "entailment"} for i in range(200)]
+    for seed in (0, 1):
+        folder = tmp_path / "per_example" / "ce" / "s0.5" / f"seed{seed}"
+        write_set(rows, str(folder / "mnli.jsonl.gz"))
+        write_json({"method": "ce", "sparsity": 0.5, "seed": seed, "results": {}}, str(folder / RUN_RECORD))
+    missing = tmp_path / "per_example" / "ce" / "s0.5" / "seed1" / "mnli.jsonl.gz"
+    cut = tmp_path / "per_example" / "ce" / "s0.5" / "seed0" / "mnli.jsonl.gz"
+    missing.unlink()
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    files = [predictions_file(record, "mnli") for record in load_records(str(tmp_path))]
+    assert files == [str(cut), str(missing)]  # the missing file is named where it belongs
+    with pytest.raises(MissingInputError, match=rf"^per-example predictions {missing} not found: restore the file"):
+        read_eval_predictions(files[1])
+    with pytest.raises(InputError, match=rf"^per-example predictions {cut} are cut or damaged \(Compressed file"):
+        read_eval_predictions(files[0])

@@ -54,3 +54,23 @@ def test_modernbert_units_span_every_block_of_the_fused_matrices():
     _fix(srnet, wi, [j != 7 for j in range(48)])  # GLU unit 7: row 7 of the input half, row 48 + 7 of the gate half
     assert _zero_rows(srnet, wi) == [7, 55]
     assert _zero_cols(srnet, mlp_wo) == [7]
+
+
+def test_ffn_granularity_masks_the_gated_mlp_units_and_leaves_attention_dense():
+    # issue 50: --mask_granularity ffn on ModernBERT or Qwen2 crashed ("no encoder layer list found"), head worked
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_config(LlamaConfig(**DECODER, num_labels=3, pad_token_id=0))
+    srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5, mask_granularity="ffn"))
+    masked = srnet.masked_layers()
+    mlp = "model.layers.0.mlp."
+    assert {mlp + p for p in ("gate_proj", "up_proj", "down_proj")} <= set(masked)
+    assert not any("self_attn" in name for name in masked)  # attention stays dense
+    _fix(srnet, mlp + "gate_proj", [j not in (1, 9) for j in range(48)])
+    assert _zero_rows(srnet, mlp + "gate_proj") == [1, 9] == _zero_rows(srnet, mlp + "up_proj")
+    assert _zero_cols(srnet, mlp + "down_proj") == [1, 9]
+    config = ModernBertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                              intermediate_size=48, pad_token_id=0, num_labels=3)  # fmt: skip
+    modern = SRNetModel(AutoModelForSequenceClassification.from_config(config), ThresholdConfig(mask_granularity="ffn"))
+    wi, mlp_wo = [n for n in modern.masked_layers() if ".layers.0." in n]  # the MLP's two; Wqkv and attn.Wo dense
+    _fix(modern, wi, [j != 7 for j in range(48)])
+    assert (_zero_rows(modern, wi), _zero_cols(modern, mlp_wo)) == ([7, 55], [7])

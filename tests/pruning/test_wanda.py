@@ -89,6 +89,19 @@ def test_the_masks_of_a_wrapped_model_come_from_its_real_input_norms():
         assert not torch.equal(mask, positional), name  # what zero norms gave
 
 
+def test_more_calibration_samples_than_training_rows_records_the_rows_used(caplog):
+    # issue 50: --calibration_samples 100000 on 16 rows ran without a word, and the card recorded 100000
+    batch = {"input_ids": torch.tensor([[2, 7, 9, 3], [2, 5, 6, 3]]), "attention_mask": torch.ones(2, 4, dtype=int)}
+    config = WandaConfig(sparsity=0.3, calibration_samples=100000)
+    srnet = SRNetModel(tiny_model("bert", 3).eval(), config)
+    with caplog.at_level("WARNING"):
+        wanda_masks(srnet, [batch], config)
+    assert srnet.srnet_config.calibration_samples == 2 and config.calibration_samples == 2
+    assert "--calibration_samples 100000 is more than the 2 training examples" in caplog.text
+    card = srnet.method.card_settings(config, None)
+    assert card["calibration_samples"] == 2
+
+
 def test_nm_is_checked():
     assert parse_nm("2:4") == (2, 4)
     for bad in ("4:2", "2-4", "0:4", "a:b"):

@@ -289,3 +289,12 @@ def test_the_card_states_removed_heads_and_kept_layers():
     assert "3 of 36 removed" in text and "heads kept per layer: 10, 12, 11" in text
     assert "3 layers, the original's 0, 2, 4" in text
     assert structure_section({}) == ""
+
+
+def test_the_settings_table_states_the_loss_options_used():
+    # issue 50: --loss focal trained with γ = 5 and the card did not say so
+    from hf_srnets.publish.card_facts import RunDescription, card_training_args
+
+    run = RunDescription(model_name_or_path="m", output_dir="o", loss="focal", loss_options={"focal_gamma": 5.0})
+    settings = card_training_args(run, 16)
+    assert list(settings)[:3] == ["pruning", "loss", "focal_gamma"] and settings["focal_gamma"] == 5.0

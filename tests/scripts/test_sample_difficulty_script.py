@@ -137,7 +137,8 @@ def fake_imp_runner(calls):
 
 def test_imp_runs_are_started_once_and_a_rerun_continues(setup):
     out, calls = setup["tmp"] / "d", []
-    argv = ["--output_dir", str(out), "--sparsities", "0.2", "0.85", "--", *setup["run_argv"]]
+    # 0.85's 9 rounds need 9 steps: 10 rows in batches of 8 for 3 epochs give 6, refused before any run
+    argv = ["--output_dir", str(out), "--sparsities", "0.2", "0.85", "--", *setup["run_argv"], "--max_steps", "9"]
     report = load_script().main(argv, runner=fake_imp_runner(calls))
     assert [c[c.index("--output_dir") + 1] for c in calls] == [str(out / "imp_s0.2"), str(out / "imp_s0.85")]
     last = calls[1]

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
+from ...errors import InputError
 from ..fixed_mask import FixedMaskCallback
 from ..masked_model import MaskedModel
 from .rounds import imp_rounds, magnitude_prune
@@ -59,7 +60,7 @@ class IMPCallback(FixedMaskCallback):
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         self.interval_steps = max(1, math.floor(self.interval * state.max_steps))
         if self.steps_needed(self.interval_steps) > state.max_steps:  # a run too short for Δt = 1 step
-            raise ValueError(
+            raise InputError(
                 f"IMP needs {self.target_rounds} pruning rounds at least {self.interval_steps} step(s) apart, i.e. "
                 f"{self.steps_needed(self.interval_steps)} training steps, but the run has {state.max_steps}: it "
                 f"would end below the target sparsity. Raise --max_steps (or --num_train_epochs) to at least "

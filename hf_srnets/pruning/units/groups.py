@@ -180,7 +180,7 @@ def unit_groups(model: nn.Module, targets: list[str], granularity: str, block_si
         dense = {member.name for group in ffn for member in group.members}
         groups = heads
     elif granularity == "ffn":
-        dense = set(_attention_names(model))
+        dense = set(_attention_names(model, family))
         groups = ffn
     else:
         dense = set()
@@ -189,8 +189,11 @@ def unit_groups(model: nn.Module, targets: list[str], granularity: str, block_si
     return groups
 
 
-def _attention_names(model: nn.Module) -> list[str]:
-    """The attention projections (Q, K, V, W_AO) of every layer that has per-head projections."""
+def _attention_names(model: nn.Module, family: bool = False) -> list[str]:
+    """The attention projections (Q, K, V, W_AO) of every layer that has per-head projections; of a `family` model
+    (ModernBERT, Llama-family decoders: no BERT encoder layer list), the matrices of its head groups."""
+    if family:
+        return [member.name for group in family_groups(model, "head") for member in group.members]
     names = _names(model)
     holder, attr = encoder_layers(model)
     found = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,6 +10,7 @@ import torch
 from transformers import TrainerCallback
 
 from ...errors import InputError
+from ...run_files import SRNET_CONFIG_NAME
 from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from ..threshold.layer import MaskedLinear
@@ -17,9 +19,14 @@ from .config import WandaConfig, parse_nm
 from .controller import OneShotCallback, keep_all
 from .selection import nm_mask, row_mask, wanda_scores
 
+logger = logging.getLogger(__name__)
+
 
 def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig) -> dict[str, torch.Tensor]:
-    """Keep-masks of every masked layer from the input norms of `config.calibration_samples` training examples."""
+    """Keep-masks of every masked layer from the input norms of `config.calibration_samples` training examples.
+
+    Fewer training examples than asked calibrate on all of them, with a warning, and `config.calibration_samples`
+    becomes the number used: the card and the saved config record what the masks came from, not what was asked."""
     layers = keep_all(srnet)
     device = next(srnet.base_model.parameters()).device
     seen = 0
@@ -32,6 +39,12 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
             seen += len(next(iter(inputs.values())))
     if seen == 0:
         raise InputError("--pruning wanda found no training examples to calibrate on: give --train_file data.")
+    if seen < config.calibration_samples:
+        logger.warning(
+            f"--calibration_samples {config.calibration_samples} is more than the {seen} training examples: "
+            f"calibrated on all {seen}, and the card and {SRNET_CONFIG_NAME} record {seen}"
+        )
+        config.calibration_samples = seen
     nm = parse_nm(config.wanda_nm) if config.wanda_nm else None
     masks = {}
     for name, norm in norms.norms().items():
