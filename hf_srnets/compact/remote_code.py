@@ -29,10 +29,11 @@ import torch
 import transformers
 from torch import nn
 
-from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME
+from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME, replaced_file, write_json
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 
 REMOTE_CODE_FILE = REMOTE_CODE_NAME
+REMOTE_CODE_MODULE = os.path.splitext(REMOTE_CODE_FILE)[0]  # what auto_map names
 LAYOUT_ATTR = "srnet_compact_layout"
 AUTO_MAP_KEY = "AutoModelForSequenceClassification"
 CLASS_PREFIX = "SRNetCompact"
@@ -150,16 +151,14 @@ def write_remote_code(model: Any, directory: str) -> bool:
         return False
     name = remote_class_name(model)
     source = MODELING_TEMPLATE.format(base=base, name=name, layout_attr=LAYOUT_ATTR)
-    with open(os.path.join(directory, REMOTE_CODE_FILE), "w", encoding="utf-8") as f:
+    with replaced_file(os.path.join(directory, REMOTE_CODE_FILE)) as f:
         f.write(source)
     path = os.path.join(directory, MODEL_CONFIG_NAME)
     with open(path, encoding="utf-8") as f:
         config = json.load(f)
     config[LAYOUT_ATTR] = compact_layout(model)
-    config["auto_map"] = {**config.get("auto_map", {}), AUTO_MAP_KEY: f"{REMOTE_CODE_FILE[:-3]}.{name}"}
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(config, f, indent=2, sort_keys=True)
-        f.write("\n")
+    config["auto_map"] = {**config.get("auto_map", {}), AUTO_MAP_KEY: f"{REMOTE_CODE_MODULE}.{name}"}
+    write_json(path, config, indent=2, sort_keys=True)
     return True
 
 
@@ -170,7 +169,7 @@ def forget_remote_code(config: Any) -> None:
     if hasattr(config, LAYOUT_ATTR):
         delattr(config, LAYOUT_ATTR)
     auto_map = getattr(config, "auto_map", None)
-    if isinstance(auto_map, dict) and str(auto_map.get(AUTO_MAP_KEY, "")).startswith(REMOTE_CODE_FILE[:-3] + "."):
+    if isinstance(auto_map, dict) and str(auto_map.get(AUTO_MAP_KEY, "")).startswith(REMOTE_CODE_MODULE + "."):
         rest = {k: v for k, v in auto_map.items() if k != AUTO_MAP_KEY}
         if rest:
             config.auto_map = rest
