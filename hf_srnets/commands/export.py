@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser
 
+from ..cli.parser import parse_dataclasses
 from ..compact.loading import check_model_path
 from ..errors import InputError, run_script
 from ..export import SPARSITY_FORMATS, export_onnx, export_sparse_checkpoint
@@ -99,7 +100,7 @@ def parse_args(argv: list[str]) -> ExportArguments:
     """HfArgumentParser over `ExportArguments`; a leading argument without `--` is the model directory."""
     if argv and not argv[0].startswith("-"):
         argv = ["--model_dir", *argv]
-    (args,) = HfArgumentParser(ExportArguments).parse_args_into_dataclasses(argv)
+    (args,) = parse_dataclasses(HfArgumentParser(ExportArguments), argv)  # an unknown flag: one error line
     return args
 
 

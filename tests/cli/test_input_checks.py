@@ -109,7 +109,7 @@ def test_sample_difficulty_refuses_a_model_given_twice_before_any_run(tmp_path):
         SampleDifficultyArguments(output_dir="d", model_dirs=[str(tmp_path / "m"), str(tmp_path / "m/"), "other"])
 
 
-@pytest.mark.parametrize("script", ["bias_model", "sample_difficulty", "extract_ticket"])
+@pytest.mark.parametrize("script", ["bias_model", "sample_difficulty", "extract_ticket", "export"])
 def test_scripts_with_their_own_parser_name_an_unknown_flag_in_one_line(script, tmp_path, capsys):
     # issue 50: run_bias_model.py --bogus ended in HfArgumentParser's "Some specified arguments are not used"
     import importlib
@@ -120,6 +120,8 @@ def test_scripts_with_their_own_parser_name_an_unknown_flag_in_one_line(script, 
     argv = ["--output_dir", str(tmp_path / "out"), "--bogus_flag", "1"]
     if script == "extract_ticket":
         argv = [str(tmp_path), "--sparsity", "0.5", *argv]
+    if script == "export":
+        argv = [str(tmp_path), "--format", "onnx", *argv]
     assert run_script(lambda: main(argv)) == 2
     assert capsys.readouterr().err.startswith("error: unrecognized arguments: --bogus_flag 1 (see --help")
     assert not (tmp_path / "out").exists()
