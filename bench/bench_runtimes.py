@@ -144,14 +144,9 @@ def check_paths(paths: dict[str, str], shapes_only: bool) -> None:
 
 def load_model(path: str, shapes_only: bool) -> nn.Module:
     """The float32 classifier saved at `path`, or with `shapes_only` one of its config's shapes, fresh weights."""
-    if not shapes_only:
-        return load_for_speed(path, "cpu", "float32")
-    from transformers import AutoConfig
-
-    from hf_srnets.compact.loading import architecture_from_config
-
-    torch.manual_seed(0)  # the same fresh weights in every runtime's process
-    return architecture_from_config(AutoConfig.from_pretrained(path)).float().eval()
+    if shapes_only:
+        torch.manual_seed(0)  # the same fresh weights in every runtime's process
+    return load_for_speed(path, "cpu", "float32", shapes_only=shapes_only)
 
 
 def takes_token_types(model: nn.Module) -> bool:

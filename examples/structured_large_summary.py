@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoConfig
 
-from hf_srnets.compact.loading import architecture_from_config
 from hf_srnets.evaluation.speed import SpeedRow, cpu_name, load_for_speed, measure_speed, speed_table
 from hf_srnets.run_files import MERGED_DIR, MODEL_CONFIG_NAME, RESULTS_NAME, SRNET_CONFIG_NAME
 
@@ -156,11 +154,6 @@ def saved_models(group: dict[str, Any]) -> dict[str, str]:
     return saved
 
 
-def shaped_like(path: str) -> torch.nn.Module:
-    """A float32 model of the saved model's shapes (its config.json) with fresh weights, in eval mode."""
-    return architecture_from_config(AutoConfig.from_pretrained(path)).float().eval()
-
-
 def write_speed_table(speed: list[SpeedRow], args: argparse.Namespace, path: Path) -> None:
     """The speed run's rows as text, headed by where and how they were measured."""
     head = (
@@ -204,8 +197,11 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     groups = collect(args.sweep)
     saved = [{"dense": args.dense} if g["method"] == "dense" else saved_models(g) for g in groups]
-    load = shaped_like if args.shapes_only else lambda path: load_for_speed(path, "cpu", "float32")
-    models = {name: load(path) for names in saved for name, path in names.items()}
+    models = {
+        name: load_for_speed(path, "cpu", "float32", shapes_only=args.shapes_only)
+        for names in saved
+        for name, path in names.items()
+    }
     timing = {"length": args.seq_length, "rounds": args.rounds, "batches": args.batches}
     speed = measure_speed(models, [32, 1], reference="dense", **timing)
     ratio = {row.model: row.throughput_vs_dense for row in speed if row.batch_size == 32}

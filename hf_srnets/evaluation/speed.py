@@ -20,8 +20,9 @@ from typing import Any
 
 import torch
 from torch import nn
+from transformers import AutoConfig
 
-from ..compact.loading import load_pretrained_model
+from ..compact.loading import architecture_from_config, load_pretrained_model
 from ..errors import InputError
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -52,16 +53,20 @@ def cpu_name() -> str:
     return f"{names[0]} ({len(names)} logical CPUs)" if names else platform.processor() or "unknown"
 
 
-def load_for_speed(path: str, device: str, dtype: str) -> nn.Module:
+def load_for_speed(path: str, device: str, dtype: str, *, shapes_only: bool = False) -> nn.Module:
     """A saved (merged, compact or plain) classifier on `device` in `dtype`, in eval mode; `InputError` for an
-    unknown dtype, a CUDA device without CUDA, or float16 on CPU."""
+    unknown dtype, a CUDA device without CUDA, or float16 on CPU. With `shapes_only`, a classifier of the shapes its
+    config.json records (`path` the folder or that file; a compact config's removed heads and FFN widths too,
+    `architecture_from_config`) with fresh weights: speed depends on the shapes, not the values, so a model whose
+    weights stayed elsewhere can still be timed."""
     if dtype not in DTYPES:
         raise InputError(f"--dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"--device {device}: this torch sees no CUDA GPU; use --device cpu")
     if device == "cpu" and dtype == "float16":
         raise InputError("--dtype float16 on CPU has no fast kernels in torch: use float32 or bfloat16 on CPU")
-    return load_pretrained_model(path).to(device=device, dtype=DTYPES[dtype]).eval()
+    model = architecture_from_config(AutoConfig.from_pretrained(path)) if shapes_only else load_pretrained_model(path)
+    return model.to(device=device, dtype=DTYPES[dtype]).eval()
 
 
 def random_batch(vocab_size: int, batch_size: int, length: int, device: str, seed: int = 0) -> dict[str, torch.Tensor]:
