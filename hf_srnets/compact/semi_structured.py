@@ -44,10 +44,18 @@ def semi_structured_refusal(model: nn.Module) -> str | None:
     return None
 
 
+def two_four_break(weight: torch.Tensor) -> str | None:
+    """Why the 2-D `weight` does not hold the 2:4 pattern (more than 2 nonzero of 4 consecutive inputs somewhere, or
+    an input size that is not a multiple of 4); None when it does."""
+    rows, cols = weight.shape
+    if cols % 4:
+        return f"{cols} inputs, not a multiple of 4"
+    broken = int(((weight != 0).reshape(rows, -1, 4).sum(-1) > 2).sum())
+    return f"{broken} of its {rows * cols // 4} groups of 4 inputs hold more than 2 nonzero weights" if broken else None
+
+
 def _is_2_4(weight: torch.Tensor) -> bool:
-    if weight.dim() != 2 or weight.shape[1] % 4:
-        return False
-    return bool(((weight != 0).reshape(weight.shape[0], -1, 4).sum(-1) <= 2).all())
+    return weight.dim() == 2 and two_four_break(weight) is None
 
 
 def to_semi_structured(model: nn.Module) -> dict[str, Any]:

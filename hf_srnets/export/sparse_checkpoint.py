@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from ..compact import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, load_pretrained_model
+from ..compact.semi_structured import two_four_break
 from ..errors import InputError, naming_path
 from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_NAME
 from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
@@ -61,16 +62,6 @@ def compressed_tensors_module(what: str = "--format compressed-tensors") -> Any:
 
 def zero_fraction(weight: torch.Tensor) -> float:
     return float((weight == 0).sum()) / max(1, weight.numel())
-
-
-def two_four_break(weight: torch.Tensor) -> str | None:
-    """Why `weight` cannot be stored 2:4 (more than 2 nonzero of 4 consecutive inputs somewhere, or an input size
-    that is not a multiple of 4); None when it can."""
-    rows, cols = weight.shape
-    if cols % 4:
-        return f"{cols} inputs, not a multiple of 4"
-    broken = int(((weight != 0).reshape(rows, -1, 4).sum(-1) > 2).sum())
-    return f"{broken} of its {rows * cols // 4} groups of 4 inputs hold more than 2 nonzero weights" if broken else None
 
 
 def choose_format(targets: dict[str, torch.Tensor], requested: str) -> str:
