@@ -26,7 +26,7 @@ import torch
 from .families import model_family
 from .family_export import compact_family_model
 from .heads import prune_heads, pruned_heads
-from .layout import INTERMEDIATE_SIZES_ATTR, AttentionSite, FFNSite, attention_sites, ffn_sites
+from .layout import AttentionSite, FFNSite, attention_sites, ffn_sites, is_compact_config
 from .neurons import prune_ffn_units
 
 logger = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ def compact_model(model: Any) -> dict[str, Any]:
         "ffn_removed": [layer for layer, width in enumerate(widths) if width == 0],
         "parameters_before": before,
         "parameters_after": _count(model),
-        "stock_checkpoint": not pruned_heads(model) and not getattr(model.config, INTERMEDIATE_SIZES_ATTR, None),
+        "stock_checkpoint": not is_compact_config(model.config),
     }
     logger.info(
         f"compact_model: {sum(map(len, heads.values()))} heads and {sum(report['ffn_units_removed'])} FFN units "

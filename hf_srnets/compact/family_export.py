@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from .families import query_heads_per_unit, unit_sites
-from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, is_compact_config
 
 logger = logging.getLogger(__name__)
 
@@ -115,8 +115,7 @@ def compact_family_model(model: Any) -> dict[str, Any]:
         "zero_heads_kept": kept_zero,
         "parameters_before": before,
         "parameters_after": sum(p.numel() for p in model.parameters()),
-        "stock_checkpoint": not getattr(model.config, PRUNED_HEADS_ATTR, None)
-        and not getattr(model.config, INTERMEDIATE_SIZES_ATTR, None),
+        "stock_checkpoint": not is_compact_config(model.config),
     }
     logger.info(f"compact_family_model: {report['parameters_before']} -> {report['parameters_after']} parameters")
     return report

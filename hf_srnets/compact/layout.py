@@ -33,6 +33,12 @@ INTERMEDIATE_SIZES_ATTR = "srnet_intermediate_sizes"  # config attribute: [FFN w
 SUPPORTED = "BERT, RoBERTa, ELECTRA, XLM-R, MiniLM and DistilBERT"
 
 
+def is_compact_config(config: Any) -> bool:
+    """Whether `config` records removed heads or per-layer FFN widths: shapes stock transformers cannot rebuild from
+    it (`hf_srnets.load_pretrained_model` or the saved modeling file must); False for a stock checkpoint."""
+    return bool(getattr(config, PRUNED_HEADS_ATTR, None) or getattr(config, INTERMEDIATE_SIZES_ATTR, None))
+
+
 @dataclass
 class AttentionSite:
     """One layer's self-attention: the module holding Q, K, V (`attention`, attribute names `qkv`), the module

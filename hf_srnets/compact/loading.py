@@ -38,7 +38,7 @@ from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS
 from .families import model_family
 from .family_export import shrink_family_model
 from .heads import prune_heads
-from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, is_compact_config
 from .neurons import set_ffn_widths
 from .remote_code import forget_remote_code
 
@@ -177,7 +177,7 @@ def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[st
     """`load_pretrained_model` once `path` is checked."""
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
     config = AutoConfig.from_pretrained(path, **hub)
-    if not getattr(config, PRUNED_HEADS_ATTR, None) and not getattr(config, INTERMEDIATE_SIZES_ATTR, None):
+    if not is_compact_config(config):
         return AutoModelForSequenceClassification.from_pretrained(
             path, output_loading_info=output_loading_info, **kwargs
         )

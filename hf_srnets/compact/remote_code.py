@@ -30,7 +30,7 @@ import transformers
 from torch import nn
 
 from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME, replaced_file, write_json
-from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
+from .layout import is_compact_config
 
 REMOTE_CODE_FILE = REMOTE_CODE_NAME
 REMOTE_CODE_MODULE = os.path.splitext(REMOTE_CODE_FILE)[0]  # what auto_map names
@@ -81,11 +81,6 @@ def apply_compact_layout(model, layout):
         module.config = copy.deepcopy(module.config)
         module.config._attn_implementation = "eager"
 '''
-
-
-def is_compact(config: Any) -> bool:
-    """Whether the config records removed heads or per-layer FFN widths (shapes stock loading cannot rebuild)."""
-    return bool(getattr(config, PRUNED_HEADS_ATTR, None) or getattr(config, INTERMEDIATE_SIZES_ATTR, None))
 
 
 def _stock_model(model: Any) -> nn.Module:
@@ -147,7 +142,7 @@ def write_remote_code(model: Any, directory: str) -> bool:
     and `auto_map` to config.json (module docstring); return whether it did. A model whose class transformers
     does not export (a custom one) gets none, since the file imports its stock class from transformers."""
     base = type(model).__name__
-    if not is_compact(model.config) or not hasattr(transformers, base):
+    if not is_compact_config(model.config) or not hasattr(transformers, base):
         return False
     name = remote_class_name(model)
     source = MODELING_TEMPLATE.format(base=base, name=name, layout_attr=LAYOUT_ATTR)

@@ -20,7 +20,6 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..compact.layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR
 from ..compact.remote_code import save_pretrained_model
 from ..errors import MissingInputError
 from ..masking.hub_upload import HubUploadError, make_config_portable, retry_command, upload_folder
@@ -150,9 +149,7 @@ def save_merged(
     model = srnet_copy.merge_and_unload(compact=compact)
     save_pretrained_model(model, merged_dir)  # a compact one with its modeling file (loads without hf_srnets)
     report = getattr(srnet_copy, "compact_report", None) if compact else None
-    if report is not None:
-        recorded = [getattr(model.config, attr, None) for attr in (PRUNED_HEADS_ATTR, INTERMEDIATE_SIZES_ATTR)]
-        report["stock_checkpoint"] = not any(recorded)  # loads with AutoModelForSequenceClassification alone
+    if report is not None:  # its stock_checkpoint: loads with AutoModelForSequenceClassification alone
         write_json(os.path.join(merged_dir, COMPACT_REPORT_NAME), report, indent=2)
     if tokenizer is not None:
         tokenizer.save_pretrained(merged_dir)
