@@ -162,18 +162,20 @@ def _venv_site(venv: Path) -> Path:
     return found[0]
 
 
-def _missing_packages(python: Path) -> list[str]:
+def _missing_packages(python: Path, packages: tuple[str, ...] = (TEXTATTACK, *TEXTATTACK_PACKAGES)) -> list[str]:
+    """The specs in `packages` that `python` lacks: not installed at all, or (`name==version`) at another version."""
     code = (
         "import importlib.metadata as m, sys\n"
         "for spec in sys.argv[1:]:\n"
         "    name, _, version = spec.partition('==')\n"
         "    try:\n"
-        "        ok = not version or m.version(name) == version\n"
+        "        installed = m.version(name)\n"
         "    except m.PackageNotFoundError:\n"
-        "        ok = False\n"
+        "        installed = None\n"
+        "    ok = installed is not None and (not version or installed == version)\n"
         "    print('' if ok else spec)\n"
     )
-    out = _run([str(python), "-c", code, TEXTATTACK, *TEXTATTACK_PACKAGES], capture_output=True).stdout
+    out = _run([str(python), "-c", code, *packages], capture_output=True).stdout
     return [line for line in out.split() if line]
 
 

@@ -537,6 +537,22 @@ def test_a_textattack_venv_built_from_another_checkout_is_pointed_at_this_one(tm
     assert bench.ensure_textattack_venv(venv, tmp_path / "nltk") == []
 
 
+def test_the_textattack_venv_check_lists_an_unpinned_package_that_is_absent():
+    """issue 50: a spec without '==' counted as installed without looking, so a fresh venv got textattack alone and
+    the worker stopped at "No module named 'nltk'". Asked of this interpreter: pytest is here, the other is not."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_textattack_side_by_side as bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    import importlib.metadata
+
+    absent, pinned_wrong = "no-such-package-hf-srnets", "pytest==0.0.1"
+    here = f"pytest=={importlib.metadata.version('pytest')}"
+    missing = bench._missing_packages(Path(sys.executable), ("pytest", absent, pinned_wrong, here))
+    assert missing == [absent, pinned_wrong]
+
+
 def test_the_textattack_side_can_use_textattacks_own_victim_wrapper(tmp_path):
     """--textattack_victim textattack reaches the worker's spec (TextAttack's HuggingFaceModelWrapper, as its users
     run it) and its files are told apart from the shared-victim run's; the default stays the shared victim."""
