@@ -10,6 +10,7 @@ the values computed from the backing file (formatted as the text formats them).
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import re
 import subprocess
@@ -514,6 +515,42 @@ RMC_QUOTES.append(
         r"\((\d+) of the (\d+) runs are above 1:\s+Vanilla seed (\d+, [\d.]+), and the SRNet seed (\d+, [\d.]+);",
         f_bias_above_one,
         "results/rmc_large_minilm_mnli/runs.csv (f_bias)",
+    )
+)
+
+
+def equal_budget_mnli_differences(*methods: str) -> tuple[str, ...]:
+    """Δ MNLI-m against imp_vanilla of `methods` in rmc_large_minilm_mnli_equal/report.md, to one decimal."""
+    report = (RESULTS / "rmc_large_minilm_mnli_equal" / "report.md").read_text(encoding="utf-8")
+    rows = {cells(r)[0]: cells(r) for r in table_rows(report, "| method | sparsity | paired seeds |")}
+    return tuple(f"{float(rows[m][3].split()[0]):+.1f}".replace("-", "−") for m in methods)
+
+
+# issue 50: the distillation row had kept the superseded 152-step differences (+0.3, +0.1, +0.4)
+RMC_QUOTES.append(
+    Quote(
+        "results/README.md",
+        r"\| Distil/Smooth/RMC 84\.1–84\.2 vs 84\.0 \| ([+−][\d.]+), ([+−][\d.]+), ([+−][\d.]+) points MNLI-m "
+        r"against Vanilla at equal budgets",
+        lambda: equal_budget_mnli_differences("imp_distil", "imp_smooth", "imp_rmc"),
+        "results/rmc_large_minilm_mnli_equal/report.md (paired Δ eval_mnli_accuracy)",
+    )
+)
+
+def entailment_share(path: str) -> tuple[str]:
+    """The share of a per-example file's predictions that are "entailment", in % to one decimal."""
+    with gzip.open(ROOT / path, "rt", encoding="utf-8") as f:
+        predictions = [json.loads(line)["prediction"] for line in f]
+    return (f"{100 * predictions.count('entailment') / len(predictions):.1f}",)
+
+
+# issue 50: the README gave the teacher's accuracy on entailed pairs (89.7%) as the share it labels entailment
+RMC_QUOTES.append(
+    Quote(
+        "results/oneshot_large_minilm_mnli/README.md",
+        r"\(49\.2%: it labels ([\d.]+)% of the\s+pairs \"entailment\"\)",
+        lambda: entailment_share("results/oneshot_large_minilm_mnli/per_example/teacher/s0/seed0/hans.jsonl.gz"),
+        "results/oneshot_large_minilm_mnli/per_example/teacher/s0/seed0/hans.jsonl.gz",
     )
 )
 
