@@ -537,6 +537,7 @@ RMC_QUOTES.append(
     )
 )
 
+
 def entailment_share(path: str) -> tuple[str]:
     """The share of a per-example file's predictions that are "entailment", in % to one decimal."""
     with gzip.open(ROOT / path, "rt", encoding="utf-8") as f:
