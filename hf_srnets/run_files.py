@@ -23,6 +23,7 @@ its results file parses to a JSON object.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import re
@@ -201,6 +202,26 @@ def replaced_file(path: str | os.PathLike, mode: str = "w", newline: str | None 
         if isinstance(err, OSError) and err.filename == tmp:  # name the file meant, not the hidden temporary one
             raise OSError(err.errno, err.strerror, path) from err
         raise
+
+
+WRITTEN_NAMES = (*RUN_OUTPUTS, *CHECKPOINT_FILES)  # what a run or its checkpoints write, for `detach_links`
+
+
+def detach_links(directory: str | os.PathLike) -> list[str]:
+    """Before a writer that opens its paths in place (transformers' `save_pretrained`, `torch.save`, safetensors,
+    `Trainer.save_state`) writes into `directory`: unlink each entry there named as a run's file (`WRITTEN_NAMES`)
+    that is a symbolic link or a file with another hard link, so the writer makes a new file instead of writing
+    through the link into a file that also lives elsewhere. Only the name in `directory` goes; the linked file is
+    kept whole. Other entries (a user's files) are left alone. Return the names unlinked."""
+    detached = []
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for entry in os.scandir(directory):
+            if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in WRITTEN_NAMES):
+                continue
+            if entry.is_symlink() or (entry.is_file() and entry.stat().st_nlink > 1):
+                os.unlink(entry.path)
+                detached.append(entry.name)
+    return sorted(detached)
 
 
 def write_json(path: str, data: Any, **dump_options: Any) -> None:

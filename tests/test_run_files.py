@@ -261,3 +261,23 @@ def test_every_known_set_name_is_a_safe_file_name():
 
     for name in [*known_set_names(), "anli-r1", "mnli.mm", "paws_qqp", "hans+", "évaluation"]:
         assert run_files.check_file_name("--ood_file", name, "") == name
+
+
+def test_detach_links_unlinks_linked_run_files_only(tmp_path):
+    """A hard or symbolic link at a name a run writes is unlinked (its file kept whole); a user's own linked file,
+    a plain run file and a real folder stay."""
+    out = tmp_path / "out"
+    (out / "eval_predictions").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kept = tmp_path / "kept.txt"
+    kept.write_text("kept")
+    os.link(kept, out / "config.json")
+    os.symlink(kept, out / "model.safetensors")
+    os.symlink(elsewhere, out / "merged")
+    os.link(kept, out / "notes.txt")
+    (out / "all_results.json").write_text("{}")
+    assert run_files.detach_links(out) == ["config.json", "merged", "model.safetensors"]
+    assert sorted(p.name for p in out.iterdir()) == ["all_results.json", "eval_predictions", "notes.txt"]
+    assert kept.read_text() == "kept" and elsewhere.is_dir()
+    assert run_files.detach_links(tmp_path / "missing") == []

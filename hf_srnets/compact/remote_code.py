@@ -29,7 +29,7 @@ import torch
 import transformers
 from torch import nn
 
-from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME, replaced_file, write_json
+from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME, detach_links, replaced_file, write_json
 from .layout import is_compact_config
 
 REMOTE_CODE_FILE = REMOTE_CODE_NAME
@@ -177,5 +177,6 @@ def save_pretrained_model(model: Any, directory: str, **kwargs: Any) -> None:
     that let `AutoModelForSequenceClassification.from_pretrained(directory, trust_remote_code=True)` load it without
     hf_srnets (`write_remote_code`). `hf_srnets.load_pretrained_model` loads either."""
     forget_remote_code(model.config)  # entries a loaded checkpoint carried: written anew below if still compact
+    detach_links(directory)  # save_pretrained writes in place: never through a link into a file kept elsewhere
     model.save_pretrained(directory, **kwargs)
     write_remote_code(model, directory)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import naming_path
 from ..resources.model_location import is_local_path
-from ..run_files import OTHER_TOKENIZER_FILES, TOKENIZER_FILES, write_json
+from ..run_files import OTHER_TOKENIZER_FILES, TOKENIZER_FILES, detach_links, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ def load_tokenizer(model_dir: str) -> Any | None:
 def save_config_and_tokenizer(model: Any, tokenizer: Any | None, output_dir: str) -> None:
     """The model's config (and the tokenizer, when there is one) into `output_dir`, as `save_pretrained` writes
     them."""
+    detach_links(output_dir)  # save_pretrained writes in place: never through a link into a file kept elsewhere
     with naming_path(output_dir):
         model.config.save_pretrained(output_dir)
         if tokenizer is not None:

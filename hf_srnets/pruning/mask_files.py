@@ -26,6 +26,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from ..errors import InputError, MissingInputError, naming_path
+from ..run_files import detach_links
 from .base import CONFIG_NAME, MASKS_NAME, PruningConfig
 from .mask_codec import decode_mask, encode_mask
 
@@ -249,6 +250,7 @@ def save_mask_files(
             "a folder path (new or existing)"
         )
     os.makedirs(directory, exist_ok=True)
+    detach_links(directory)  # save_pretrained and save_file write in place: never through a link
     tensors = encode_masks(masks)
     tensors.update(extra or {})
     checksums = {key: tensor_checksum(tensor) for key, tensor in sorted(tensors.items())}

@@ -143,7 +143,9 @@ def save_merged(
     import copy
 
     merged_dir = os.path.join(output_dir, MERGED_DIR)
-    if os.path.isdir(merged_dir):
+    if os.path.islink(merged_dir):  # a link placed there: the merged model goes into the output dir, not its target
+        os.unlink(merged_dir)
+    elif os.path.isdir(merged_dir):
         shutil.rmtree(merged_dir)
     srnet_copy = copy.deepcopy(srnet)
     model = srnet_copy.merge_and_unload(compact=compact)

@@ -35,7 +35,7 @@ from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..masking.model import check_model_argument
 from ..objectives import LossObjective, Objective, build_objective
-from ..run_files import TRAINER_STATE_NAME
+from ..run_files import TRAINER_STATE_NAME, detach_links
 from .arguments import SRNetTrainingArguments
 from .length_sorted_eval import (
     LengthSortedSampler,
@@ -332,6 +332,8 @@ class SRNetTrainer(Trainer):
             self._run_loss_sum(), self.state.global_step, self._run_runtime()
         )
         checkpoint = os.path.join(self.args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+        if self.args.should_save:  # a checkpoint folder a former run left: its optimizer.pt, ... written anew
+            detach_links(checkpoint)
         try:
             with naming_path(checkpoint):  # a full disk: one error line naming the checkpoint
                 super()._save_checkpoint(model, trial)
@@ -340,6 +342,8 @@ class SRNetTrainer(Trainer):
 
     def save_state(self) -> None:
         """`Trainer.save_state` (trainer_state.json); a full disk is raised naming the file (`errors.naming_path`)."""
+        if self.args.should_save:
+            detach_links(self.args.output_dir)
         with naming_path(os.path.join(self.args.output_dir, TRAINER_STATE_NAME)):
             super().save_state()
 
@@ -352,6 +356,8 @@ class SRNetTrainer(Trainer):
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
         srnet = self.srnet_model
         output_dir = output_dir if output_dir is not None else self.args.output_dir
+        if self.args.should_save:  # transformers, torch.save and safetensors write through a link at their paths
+            detach_links(output_dir)
         if srnet is None:  # a plain model: a compact one (a recovery stage) also gets its modeling file
             super()._save(output_dir, state_dict)
             write_remote_code(self.accelerator.unwrap_model(self.model), output_dir)
