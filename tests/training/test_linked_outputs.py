@@ -88,3 +88,19 @@ def test_the_exports_config_replaces_a_linked_file(tmp_path):
     outside = _links(tmp_path, out, hard=[MODEL_CONFIG_NAME])
     save_config_and_tokenizer(tiny_model(), None, str(out))
     _unchanged(outside)
+
+
+def test_save_merged_replaces_a_symlinked_merged_folder(tmp_path):
+    """A `merged` link to another folder: the merged model is written into the output dir, the other folder is
+    untouched (before, the model's files went into the link's target, or rmtree refused the link)."""
+    from hf_srnets.publish.hub import save_merged
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.json").write_bytes(KEPT)
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(elsewhere, out / "merged")
+    merged = save_merged(SRNetModel(tiny_model(), ThresholdConfig(sparsity=0.5)), str(out))
+    assert [p.name for p in elsewhere.iterdir()] == ["config.json"] and (elsewhere / "config.json").read_bytes() == KEPT
+    assert not os.path.islink(merged) and os.path.isfile(os.path.join(merged, MODEL_CONFIG_NAME))
