@@ -7,13 +7,14 @@ mapping a JSON-valued option gives (`--loss_options`), refusing a key given twic
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 DEBUG_ENV = "SRNETS_DEBUG"  # SRNETS_DEBUG=1: user errors keep their traceback too
@@ -76,6 +77,97 @@ def json_object_option(value: Any, option: str, example: str) -> dict[str, Any] 
 class InputTypeError(InputError, TypeError):
     """An argument of the wrong type (a str for a number, None for a model): still a `TypeError` to code that
     catches one."""
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters for a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def wrong_type(where: str, name: str, expected: str, value: Any, fix: str) -> InputTypeError:
+    """`where: name must be <expected>, got <type> <value>: <fix>`, for the public API's argument checks."""
+    return InputTypeError(f"{where}: {name} must be {expected}, got {type(value).__name__} {short_repr(value)}: {fix}")
+
+
+def check_model_argument(model: Any, where: str) -> None:
+    """Raise `InputTypeError` unless `model` is a torch module (a path or None is named, with the fix)."""
+    from torch import nn
+
+    if isinstance(model, nn.Module):
+        return
+    hint = (
+        ": load it first, e.g. AutoModelForSequenceClassification.from_pretrained(path), and pass the model"
+        if isinstance(model, (str, os.PathLike))
+        else ""
+    )
+    raise InputTypeError(
+        f"{where}: model must be a torch nn.Module (a transformers model), got {type(model).__name__} "
+        f"{short_repr(model)}{hint}"
+    )
+
+
+def check_plain_model_argument(model: Any, where: str) -> None:
+    """`check_model_argument`, and refuse an `SRNetModel` (masks still apart from the weights) with the fix."""
+    check_model_argument(model, where)
+    if callable(getattr(model, "merge_and_unload", None)) and hasattr(model, "srnet_config"):
+        raise InputTypeError(
+            f"{where}: model must be a plain transformers model, got an SRNetModel: merge its masks first "
+            "(model = srnet.merge_and_unload()), or save the masks alone with srnet.save_pretrained(directory)"
+        )
+
+
+def check_path_argument(value: Any, where: str, name: str, fix: str) -> None:
+    """Raise `InputTypeError` unless `value` is a path (`str` or `os.PathLike`)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise wrong_type(where, name, "a path (str or os.PathLike)", value, fix)
+
+
+def check_bool_argument(value: Any, where: str, name: str) -> None:
+    """Raise `InputTypeError` unless `value` is a bool (a string such as "no" would count as true)."""
+    if not isinstance(value, bool):
+        raise wrong_type(where, name, "True or False", value, f"pass {name}=True or {name}=False")
+
+
+def check_subclass_argument(value: Any, base: type, where: str) -> None:
+    """Raise `InputTypeError` unless `value` is a subclass of `base` (a registry decorator's argument)."""
+    if not (isinstance(value, type) and issubclass(value, base)):
+        raise wrong_type(
+            where, "its argument", f"a subclass of {base.__name__}", value,
+            f"decorate the class: @{where} above class MyClass({base.__name__})",
+        )  # fmt: skip
+
+
+# the plain field types `check_field_types` checks (an int is a float; a bool is no number)
+_PLAIN_TYPES: dict[str, tuple[type, ...]] = {
+    "float": (float, int),
+    "int": (int,),
+    "bool": (bool,),
+    "str": (str,),
+    "None": (type(None),),
+}
+
+
+def check_field_types(instance: Any, names: Iterable[str] | None = None) -> None:
+    """Raise `InputTypeError` naming the field if a dataclass field typed with plain types (`float | None`, `int`,
+    `bool`, `str`) holds a value of another type (e.g. `sparsity="0.5"`); other fields are not checked, and with
+    `names` only those fields."""
+    wanted = None if names is None else set(names)
+    for f in dataclasses.fields(instance):
+        if wanted is not None and f.name not in wanted:
+            continue
+        spelled = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+        types = [part.strip() for part in spelled.split("|")]
+        if not all(t in _PLAIN_TYPES for t in types):
+            continue
+        value = getattr(instance, f.name)
+        allowed = tuple(t for name in types for t in _PLAIN_TYPES[name])
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            raise InputTypeError(
+                f"{type(instance).__name__}: {f.name} must be {' or '.join(types)}, got {type(value).__name__} "
+                f"{value!r}: pass "
+                + (f"e.g. {f.name}={f.default!r}" if f.default is not dataclasses.MISSING else f"a {types[0]}")
+            )
 
 
 # OS errors about a path the user chose (permissions, a full disk, a file in the way), not about a bug: errno -> fix

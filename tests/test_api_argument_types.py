@@ -82,3 +82,85 @@ def test_the_trainer_names_a_model_or_arguments_of_the_wrong_type(tmp_path):
     args = SRNetTrainingArguments(output_dir=str(tmp_path), report_to="none")
     expected = r"SRNetTrainer: model must be a torch nn\.Module .*got str 'bert-base-uncased': load it first"
     _refused(lambda: SRNetTrainer(model="bert-base-uncased", args=args), expected)
+
+
+# issue 50, the rest of docs/python-api.md's functions: each refused value ended in an AttributeError or a TypeError
+# from os/posixpath naming no argument (or, for merge_and_unload(compact="yes"), was taken as True)
+def _api_cases(tmp_path):
+    import datasets
+
+    import hf_srnets as api
+    from hf_srnets.bias import fit_or_load_bias_predictions
+    from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
+    from hf_srnets.data.splits import read_split
+    from hf_srnets.data.text_digests import read_text_digests
+    from hf_srnets.export import export_onnx, export_sparse_checkpoint, read_sparse_checkpoint
+
+    task, rows = get_task("mnli"), datasets.Dataset.from_dict({"id": ["a"], "label": [0]})
+    srnet = SRNetModel(tiny_model(), ThresholdConfig(sparsity=0.5))
+    out = str(tmp_path / "out")
+    return [
+        (lambda: read_split("mnli", ["a"], name="train", file="x.tsv"), r"read_split: task must be a TaskSpec"),
+        (lambda: read_predictions(None, 3), r"read_predictions: path must be a path \(str or os\.PathLike\), got No"),
+        (lambda: read_text_digests(None), r"read_text_digests: path must be a path"),
+        (lambda: add_probability_column([1], {}, BIAS_COLUMN, source="x"), r"dataset must be a datasets\.Dataset"),
+        (lambda: add_probability_column(rows, [0.1], BIAS_COLUMN, source="x"), r"predictions must be a dict of id"),
+        (lambda: add_probability_column(rows, {"a": 0.5}, None, source="x"), r"column must be a column name"),
+        (lambda: fit_or_load_bias_predictions("mnli", rows, {}, cache_root=out, vectors=None, seed=42),
+         r"fit_or_load_bias_predictions: task must be a TaskSpec, got str 'mnli': get it with hf_srnets\.data\.get"),
+        (lambda: fit_or_load_bias_predictions(task, [1], {}, cache_root=out, vectors=None, seed=42),
+         r"full_train must be a datasets\.Dataset, got list"),
+        (lambda: fit_or_load_bias_predictions(task, rows, [rows], cache_root=out, vectors=None, seed=42),
+         r"splits must be a dict of set name -> datasets\.Dataset, got list"),
+        (lambda: api.save_pretrained_model(None, out), r"save_pretrained_model: model must be a torch nn\.Module"),
+        (lambda: api.save_pretrained_model(srnet, out), r"got an SRNetModel: merge its masks first"),
+        (lambda: api.save_pretrained_model(tiny_model(), 3), r"save_pretrained_model: directory must be a path"),
+        (lambda: api.load_pretrained_model(None), r"load_pretrained_model: path must be a path"),
+        (lambda: api.compact_model("bert"), r"compact_model: model must be a torch nn\.Module .* load it first"),
+        (lambda: srnet.save_pretrained(None), r"SRNetModel\.save_pretrained: save_directory must be a path"),
+        (lambda: srnet.merge_and_unload(compact="yes"), r"compact must be True or False, got str 'yes'"),
+        (lambda: api.SRNetTrainingArguments(output_dir=out, mask_learning_rate="a"),
+         r"SRNetTrainingArguments: mask_learning_rate must be float or None, got str 'a'"),
+        (lambda: api.register_loss(3), r"register_loss: its argument must be a subclass of DebiasingLoss, got int"),
+        (lambda: api.register_pruning_method("x"), r"register_pruning_method: its argument must be a subclass of"),
+        (lambda: api.register_evaluator(3), r"register_evaluator: its argument must be a subclass of Evaluator"),
+        (lambda: api.register_objective(None), r"register_objective: its argument must be a subclass of StepObj"),
+        (lambda: export_onnx(None, out), r"export_onnx: model_dir must be a path"),
+        (lambda: export_sparse_checkpoint(out, 3), r"export_sparse_checkpoint: output_dir must be a path"),
+        (lambda: read_sparse_checkpoint(None), r"read_sparse_checkpoint: path must be a path"),
+    ]  # fmt: skip
+
+
+def test_every_public_function_names_an_argument_of_the_wrong_type(tmp_path):
+    for call, expected in _api_cases(tmp_path):
+        _refused(call, expected)
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("get_loss", r"Unknown loss 'nope'; available: \["),
+        ("resolve_pruning", r"--pruning must be none or one of \[.*\], got 'nope'"),
+        ("read_split", r"read_split: validation has neither a file nor a source: pass file=PATH"),
+        ("from_pretrained", r"does not exist: give the folder SRNetModel\.save_pretrained wrote"),
+        ("read_sparse_checkpoint", r"has no config\.json: give the folder run_export\.py --format compressed-tensors"),
+    ],
+)
+def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path):
+    """Raised as `InputError` (one line from a script): before, a ValueError, an OSError quoting the Hub client's
+    repo-id rule for a missing local folder, or a FileNotFoundError on `config.json`."""
+    import hf_srnets as api
+    from hf_srnets.data import get_task
+    from hf_srnets.data.splits import read_split
+    from hf_srnets.export import read_sparse_checkpoint
+
+    calls = {
+        "get_loss": lambda: api.get_loss("nope"),
+        "resolve_pruning": lambda: api.resolve_pruning("nope"),
+        "read_split": lambda: read_split(get_task("mnli"), ["a", "b", "c"], name="validation"),
+        "from_pretrained": lambda: SRNetModel.from_pretrained(tiny_model(), str(tmp_path / "missing")),
+        "read_sparse_checkpoint": lambda: read_sparse_checkpoint(str(tmp_path)),
+    }
+    with pytest.raises(InputError, match=expected):
+        calls[call]()

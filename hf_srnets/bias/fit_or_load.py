@@ -11,17 +11,29 @@ which model gave p_b and how well it is calibrated on the training set, for the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from datasets import Dataset
 
 from ..data.tasks import TaskSpec
+from ..errors import check_path_argument, wrong_type
 from .cache import cache_key, entry_dir, load_cached, save_cached
 from .pipeline import compute_bias_predictions
 from .report import near_uniform_warning
 
 logger = logging.getLogger(__name__)
+
+
+def _check_arguments(task: Any, full_train: Any, splits: Any, cache_root: Any) -> None:
+    where = "fit_or_load_bias_predictions"
+    if not isinstance(task, TaskSpec):
+        raise wrong_type(where, "task", "a TaskSpec", task, "get it with hf_srnets.data.get_task('mnli')")
+    if not isinstance(full_train, Dataset):
+        raise wrong_type(where, "full_train", "a datasets.Dataset", full_train, "read it with read_split(...)")
+    if not (isinstance(splits, Mapping) and all(isinstance(s, Dataset) for s in splits.values())):
+        raise wrong_type(where, "splits", "a dict of set name -> datasets.Dataset", splits, 'e.g. {"validation": dev}')
+    check_path_argument(cache_root, where, "cache_root", "pass the cache folder, e.g. cache_root='bias_cache'")
 
 
 def fit_or_load_bias_predictions(
@@ -35,6 +47,7 @@ def fit_or_load_bias_predictions(
 ) -> tuple[dict[str, str], dict[str, Any], bool]:
     """p_b files of `full_train` and `splits` from the cache entry of their key, fitting and caching them if there
     is none; return (split -> file, report, whether it was fitted now)."""
+    _check_arguments(task, full_train, splits, cache_root)
     key, parts = cache_key(
         label_names=tuple(task.label_names),
         bias_model=task.bias_model,

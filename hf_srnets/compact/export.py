@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from ..errors import check_plain_model_argument
 from .families import model_family
 from .family_export import compact_family_model
 from .heads import prune_heads, pruned_heads
@@ -57,6 +58,7 @@ def _zero_heads(site: AttentionSite) -> list[int]:
 
 
 def _check_plain(model: Any) -> None:
+    check_plain_model_argument(model, "compact_model")
     wrapped = [name for name, module in model.named_modules() if hasattr(module, "base_layer")]
     if wrapped:
         raise ValueError(

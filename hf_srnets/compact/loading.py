@@ -32,7 +32,7 @@ import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
-from ..errors import InputError, MissingInputError
+from ..errors import InputError, MissingInputError, check_path_argument
 from ..resources.model_location import is_local_path, looks_like_path
 from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, SRNET_CONFIG_NAME, WEIGHTS_NAME
 from .families import model_family
@@ -167,6 +167,7 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     `info["missing_keys"]` as `from_pretrained` does. The model is returned in eval mode. A damaged weights file
     raises `InputError` naming it.
     """
+    check_path_argument(path, "load_pretrained_model", "path", "pass a saved model's folder or a Hub id")
     if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
     with naming_damaged_weights(path):

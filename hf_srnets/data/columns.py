@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 from datasets import Dataset
 
-from ..errors import InputError, MissingInputError
+from ..errors import InputError, MissingInputError, check_path_argument, wrong_type
 from ..run_files import replaced_file
 from .loading import not_utf8_error
 from .text_digests import DEFAULT_FIX, DIGEST_KEY, check_texts
@@ -59,6 +59,7 @@ def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list
     Errors name the file and the first bad id: duplicate ids, wrong number of classes, NaN or negative
     values, rows that do not sum to 1 (±1e-3).
     """
+    check_path_argument(path, "read_predictions", "path", "pass the predictions file's path")
     out: dict[str, list[float]] = {}
     for line_no, row in _json_rows(path, "Predictions", "probs", "[...]"):
         ex_id, probs = str(row["id"]), row["probs"]
@@ -126,6 +127,15 @@ def add_probability_column(
     `read_text_digests`): each row's text must have the file's digest of its id, else an error ending in `fix`
     (`text_digests.check_texts`; {} joins an older file by id, with a warning; None does not check).
     """
+    where = "add_probability_column"
+    if not isinstance(dataset, Dataset):
+        raise wrong_type(where, "dataset", "a datasets.Dataset", dataset, "read it with read_split(...)")
+    if not isinstance(predictions, Mapping):
+        raise wrong_type(
+            where, "predictions", "a dict of id -> p_b", predictions, "read it with read_predictions(path)"
+        )
+    if not isinstance(column, str):
+        raise wrong_type(where, "column", "a column name (str)", column, "e.g. hf_srnets.data.BIAS_COLUMN")
     if "id" not in dataset.column_names:
         raise InputError("The dataset has no 'id' column to join predictions on")
     ids = dataset["id"]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from datasets import Dataset, concatenate_datasets
 
-from ..errors import InputError
+from ..errors import InputError, wrong_type
 from . import tasks
 from .loading import load_file, load_source
 from .tasks import EvalSet, SplitSource, TaskSpec, ood_file_set
@@ -153,6 +153,8 @@ def read_split(
     (`task.text_fields`), labels as `labels` says (default: `label_options(task, label_names)`);
     `skip_incomplete_rows` drops incomplete rows instead of failing.
     """
+    if not isinstance(task, TaskSpec):
+        raise wrong_type("read_split", "task", "a TaskSpec", task, "get it with hf_srnets.data.get_task('mnli')")
     options: dict[str, Any] = {
         "text_fields": task.text_fields,
         "skip_incomplete_rows": skip_incomplete_rows,
@@ -162,7 +164,10 @@ def read_split(
         file_format = task.file_format if source is None or source in (task.train, task.validation) else None
         return load_file(file, label_names, name=name, aliases=task.label_aliases, file_format=file_format, **options)
     if source is None:
-        raise ValueError(f"read_split: {name} has neither a file nor a source")
+        raise InputError(
+            f"read_split: {name} has neither a file nor a source: pass file=PATH (a file in the task's format) or "
+            "source= one of the task's splits (e.g. task.validation)"
+        )
     return load_source(
         source, label_names, name=name, data_dir=data_dir, aliases=task.label_aliases, cache_dir=cache_dir, **options
     )

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from datasets import Dataset
 
-from ..errors import InputError
+from ..errors import InputError, check_path_argument
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ def read_text_digests(path: str | os.PathLike) -> dict[str, str]:
     Call it after the file's reader, which has refused a missing file, bad JSON and duplicate ids. A file with
     digests on some rows only, or a digest that is not 16 hex digits, is refused (it was edited by hand).
     """
+    check_path_argument(path, "read_text_digests", "path", "pass the per-example file's path")
     out: dict[str, str] = {}
     without = None
     with open(path, encoding="utf-8") as f:

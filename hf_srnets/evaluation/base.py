@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from ..data.tasks import EvalSet, TaskSpec
+from ..errors import check_subclass_argument
 from ..registry import register
 
 EVALUATORS: dict[str, type[Evaluator]] = {}
@@ -23,6 +24,7 @@ E = TypeVar("E", bound="type[Evaluator]")
 
 def register_evaluator(cls: E) -> E:
     """Class decorator: make an `Evaluator` subclass available under its `name` (a taken name is refused)."""
+    check_subclass_argument(cls, Evaluator, "register_evaluator")
     return register(EVALUATORS, cls.name, cls, "evaluator")
 
 

@@ -8,7 +8,7 @@ import logging
 import os
 from typing import Any
 
-from ..errors import naming_path
+from ..errors import check_path_argument, naming_path
 from ..resources.model_location import is_local_path
 from ..run_files import OTHER_TOKENIZER_FILES, TOKENIZER_FILES, detach_links, write_json
 
@@ -38,6 +38,12 @@ def load_tokenizer(model_dir: str) -> Any | None:
     except (OSError, ValueError, TypeError) as err:
         logger.warning(f"{model_dir}: its tokenizer could not be loaded ({err}): the export writes none")
         return None
+
+
+def check_export_paths(where: str, **paths: Any) -> None:
+    """`InputTypeError` for an argument among `paths` (name -> value) that is not a path."""
+    for name, value in paths.items():
+        check_path_argument(value, where, name, "pass a folder path (str or os.PathLike)")
 
 
 def save_config_and_tokenizer(model: Any, tokenizer: Any | None, output_dir: str) -> None:

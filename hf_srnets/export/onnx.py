@@ -28,7 +28,15 @@ from torch import nn
 from ..compact import load_pretrained_model
 from ..errors import InputError, naming_path
 from .extras import ONNX_EXTRA, require
-from .files import ONNX_NAME, ExportCheckError, files_bytes, load_tokenizer, save_config_and_tokenizer, write_report
+from .files import (
+    ONNX_NAME,
+    ExportCheckError,
+    check_export_paths,
+    files_bytes,
+    load_tokenizer,
+    save_config_and_tokenizer,
+    write_report,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +162,7 @@ def export_onnx(
     """Export the classifier saved in `model_dir` (loaded with `load_pretrained_model`: dense, merged or compact) to
     `<output_dir>/model.onnx`, check it with ONNX Runtime (module docstring), write its config, tokenizer and
     `export_report.json` beside it; return the report."""
+    check_export_paths("export_onnx", model_dir=model_dir, output_dir=output_dir)
     onnx, ort = onnx_modules()
     model = load_pretrained_model(model_dir).float().eval()
     tokenizer = load_tokenizer(model_dir)

@@ -38,10 +38,10 @@ from torch import nn
 
 from ..compact import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, load_pretrained_model
 from ..compact.semi_structured import two_four_break
-from ..errors import InputError, naming_path
+from ..errors import InputError, MissingInputError, naming_path
 from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_NAME
 from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
-from .files import ExportCheckError, load_tokenizer, save_config_and_tokenizer, write_report
+from .files import ExportCheckError, check_export_paths, load_tokenizer, save_config_and_tokenizer, write_report
 
 logger = logging.getLogger(__name__)
 
@@ -228,6 +228,11 @@ def read_sparse_checkpoint(path: str) -> dict[str, torch.Tensor]:
     """The dense state dict of a checkpoint `export_sparse_checkpoint` (or compressed-tensors 0.14) wrote: its
     sparsity config parsed by the library's config class, each compressed layer's weight rebuilt from its values
     and bitmask, the other tensors as stored."""
+    check_export_paths("read_sparse_checkpoint", path=path)
+    if not os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
+        raise MissingInputError(
+            f"{path} has no {MODEL_CONFIG_NAME}: give the folder run_export.py --format compressed-tensors wrote"
+        )
     compressed_tensors_module("reading a compressed-tensors checkpoint")
     from compressed_tensors.base import QUANTIZATION_CONFIG_NAME, SPARSITY_CONFIG_NAME
     from compressed_tensors.config import SparsityCompressionConfig
@@ -290,6 +295,7 @@ def export_sparse_checkpoint(
 ) -> dict[str, Any]:
     """Write the merged SRNet saved in `model_dir` as a compressed-tensors sparse checkpoint in `output_dir` (module
     docstring), read it back, check every tensor identical, write `export_report.json`; return the report."""
+    check_export_paths("export_sparse_checkpoint", model_dir=model_dir, output_dir=output_dir)
     library = compressed_tensors_module()
     from compressed_tensors.utils import pack_bitmasks
 

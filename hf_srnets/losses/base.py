@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from ..data.example_columns import EXAMPLE_COLUMNS
+from ..errors import InputError, check_subclass_argument
 from ..registry import register
 
 PROB_EPS = 1e-12  # bias/teacher probabilities are clipped to this before the log
@@ -112,6 +113,7 @@ def build_options(cls: type[DebiasingLoss], options: Any | None, values: dict[st
 
 def register_loss(cls: type[DebiasingLoss]) -> type[DebiasingLoss]:
     """Class decorator: make a loss available by its `name` (e.g. `--loss poe`)."""
+    check_subclass_argument(cls, DebiasingLoss, "register_loss")
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name`")
     if cls.options_class is not None and not dataclasses.is_dataclass(cls.options_class):
@@ -122,7 +124,7 @@ def register_loss(cls: type[DebiasingLoss]) -> type[DebiasingLoss]:
 def get_loss(name: str, **kwargs: Any) -> DebiasingLoss:
     """Instantiate a registered loss by name, with its options as keyword arguments."""
     if name not in LOSSES:
-        raise ValueError(f"Unknown loss {name!r}; available: {sorted(LOSSES)}")
+        raise InputError(f"Unknown loss {name!r}; available: {sorted(LOSSES)}")
     return LOSSES[name](**kwargs)
 
 

@@ -18,7 +18,14 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..compact import compact_model
-from ..errors import InputError, InputTypeError
+from ..errors import (
+    InputError,
+    InputTypeError,
+    check_bool_argument,
+    check_model_argument,
+    check_path_argument,
+    short_repr,
+)
 from ..metrics.sparsity import sparsity_report
 from ..pruning import MASKS_NAME, MaskedLayer, PruningConfig, get_pruning_method
 from ..pruning.base import SEARCH_PREFIX, TRAINABLE_PREFIX
@@ -44,27 +51,6 @@ def _get_submodule_parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
     return (model.get_submodule(parent_name) if parent_name else model), child
 
 
-def _short(value: Any) -> str:
-    """`repr(value)`, cut to 80 characters for a message."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def check_model_argument(model: Any, where: str) -> None:
-    """Raise `InputTypeError` unless `model` is a torch module (a path or None is named, with the fix)."""
-    if isinstance(model, nn.Module):
-        return
-    hint = (
-        ": load it first, e.g. AutoModelForSequenceClassification.from_pretrained(path), and pass the model"
-        if isinstance(model, (str, os.PathLike))
-        else ""
-    )
-    raise InputTypeError(
-        f"{where}: model must be a torch nn.Module (a transformers model), got {type(model).__name__} "
-        f"{_short(model)}{hint}"
-    )
-
-
 class SRNetModel(nn.Module):
     """A sequence-classification model whose θ_pr linear layers are wrapped in the pruning method's layer.
 
@@ -84,7 +70,7 @@ class SRNetModel(nn.Module):
         if not isinstance(config, PruningConfig):
             raise InputTypeError(
                 f"SRNetModel: config must be a PruningConfig (e.g. ThresholdConfig(sparsity=0.5)), got "
-                f"{type(config).__name__} {_short(config)}: build the method's config from it, e.g. "
+                f"{type(config).__name__} {short_repr(config)}: build the method's config from it, e.g. "
                 "ThresholdConfig(**values)"
             )
         super().__init__()
@@ -243,6 +229,7 @@ class SRNetModel(nn.Module):
         One-way: the returned model no longer knows its scores. The SRNetModel must not be used after: merging or
         saving it again is refused (`check_not_merged`).
         """
+        check_bool_argument(compact, "SRNetModel.merge_and_unload", "compact")
         self.check_not_merged("merge_and_unload()")
         self.merged = True
         for name, layer in self.masked_layers().items():
@@ -292,6 +279,7 @@ class SRNetModel(nn.Module):
         alone would not reproduce the model. A searching l0 model also saves its float log α
         (`search.<module>.log_alpha`) next to the packed ticket.
         """
+        check_path_argument(save_directory, "SRNetModel.save_pretrained", "save_directory", "pass the masks' folder")
         self.check_not_merged("save_pretrained()")
         masks = self.method.saved_masks(self)  # l0: the ticket at `sparsity`, ranked by log α
         extra = {**self.trained_base_tensors(), **self.search_state_tensors()}
@@ -367,7 +355,7 @@ class SRNetModel(nn.Module):
         if not isinstance(model_id, (str, os.PathLike)):
             raise InputTypeError(
                 f"SRNetModel.from_pretrained: model_id must be the mask directory (a path or Hub id), got "
-                f"{type(model_id).__name__} {_short(model_id)}: call SRNetModel.from_pretrained(model, mask_dir)"
+                f"{type(model_id).__name__} {short_repr(model_id)}: call SRNetModel.from_pretrained(model, mask_dir)"
             )
         directory = resolve_directory(model_id, revision=revision, token=token, cache_dir=cache_dir)
         config = read_checked_config(directory)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import check_subclass_argument
 from ..losses import LOSSES, DebiasingLoss, get_loss
 from ..registry import register
 from ..resources.citations import PACKAGE_CITATION
@@ -17,10 +18,11 @@ OBJECTIVES: dict[str, type[StepObjective]] = {}
 
 def register_objective(cls: type[StepObjective]) -> type[StepObjective]:
     """Class decorator: make a step-level objective available by its `name` (`build_objective(..., step=name)`)."""
+    if isinstance(cls, type) and not issubclass(cls, StepObjective):
+        raise TypeError(f"{cls.__name__} is not a StepObjective: register losses with hf_srnets.losses.register_loss")
+    check_subclass_argument(cls, StepObjective, "register_objective")
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name`")
-    if not issubclass(cls, StepObjective):
-        raise TypeError(f"{cls.__name__} is not a StepObjective: register losses with hf_srnets.losses.register_loss")
     return register(OBJECTIVES, cls.name, cls, "step objective")
 
 

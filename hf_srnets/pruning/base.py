@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from transformers import TrainerCallback
 
-from ..errors import InputError, InputTypeError, MissingInputError
+from ..errors import InputError, MissingInputError, check_field_types, check_subclass_argument
 from ..registry import register
 from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME, write_json
 from .fixed_mask import FixedMaskCallback
@@ -47,34 +47,6 @@ PRUNING_METHODS: dict[str, type[PruningMethod]] = {}
 # `--pruning` spellings that name a method with some options set: name -> (method, config overrides)
 # other `--pruning` names of registered methods, from their `aliases`: `imp-rw` -> ("magnitude", {"rewind": True})
 PRUNING_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
-
-
-# the plain field types `check_field_types` checks (an int is a float; a bool is no number)
-_PLAIN_TYPES: dict[str, tuple[type, ...]] = {
-    "float": (float, int),
-    "int": (int,),
-    "bool": (bool,),
-    "str": (str,),
-    "None": (type(None),),
-}
-
-
-def check_field_types(config: Any) -> None:
-    """Raise `InputTypeError` naming the field if a dataclass field typed with plain types (`float | None`, `int`,
-    `bool`, `str`) holds a value of another type (e.g. `sparsity="0.5"`); other fields are not checked."""
-    for f in dataclasses.fields(config):
-        spelled = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
-        names = [part.strip() for part in spelled.split("|")]
-        if not all(name in _PLAIN_TYPES for name in names):
-            continue
-        value = getattr(config, f.name)
-        allowed = tuple(t for name in names for t in _PLAIN_TYPES[name])
-        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
-            raise InputTypeError(
-                f"{type(config).__name__}: {f.name} must be {' or '.join(names)}, got {type(value).__name__} "
-                f"{value!r}: pass "
-                + (f"e.g. {f.name}={f.default!r}" if f.default is not dataclasses.MISSING else f"a {names[0]}")
-            )
 
 
 @dataclass
@@ -420,6 +392,7 @@ COMMON_FIELDS = frozenset(f.name for f in dataclasses.fields(PruningConfig))
 
 def register_pruning_method(method: type[PruningMethod]) -> type[PruningMethod]:
     """Class decorator: make `method` available by `method.name` (to `--pruning`, configs and `SRNetModel`)."""
+    check_subclass_argument(method, PruningMethod, "register_pruning_method")
     for attribute in ("name", "config_class", "layer_class"):
         if not hasattr(method, attribute):
             raise TypeError(f"{method.__name__} needs a class attribute {attribute!r} to be a pruning method.")
@@ -479,4 +452,4 @@ def resolve_pruning(name: str) -> tuple[type[PruningMethod], dict[str, Any]]:
         return get_pruning_method(method), dict(overrides)
     if name in PRUNING_METHODS:
         return PRUNING_METHODS[name], {}
-    raise ValueError(f"--pruning must be none or one of {pruning_choices()}, got {name!r}")
+    raise InputError(f"--pruning must be none or one of {pruning_choices()}, got {name!r}")

@@ -26,6 +26,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from ..errors import InputError, MissingInputError, naming_path
+from ..resources.model_location import looks_like_path
 from ..run_files import detach_links
 from .base import CONFIG_NAME, MASKS_NAME, PruningConfig
 from .mask_codec import decode_mask, encode_mask
@@ -203,6 +204,13 @@ def resolve_directory(
     """A local directory as is; otherwise a Hub snapshot (downloaded, or from the local cache when offline)."""
     if os.path.isdir(model_id):
         return str(model_id)
+    if os.path.exists(model_id):
+        raise InputError(f"{os.fspath(model_id)} is a file: give the folder the masks were saved into")
+    if looks_like_path(os.fspath(model_id)):
+        raise MissingInputError(
+            f"{os.fspath(model_id)} does not exist: give the folder SRNetModel.save_pretrained wrote (with "
+            f"{CONFIG_NAME}), or a Hub repo id (org/name)"
+        )
     from huggingface_hub import snapshot_download
 
     kwargs = {

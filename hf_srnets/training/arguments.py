@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from transformers import TrainingArguments
 
-from ..errors import InputError, json_object_option
+from ..errors import InputError, check_field_types, json_object_option
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
 
@@ -131,6 +131,7 @@ class SRNetTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoid torch's warning on CPU
+        check_field_types(self, OWN_FIELDS)  # transformers' own fields are its checks' to make
         super().__post_init__()
         if self.loss not in LOSSES:
             raise InputError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
@@ -205,6 +206,10 @@ def _options_example(options_class: type | None, fallback: str) -> str:
         if isinstance(f.default, (int, float, str, bool)):
             return json.dumps({f.name: f.default})
     return fallback
+
+
+# the fields SRNetTrainingArguments adds to transformers' (their types checked in `__post_init__`)
+OWN_FIELDS = frozenset(f.name for f in fields(SRNetTrainingArguments)) - {f.name for f in fields(TrainingArguments)}
 
 
 def _check_options(options_class: type, given: dict[str, Any] | None, owner: str) -> None:

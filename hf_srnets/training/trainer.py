@@ -30,10 +30,9 @@ from transformers.utils import logging
 
 from ..compact.remote_code import write_remote_code
 from ..data.example_columns import EXAMPLE_COLUMNS
-from ..errors import InputError, InputTypeError, naming_path
+from ..errors import InputError, InputTypeError, check_model_argument, naming_path
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
-from ..masking.model import check_model_argument
 from ..objectives import LossObjective, Objective, build_objective
 from ..run_files import TRAINER_STATE_NAME, detach_links
 from .arguments import SRNetTrainingArguments
