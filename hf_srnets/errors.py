@@ -74,6 +74,15 @@ def json_object_option(value: Any, option: str, example: str) -> dict[str, Any] 
     return parsed
 
 
+def check_input_file(path: str | os.PathLike, what: str) -> None:
+    """Raise `MissingInputError` (`<what> not found: PATH`) when nothing is at `path`, `InputError` when a folder
+    is: `what` names the file in the message ("Data file", "Predictions file", "config file")."""
+    if os.path.isdir(path):
+        raise InputError(f"{what} {os.fspath(path)} is a folder, not a file: give the path of the file in it")
+    if not os.path.isfile(path):
+        raise MissingInputError(f"{what} not found: {os.fspath(path)}")
+
+
 class InputTypeError(InputError, TypeError):
     """An argument of the wrong type (a str for a number, None for a model): still a `TypeError` to code that
     catches one."""
@@ -170,27 +179,31 @@ def check_field_types(instance: Any, names: Iterable[str] | None = None) -> None
             )
 
 
-# OS errors about a path the user chose (permissions, a full disk, a file in the way), not about a bug: errno -> fix
+# OS errors about a path the user chose (permissions, a full disk, a file in the way), not about a bug: errno -> fix;
+# {out} is what the command writes into (`run_script`'s `output`: "--output_dir" for most scripts)
 _OS_ERROR_FIXES = {
-    errno.EACCES: "fix its permissions, or choose a writable --output_dir",
-    errno.EPERM: "fix its permissions, or choose a writable --output_dir",
-    errno.EROFS: "the disk is read-only: choose an --output_dir on a writable disk",
-    errno.ENOSPC: "the disk is full: free some space, or choose an --output_dir on another disk",
-    errno.EDQUOT: "the disk quota is used up: free some space, or choose an --output_dir on another disk",
-    errno.ENOTDIR: "a part of that path is a file, not a folder: choose another --output_dir",
-    errno.EEXIST: "a file is in the way of a folder: move it, or choose another --output_dir",
-    errno.EISDIR: "a folder is in the way of a file: move it, or choose another --output_dir",
+    errno.EACCES: "fix its permissions, or choose a writable {out}",
+    errno.EPERM: "fix its permissions, or choose a writable {out}",
+    errno.EROFS: "the disk is read-only: choose {an}{out} on a writable disk",
+    errno.ENOSPC: "the disk is full: free some space, or choose {an}{out} on another disk",
+    errno.EDQUOT: "the disk quota is used up: free some space, or choose {an}{out} on another disk",
+    errno.ENOTDIR: "a part of that path is a file, not a folder: choose another {out}",
+    errno.EEXIST: "a file is in the way of a folder: move it, or choose another {out}",
+    errno.EISDIR: "a folder is in the way of a file: move it, or choose another {out}",
 }
+OUTPUT_DIR_OPTION = "--output_dir"
 
 
 _RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error ends its message
 
 
-def os_error_message(err: OSError) -> str | None:
-    """The one-line message for an OS error a user can fix (`_OS_ERROR_FIXES`), naming the path; None for others."""
-    fix = _OS_ERROR_FIXES.get(err.errno)  # type: ignore[arg-type]
-    if fix is None:
+def os_error_message(err: OSError, output: str = OUTPUT_DIR_OPTION) -> str | None:
+    """The one-line message for an OS error a user can fix (`_OS_ERROR_FIXES`), naming the path; None for others.
+    `output` names what the command writes into, in the fix ("--output_dir", "copy of the experiment folder")."""
+    template = _OS_ERROR_FIXES.get(err.errno)  # type: ignore[arg-type]
+    if template is None:
         return None
+    fix = template.format(out=output, an="an " if output.startswith("-") or output[0] in "aeiou" else "a ")
     reason = f"{err.strerror or os.strerror(err.errno)} (errno {err.errno}, {errno.errorcode.get(err.errno, '?')})"
     where = f"cannot write {err.filename}" if err.filename is not None else "cannot write the outputs"
     return f"{where}: {reason}: {fix}."
@@ -201,13 +214,14 @@ def debug_requested() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def run_script(main: Callable[[], Any]) -> int:
+def run_script(main: Callable[[], Any], output: str = OUTPUT_DIR_OPTION) -> int:
     """Run a script's `main()`; an `InputError`, or an OS error on a path the user chose (`os_error_message`: a
     read-only or full disk, a file where a folder must be), becomes one line `error: <message>` on stderr and
     status 2.
 
     Any other exception propagates with its traceback. With `SRNETS_DEBUG=1` those errors propagate too.
-    Use as `raise SystemExit(run_script(main))`."""
+    `output` names what the command writes into, for the OS errors' fixes (a command without `--output_dir` says
+    what it has). Use as `raise SystemExit(run_script(main))`."""
     try:
         main()
     except InputError as err:
@@ -216,7 +230,7 @@ def run_script(main: Callable[[], Any]) -> int:
         return _report(str(err))
     except Exception as err:
         cause = os_error_of(err)
-        message = os_error_message(cause) if cause is not None else None
+        message = os_error_message(cause, output) if cause is not None else None
         if message is None or debug_requested():
             raise
         return _report(message)

@@ -144,6 +144,13 @@ CHECKPOINT_FILES = (
 LOGGING_FILES = ("events.out.tfevents.*",)
 
 
+def holds_tokenizer_files(directory: str | os.PathLike) -> bool:
+    """Whether `directory` holds a tokenizer's file (`TOKENIZER_FILES`, `OTHER_TOKENIZER_FILES`). Without one,
+    `AutoTokenizer.from_pretrained` builds a tokenizer from `config.json` alone whose vocabulary is its special tokens:
+    every word becomes the unknown token."""
+    return any(os.path.isfile(os.path.join(directory, name)) for name in (*TOKENIZER_FILES, *OTHER_TOKENIZER_FILES))
+
+
 def bias_predictions_name(split: str) -> str:
     """The p_b file of `split` that run_bias_model.py writes (a `BIAS_PREDICTIONS_PATTERN` name)."""
     return BIAS_PREDICTIONS_PATTERN.replace("*", split)

@@ -145,6 +145,7 @@ def test_every_public_function_names_an_argument_of_the_wrong_type(tmp_path):
         ("read_split", r"read_split: validation has neither a file nor a source: pass file=PATH"),
         ("from_pretrained", r"does not exist: give the folder SRNetModel\.save_pretrained wrote"),
         ("read_sparse_checkpoint", r"has no config\.json: give the folder run_export\.py --format compressed-tensors"),
+        ("save_pretrained_model", r"save_pretrained_model: .*a_file is a file: give a folder"),  # saved nothing, rc 0
     ],
 )
 def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path):
@@ -161,6 +162,10 @@ def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path)
         "read_split": lambda: read_split(get_task("mnli"), ["a", "b", "c"], name="validation"),
         "from_pretrained": lambda: SRNetModel.from_pretrained(tiny_model(), str(tmp_path / "missing")),
         "read_sparse_checkpoint": lambda: read_sparse_checkpoint(str(tmp_path)),
+        "save_pretrained_model": lambda: api.save_pretrained_model(tiny_model(), str(a_file)),
     }
+    a_file = tmp_path / "a_file"
+    a_file.write_text("kept")
     with pytest.raises(InputError, match=expected):
         calls[call]()
+    assert a_file.read_text() == "kept"

@@ -28,7 +28,7 @@ import yaml
 from transformers import HfArgumentParser
 from transformers.hf_argparser import string_to_bool
 
-from ..errors import DuplicateJsonKeyError, InputError, MissingInputError, unique_json_object
+from ..errors import DuplicateJsonKeyError, InputError, check_input_file, unique_json_object
 
 CONFIG_SUFFIXES = (".json", ".yaml", ".yml")
 
@@ -92,8 +92,7 @@ def parse_dataclasses(parser: HfArgumentParser, argv: list[str] | None) -> tuple
 def load_config_file(path: str | Path) -> Any:
     """The content of a `.json` (by its suffix) or YAML file (`yaml.safe_load` semantics); a missing, non-UTF-8 or
     malformed file, or a key repeated in one mapping, raises `InputError` naming the file and the line of the error."""
-    if not Path(path).is_file():
-        raise MissingInputError(f"config file not found: {path}")
+    check_input_file(path, "config file")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as err:

@@ -23,6 +23,8 @@ from ..experiments.per_example import collect_per_example
 from ..experiments.report import REPORT_MARKDOWN, regenerate, report_text
 from ..run_files import RESULTS_NAME
 
+REPORT_OUTPUT = "copy of the experiment folder"  # the report is written into it: the OS errors' fixes say so
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,4 +111,4 @@ def script_main() -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run_script(script_main))
+    raise SystemExit(run_script(script_main, output=REPORT_OUTPUT))

@@ -29,7 +29,7 @@ import torch
 import transformers
 from torch import nn
 
-from ..errors import check_path_argument, check_plain_model_argument
+from ..errors import InputError, check_path_argument, check_plain_model_argument
 from ..run_files import MODEL_CONFIG_NAME, REMOTE_CODE_NAME, detach_links, replaced_file, write_json
 from .layout import is_compact_config
 
@@ -179,6 +179,8 @@ def save_pretrained_model(model: Any, directory: str, **kwargs: Any) -> None:
     hf_srnets (`write_remote_code`). `hf_srnets.load_pretrained_model` loads either."""
     check_plain_model_argument(model, "save_pretrained_model")
     check_path_argument(directory, "save_pretrained_model", "directory", "pass the folder to save into")
+    if os.path.exists(directory) and not os.path.isdir(directory):  # transformers logs it and saves nothing
+        raise InputError(f"save_pretrained_model: {os.fspath(directory)} is a file: give a folder (new or existing)")
     forget_remote_code(model.config)  # entries a loaded checkpoint carried: written anew below if still compact
     detach_links(directory)  # save_pretrained writes in place: never through a link into a file kept elsewhere
     model.save_pretrained(directory, **kwargs)

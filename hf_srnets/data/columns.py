@@ -16,11 +16,12 @@ import json
 import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from datasets import Dataset
 
-from ..errors import InputError, MissingInputError, check_path_argument, wrong_type
+from ..errors import InputError, check_input_file, check_path_argument, wrong_type
 from ..run_files import replaced_file
 from .loading import not_utf8_error
 from .text_digests import DEFAULT_FIX, DIGEST_KEY, check_texts
@@ -34,10 +35,9 @@ SUM_TOLERANCE = 1e-3
 def _json_rows(path: str | os.PathLike, kind: str, field: str, shape: str) -> Iterator[tuple[int, dict]]:
     """(line number, object) of each non-empty line of a JSON-lines file whose objects have `id` and `field`;
     errors name the file and the line (`kind` and `shape` word them)."""
-    if not os.path.isfile(path):
-        raise MissingInputError(f"{kind} file not found: {path}")
+    check_input_file(path, f"{kind} file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             lines = f.read().splitlines()
     except UnicodeDecodeError as err:
         raise not_utf8_error(str(path), err) from None
@@ -66,26 +66,32 @@ def read_predictions(path: str | os.PathLike, num_labels: int) -> dict[str, list
         where = f"{path}: id {ex_id!r} (line {line_no})"
         if ex_id in out:
             raise InputError(f"{where}: duplicate id")
-        if not isinstance(probs, list) or len(probs) != num_labels:
-            got = len(probs) if isinstance(probs, list) else type(probs).__name__
-            raise InputError(
-                f"{where}: {got} probabilities, but the task has {num_labels} labels. "
-                "Were these predictions made for another task?"
-            )
-        try:
-            values = [float(p) for p in probs]
-        except (TypeError, ValueError):
-            raise InputError(f"{where}: probabilities must be numbers, got {probs}") from None
-        if any(math.isnan(p) for p in values):
-            raise InputError(f"{where}: NaN probability")
-        if any(p < 0 for p in values):
-            raise InputError(f"{where}: negative probability in {values}")
-        if abs(sum(values) - 1.0) > SUM_TOLERANCE:
-            raise InputError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
-        out[ex_id] = values
+        out[ex_id] = checked_probabilities(probs, num_labels, where)
     if not out:
         raise InputError(f"{path} contains no predictions")
     return out
+
+
+def checked_probabilities(probs: Any, num_labels: int, where: str) -> list[float]:
+    """`probs` as floats when it is a distribution over `num_labels` labels (a list of that length, numbers, none
+    NaN or negative, summing to 1 ± `SUM_TOLERANCE`); else `InputError` starting with `where`."""
+    if not isinstance(probs, (list, tuple)) or len(probs) != num_labels:
+        got = len(probs) if isinstance(probs, (list, tuple)) else type(probs).__name__
+        raise InputError(
+            f"{where}: {got} probabilities, but the task has {num_labels} labels. "
+            "Were these predictions made for another task?"
+        )
+    try:
+        values = [float(p) for p in probs]
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: probabilities must be numbers, got {probs}") from None
+    if any(math.isnan(p) for p in values):
+        raise InputError(f"{where}: NaN probability")
+    if any(p < 0 for p in values):
+        raise InputError(f"{where}: negative probability in {values}")
+    if abs(sum(values) - 1.0) > SUM_TOLERANCE:
+        raise InputError(f"{where}: probabilities sum to {sum(values):.4f}, not 1: write softmax outputs")
+    return values
 
 
 def read_difficulty(path: str | os.PathLike) -> dict[str, float]:
@@ -155,9 +161,18 @@ def add_probability_column(
     if digests is not None:
         check_texts(dataset, [(source, str(i)) for i in ids], {source: digests}, fix=fix)
     values = [predictions[i] for i in ids]
+    if values and isinstance(values[0], (list, tuple)):  # distributions: the checks read_predictions makes
+        width = _label_count(dataset) or len(values[0])
+        values = [checked_probabilities(v, width, f"{source}: id {i!r}") for i, v in zip(ids, values, strict=True)]
     if column in dataset.column_names:
         dataset = dataset.remove_columns(column)
     return dataset.add_column(column, values)
+
+
+def _label_count(dataset: Dataset) -> int | None:
+    """The number of classes of the dataset's `label` column when it records one (a `ClassLabel`), else None."""
+    feature = dataset.features.get("label")
+    return getattr(feature, "num_classes", None)
 
 
 def write_predictions(

@@ -18,7 +18,7 @@ from typing import Any
 
 from datasets import Dataset
 
-from ..errors import InputError, MissingInputError
+from ..errors import InputError, MissingInputError, check_input_file
 from .tasks import FileFormat, SplitSource
 
 logger = logging.getLogger(__name__)
@@ -54,15 +54,14 @@ def read_rows(
     file and line.
     """
     path = str(path)
-    if not os.path.isfile(path):
-        raise MissingInputError(f"Data file not found: {path}")
+    check_input_file(path, "Data file")
     if quoting not in ("none", "csv"):
         raise InputError(f"quoting must be 'none' or 'csv', got {quoting!r}")
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".tsv", ".csv", ".jsonl", ".json"):
         raise InputError(f"Unsupported data file type {ext!r} for {path}: use .tsv, .csv or .jsonl")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:  # -sig: a byte-order mark is not in the header
             if ext in (".jsonl", ".json"):
                 return _read_json(f.read(), ext, path)
             if ext == ".tsv":
@@ -153,7 +152,7 @@ def _first_line_is_header(path: str | os.PathLike, columns: Sequence[str]) -> bo
     """Whether a file of a header-less format starts with a header anyway: a field of its first line is a
     column name (the format's or a known one, any case)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             first = f.readline().rstrip("\r\n")
     except UnicodeDecodeError as err:
         raise not_utf8_error(str(path), err) from None

@@ -69,7 +69,7 @@ def read_text_digests(path: str | os.PathLike) -> dict[str, str]:
     check_path_argument(path, "read_text_digests", "path", "pass the per-example file's path")
     out: dict[str, str] = {}
     without = None
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:
         for line_no, line in enumerate(f, 1):
             if not line.strip():
                 continue

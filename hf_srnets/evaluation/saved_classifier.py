@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..masking import SRNetModel
 from ..pruning import PruningConfig
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
+from ..run_files import holds_tokenizer_files
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,9 @@ def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> An
     errors = []
     for path in candidates:
         if path is None:
+            continue
+        if os.path.isdir(path) and not holds_tokenizer_files(path):  # transformers would build an all-unknown one
+            errors.append(f"{path}: no tokenizer files")
             continue
         try:
             return AutoTokenizer.from_pretrained(path, cache_dir=cache_dir)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import check_path_argument, naming_path
 from ..resources.model_location import is_local_path
-from ..run_files import OTHER_TOKENIZER_FILES, TOKENIZER_FILES, detach_links, write_json
+from ..run_files import detach_links, holds_tokenizer_files, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -28,9 +28,7 @@ def load_tokenizer(model_dir: str) -> Any | None:
     empty one from the config alone)."""
     from transformers import AutoTokenizer
 
-    if is_local_path(model_dir) and not any(
-        os.path.isfile(os.path.join(model_dir, name)) for name in (*TOKENIZER_FILES, *OTHER_TOKENIZER_FILES)
-    ):
+    if is_local_path(model_dir) and not holds_tokenizer_files(model_dir):
         logger.warning(f"{model_dir} holds no tokenizer: the export writes none beside the model")
         return None
     try:

@@ -4,6 +4,7 @@ dev set's hard examples, tokenise."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..data.splits import SplitFiles, add_extra_training_data, evenly_spaced_row
 from ..data.tasks import resolve_task
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
+from ..run_files import MODEL_CONFIG_NAME, TOKENIZER_FILES, holds_tokenizer_files
 from ..training.arguments import SRNetTrainingArguments
 from .columns import attach_probabilities
 from .pad_token import ensure_pad_token
@@ -122,11 +124,25 @@ def check_model_inputs(model_args: ModelArguments, data_args: DataArguments) -> 
     check_model_path(model_args.model_name_or_path, "--model_name_or_path", model_args.cache_dir)
     if model_args.tokenizer_name:
         check_model_path(model_args.tokenizer_name, "--tokenizer_name", model_args.cache_dir, need_config=False)
+    check_tokenizer_files(model_args)
     limit = position_limit(model_args)
     if limit is not None and data_args.max_seq_length > limit:
         raise InputError(
             f"--max_seq_length {data_args.max_seq_length} is above the {limit} tokens {model_args.model_name_or_path} "
             f"reads (its position limit): use --max_seq_length {limit} or less"
+        )
+
+
+def check_tokenizer_files(model_args: ModelArguments) -> None:
+    """A local model folder read for its tokenizer holds a tokenizer's files (`run_files.holds_tokenizer_files`):
+    without them transformers builds one whose every word is the unknown token, and the run would train on it."""
+    flag = "--tokenizer_name" if model_args.tokenizer_name else "--model_name_or_path"
+    source = model_args.tokenizer_name or model_args.model_name_or_path
+    if os.path.isdir(source) and not holds_tokenizer_files(source):
+        raise InputError(
+            f"{flag} {source} holds no tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, ...): transformers would "
+            f"build one from {MODEL_CONFIG_NAME} alone that reads every word as unknown. Pass --tokenizer_name with "
+            "the model the checkpoint was fine-tuned from (or save its tokenizer into the folder)"
         )
 
 

@@ -169,6 +169,11 @@ class SRNetTrainingArguments(TrainingArguments):
                 "--num_train_epochs 0 with --do_train trains no step: give --num_train_epochs > 0 or --max_steps N, "
                 "or drop --do_train to only evaluate"
             )
+        if self.do_train and self.max_steps == 0:  # transformers then runs one step at learning rate 0
+            raise InputError(
+                "--max_steps 0 with --do_train trains no step: give --max_steps >= 1, or leave it out to train for "
+                "--num_train_epochs, or drop --do_train to only evaluate"
+            )
 
     def _validate_loss_options(self) -> None:
         options_class = LOSSES[self.loss].options_class

@@ -72,6 +72,28 @@ def test_a_missing_tokenizer_name_is_refused_by_name(model_without_tokenizer, tm
         check_model_inputs(run.model, run.data)
 
 
+def test_a_model_folder_without_tokenizer_files_needs_tokenizer_name(model_without_tokenizer, tmp_path):
+    """issue 50: transformers built a 5-token tokenizer from config.json alone; the run trained with every word as
+    [UNK] (rc 0) and saved that tokenizer. Refused before any data is read; so is a --tokenizer_name folder alike."""
+    run = parse_args(["--model_name_or_path", str(model_without_tokenizer), "--output_dir", "o"])
+    with pytest.raises(InputError, match=r"--model_name_or_path .*model holds no tokenizer files .* --tokenizer_name"):
+        check_model_inputs(run.model, run.data)
+    run = parse_args(["--model_name_or_path", str(model_without_tokenizer), "--output_dir", "o",
+                      "--tokenizer_name", str(model_without_tokenizer)])  # fmt: skip
+    with pytest.raises(InputError, match=r"--tokenizer_name .* holds no tokenizer files"):
+        check_model_inputs(run.model, run.data)
+
+
+def test_a_saved_classifier_without_tokenizer_files_takes_its_base_models(model_without_tokenizer, pretrained):
+    """run_attack.py's loader: the model folder's missing tokenizer is not built from config.json; the base model's
+    is read, and with none the error names both."""
+    from hf_srnets.evaluation.saved_classifier import _load_tokenizer
+
+    assert _load_tokenizer(str(model_without_tokenizer), str(pretrained)).name_or_path == str(pretrained)
+    with pytest.raises(InputError, match=r"No tokenizer found \(.*model: no tokenizer files\)"):
+        _load_tokenizer(str(model_without_tokenizer), None)
+
+
 def overlap_nli(n: int) -> Dataset:
     """Entailed hypotheses repeat the premise, neutral ones share some words, contradicted ones none."""
     premises = [f"the cat {'saw' if i % 2 else 'heard'} the dog" for i in range(n)]

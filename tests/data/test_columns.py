@@ -122,3 +122,23 @@ def test_an_old_file_without_digests_joins_by_id_and_says_so_once(data_dir, tmp_
     assert (
         warnings[0].startswith(f"{path} does not record the data it was made on") and "joined by id only" in warnings[0]
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ([[0.5, 0.5], [0.5, 0.5]], r"id 'a': 2 probabilities, but the task has 3 labels"),  # MNLI's 3 labels
+        ([[0.2, 0.3, 0.5], [float("nan"), 0.0, 1.0]], r"id 'b': NaN probability"),
+        ([[1.0, 1.0, 1.0], [0.2, 0.3, 0.5]], r"id 'a': probabilities sum to 3\.0000, not 1"),
+        ([[0.2, 0.3, 0.5], [-1.0, 1.0, 1.0]], r"id 'b': negative probability"),
+    ],
+)
+def test_add_probability_column_checks_rows_as_the_file_reader_does(rows, expected):
+    """issue 50: given a dict, rows of the wrong width, NaN, negative or not summing to 1 were joined as they came
+    (the same rows in a file are refused by read_predictions)."""
+    from datasets import ClassLabel, Features, Value
+
+    features = Features({"id": Value("string"), "label": ClassLabel(names=["entailment", "neutral", "contradiction"])})
+    data = Dataset.from_dict({"id": ["a", "b"], "label": [0, 2]}, features=features)
+    with pytest.raises(InputError, match=r"p_b\.jsonl: " + expected):
+        add_probability_column(data, dict(zip(["a", "b"], rows, strict=True)), BIAS_COLUMN, source="p_b.jsonl")

@@ -114,3 +114,27 @@ def test_tsv_fields_up_to_the_documented_limit_load_and_longer_ones_name_file_an
 def test_a_missing_data_file_is_a_missing_input_error(tmp_path):
     with pytest.raises(MissingInputError, match="Data file not found"):
         load_file(str(tmp_path / "nothere.tsv"), NLI)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-8"])
+@pytest.mark.parametrize("newline", ["\r\n", "\n"])
+def test_a_byte_order_mark_and_crlf_read_as_the_plain_file(tmp_path, data_dir, encoding, newline):
+    """issue 50: saved with a byte-order mark (Excel, Notepad), the MNLI header's first name was '\\ufeffidx', so
+    the ids silently came from pairID instead of idx, and an SST-2 file had no 'sentence' column. Real rows."""
+    lines = _real_rows(data_dir, 5)
+    path = tmp_path / "mnli.tsv"
+    path.write_bytes(newline.join(lines).encode(encoding) + newline.encode())
+    plain = tmp_path / "plain.tsv"
+    plain.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read, expected = load_file(str(path), NLI), load_file(str(plain), NLI)
+    assert read["id"] == expected["id"] == [str(i) for i in range(5)]  # idx, the first column
+    assert read.to_list() == expected.to_list()
+    sst2 = tmp_path / "sst2.tsv"
+    sst2.write_bytes("sentence\tlabel\r\na fine film .\t1\r\n".encode("utf-8-sig"))
+    assert load_file(str(sst2), ("negative", "positive"))["sentence1"] == ["a fine film ."]
+
+
+def test_a_folder_given_as_a_data_file_is_named_as_a_folder(tmp_path):
+    # issue 50: "Data file not found: DIR" for a folder that is there
+    with pytest.raises(InputError, match=r"Data file .* is a folder, not a file: give the path of the file in it"):
+        load_file(str(tmp_path), NLI)

@@ -24,6 +24,8 @@ def _args(tmp_path, **options) -> SRNetTrainingArguments:
         ({"num_train_epochs": -1.0, "do_train": True}, r"--num_train_epochs must be a number >= 0, got -1\.0"),
         ({"num_train_epochs": float("inf")}, r"--num_train_epochs must be a number >= 0, got inf"),
         ({"num_train_epochs": 0.0, "do_train": True}, r"--num_train_epochs 0 with --do_train trains no step"),
+        # issue 50: max_steps 0 ran one step at learning rate 0 and the card said 1 training step
+        ({"max_steps": 0, "num_train_epochs": 3.0, "do_train": True}, r"--max_steps 0 with --do_train trains no step"),
         ({"per_device_train_batch_size": 0}, r"--per_device_train_batch_size must be at least 1, got 0"),
         ({"per_device_eval_batch_size": -2}, r"--per_device_eval_batch_size must be at least 1, got -2"),
         ({"gradient_accumulation_steps": 0}, r"--gradient_accumulation_steps must be at least 1, got 0"),
@@ -38,3 +40,4 @@ def test_a_schedule_that_trains_is_kept(tmp_path):
     assert _args(tmp_path, learning_rate=0.0, num_train_epochs=0.0).num_train_epochs == 0  # evaluation only
     assert _args(tmp_path, num_train_epochs=0.0, max_steps=5, do_train=True).max_steps == 5
     assert _args(tmp_path, num_train_epochs=0.5, do_train=True).num_train_epochs == 0.5
+    assert _args(tmp_path, max_steps=0).max_steps == 0  # evaluation only
