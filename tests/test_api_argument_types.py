@@ -101,6 +101,8 @@ def _api_cases(tmp_path):
     out = str(tmp_path / "out")
     return [
         (lambda: read_split("mnli", ["a"], name="train", file="x.tsv"), r"read_split: task must be a TaskSpec"),
+        (lambda: read_split(task, "entailment", name="train", file="x.tsv"),
+         r"read_split: label_names must be a tuple of label names, got str 'entailment'"),  # its letters were read
         (lambda: read_predictions(None, 3), r"read_predictions: path must be a path \(str or os\.PathLike\), got No"),
         (lambda: read_text_digests(None), r"read_text_digests: path must be a path"),
         (lambda: add_probability_column([1], {}, BIAS_COLUMN, source="x"), r"dataset must be a datasets\.Dataset"),
@@ -146,15 +148,21 @@ def test_every_public_function_names_an_argument_of_the_wrong_type(tmp_path):
         ("from_pretrained", r"does not exist: give the folder SRNetModel\.save_pretrained wrote"),
         ("read_sparse_checkpoint", r"has no config\.json: give the folder run_export\.py --format compressed-tensors"),
         ("save_pretrained_model", r"save_pretrained_model: .*a_file is a file: give a folder"),  # saved nothing, rc 0
+        ("fit_or_load", r"cache_root .*a_file is a file: give a folder"),  # a FileExistsError after the fit
     ],
 )
 def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path):
     """Raised as `InputError` (one line from a script): before, a ValueError, an OSError quoting the Hub client's
     repo-id rule for a missing local folder, or a FileNotFoundError on `config.json`."""
+    import datasets
+
     import hf_srnets as api
+    from hf_srnets.bias import fit_or_load_bias_predictions
     from hf_srnets.data import get_task
     from hf_srnets.data.splits import read_split
     from hf_srnets.export import read_sparse_checkpoint
+
+    rows = datasets.Dataset.from_dict({"id": ["a"], "sentence1": ["x"], "sentence2": ["y"], "label": [0]})
 
     calls = {
         "get_loss": lambda: api.get_loss("nope"),
@@ -163,6 +171,9 @@ def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path)
         "from_pretrained": lambda: SRNetModel.from_pretrained(tiny_model(), str(tmp_path / "missing")),
         "read_sparse_checkpoint": lambda: read_sparse_checkpoint(str(tmp_path)),
         "save_pretrained_model": lambda: api.save_pretrained_model(tiny_model(), str(a_file)),
+        "fit_or_load": lambda: fit_or_load_bias_predictions(
+            get_task("mnli"), rows, {}, cache_root=str(a_file), vectors=None, seed=42
+        ),
     }
     a_file = tmp_path / "a_file"
     a_file.write_text("kept")

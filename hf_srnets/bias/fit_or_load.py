@@ -11,13 +11,14 @@ which model gave p_b and how well it is calibrated on the training set, for the 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from datasets import Dataset
 
 from ..data.tasks import TaskSpec
-from ..errors import check_path_argument, wrong_type
+from ..errors import InputError, check_path_argument, wrong_type
 from .cache import cache_key, entry_dir, load_cached, save_cached
 from .pipeline import compute_bias_predictions
 from .report import near_uniform_warning
@@ -34,6 +35,8 @@ def _check_arguments(task: Any, full_train: Any, splits: Any, cache_root: Any) -
     if not (isinstance(splits, Mapping) and all(isinstance(s, Dataset) for s in splits.values())):
         raise wrong_type(where, "splits", "a dict of set name -> datasets.Dataset", splits, 'e.g. {"validation": dev}')
     check_path_argument(cache_root, where, "cache_root", "pass the cache folder, e.g. cache_root='bias_cache'")
+    if os.path.exists(cache_root) and not os.path.isdir(cache_root):  # found only after the fit, when it is saved
+        raise InputError(f"{where}: cache_root {os.fspath(cache_root)} is a file: give a folder (new or existing)")
 
 
 def fit_or_load_bias_predictions(

@@ -8,6 +8,7 @@ The pruning options live in the pruning methods' configs (`hf_srnets.pruning`) a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ..data.example_columns import BIAS, DIFFICULTY, EXAMPLE_COLUMNS, TEACHER
@@ -167,6 +168,12 @@ class TaskDataArguments:
     def __post_init__(self) -> None:
         check_at_least_one(max_train_samples=self.max_train_samples)
         check_set_names("--ood_file", self.ood_file, "--ood_file {name}=PATH")
+        if self.data_dir is not None and os.path.exists(self.data_dir) and not os.path.isdir(self.data_dir):
+            # a file there was skipped as "not found" and every split read from the Hub
+            raise InputError(
+                f"--data_dir {self.data_dir} is a file: give the folder holding the task's files (e.g. the folder of "
+                "mnli/dev_matched.tsv), or pass a file with --train_file / --validation_file"
+            )
 
 
 @dataclass

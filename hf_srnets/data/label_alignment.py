@@ -30,7 +30,12 @@ def is_fine_tuned_classifier(config: Any) -> bool:
     return any(a.endswith("ForSequenceClassification") for a in getattr(config, "architectures", None) or [])
 
 
-def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tuple[str, ...] | None:
+RELABEL_HINT = "pick the task's labels with --task_labels"  # run_glue_sparse.py's option; other scripts pass theirs
+
+
+def checkpoint_label_order(
+    config: Any, task: TaskSpec, model_name: str, relabel_hint: str = RELABEL_HINT
+) -> tuple[str, ...] | None:
     """The task's label names in the checkpoint's id order, or None when the task's order applies.
 
     None for a checkpoint that is not a fine-tuned classifier (its head is new) or whose labels are unnamed
@@ -59,10 +64,13 @@ def checkpoint_label_order(config: Any, task: TaskSpec, model_name: str) -> tupl
         raise InputError(
             f"{model_name} was fine-tuned with labels {names}, which do not match task {task.name!r}'s labels "
             f"{task_labels}. Use a checkpoint fine-tuned on this task, name its labels in its {MODEL_CONFIG_NAME} "
-            "(id2label), or pick the task's labels with --task_labels."
+            f"(id2label), or {relabel_hint}."
         )
     if order != task_labels:
-        logger.info(f"Aligned labels by name with {model_name}: its order {names} is used instead of {task_labels}")
+        logger.warning(  # a wrong id2label turns every prediction: say it where users look
+            f"Aligned labels by name with {model_name}: its order {names} is used instead of {task_labels} (from "
+            f"id2label in its {MODEL_CONFIG_NAME}; if that map is wrong, fix it there)"
+        )
     return tuple(order)
 
 

@@ -155,6 +155,8 @@ def read_split(
     """
     if not isinstance(task, TaskSpec):
         raise wrong_type("read_split", "task", "a TaskSpec", task, "get it with hf_srnets.data.get_task('mnli')")
+    if isinstance(label_names, str) or not all(isinstance(n, str) for n in label_names):  # a str: its letters
+        raise wrong_type("read_split", "label_names", "a tuple of label names", label_names, "e.g. task.label_names")
     options: dict[str, Any] = {
         "text_fields": task.text_fields,
         "skip_incomplete_rows": skip_incomplete_rows,

@@ -47,7 +47,8 @@ def is_mask_dir(path: str) -> bool:
 
 
 def _label_order(model: Any, task: TaskSpec, name: str) -> tuple[str, ...]:
-    return checkpoint_label_order(model.config, task, name) or tuple(task.label_names)
+    hint = "attack it with the --task it was fine-tuned on"  # run_attack.py has no --task_labels
+    return checkpoint_label_order(model.config, task, name, relabel_hint=hint) or tuple(task.label_names)
 
 
 def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> Any:

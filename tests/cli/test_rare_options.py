@@ -134,3 +134,11 @@ def test_hub_merged_model_id_names_the_merged_repo(monkeypatch):
     outputs.push_outputs(default, pruned=True, push_to_hub=True)
     assert pushed == {"repo": "me/masks", "merged": "me/masks-merged"}
     assert outputs.merged_repo_id(parse_args([*BASE, "--push_merged", "true"])) == "run1-merged"
+
+
+def test_a_data_dir_that_is_a_file_is_refused(tmp_path):
+    # issue 50: the file was skipped as "not found", every split read from the Hub, and the error said "Offline?"
+    a_file = tmp_path / "dev_matched.tsv"
+    a_file.write_text("idx\tpremise\thypothesis\tlabel\n")
+    with pytest.raises(InputError, match=r"--data_dir .*dev_matched\.tsv is a file: give the folder holding"):
+        parse_args([*BASE, "--data_dir", str(a_file)])
