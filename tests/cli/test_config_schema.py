@@ -78,3 +78,9 @@ def test_values_of_the_right_type_still_parse(tmp_path):
     run = parse_config(tmp_path, HEAD + "sparsity: 0\nseed: 3\nlearning_rate: 2\ndo_train: 1\nlogging_steps: 25\n")
     assert run.pruning.sparsity == 0 and run.training.seed == 3 and run.training.learning_rate == 2
     assert run.training.do_train is True and run.training.logging_steps == 25
+
+
+def test_a_folder_given_as_a_config_file_is_named_as_a_folder(tmp_path):
+    # issue 50: run_sweep.py DIR said "config file not found: DIR"
+    with pytest.raises(InputError, match=r"config file .* is a folder, not a file: give the path of the file in it"):
+        load_config_file(tmp_path)

@@ -142,3 +142,9 @@ def test_add_probability_column_checks_rows_as_the_file_reader_does(rows, expect
     data = Dataset.from_dict({"id": ["a", "b"], "label": [0, 2]}, features=features)
     with pytest.raises(InputError, match=r"p_b\.jsonl: " + expected):
         add_probability_column(data, dict(zip(["a", "b"], rows, strict=True)), BIAS_COLUMN, source="p_b.jsonl")
+
+
+def test_a_folder_given_as_a_predictions_file_is_named_as_a_folder(tmp_path):
+    # issue 50: --bias_predictions DIR said "Predictions file not found: DIR"
+    with pytest.raises(InputError, match=r"Predictions file .* is a folder, not a file: give the path of the file"):
+        read_predictions(tmp_path, 3)
