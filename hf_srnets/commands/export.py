@@ -16,6 +16,7 @@ size, the check) into `--output_dir`. They need optional packages: `pip install 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -28,7 +29,7 @@ from ..cli.parser import parse_dataclasses
 from ..compact.loading import check_model_path
 from ..errors import InputError, run_script
 from ..export import SPARSITY_FORMATS, export_onnx, export_sparse_checkpoint
-from ..export.onnx import DEFAULT_OPSET, TOLERANCE, onnx_modules
+from ..export.onnx import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, TOLERANCE, check_opset, onnx_modules
 from ..export.sparse_checkpoint import MIN_SPARSITY, compressed_tensors_module
 from ..training.output_dir import acquire_lock
 
@@ -64,7 +65,13 @@ class ExportArguments:
         default=MIN_SPARSITY,
         metadata={"help": "compressed-tensors: an nn.Linear weight with at least this share of zeros is compressed."},
     )
-    opset: int = field(default=DEFAULT_OPSET, metadata={"help": "onnx: the ONNX opset (the exporter takes 7-20)."})
+    opset: int = field(
+        default=DEFAULT_OPSET,
+        metadata={
+            "help": f"onnx: the ONNX opset, {MIN_OPSET}-{MAX_OPSET} (the attention exports from {MIN_OPSET} on, "
+            f"torch's exporter goes up to {MAX_OPSET})."
+        },
+    )
     tolerance: float = field(
         default=TOLERANCE, metadata={"help": "onnx: the largest |ONNX Runtime logit - PyTorch logit| accepted."}
     )
@@ -89,6 +96,7 @@ class ExportArguments:
             raise InputError(f"--min_sparsity must be in (0, 1), got {self.min_sparsity}.")
         if not self.tolerance > 0:
             raise InputError(f"--tolerance must be positive, got {self.tolerance}.")
+        check_opset(self.opset)
 
 
 def _changed(args: ExportArguments, name: str) -> bool:
@@ -134,11 +142,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         onnx_modules()
     else:
         compressed_tensors_module()
-    lock = acquire_lock(args.output_dir)  # one writer per dir
+    created = not os.path.exists(args.output_dir)
+    lock = acquire_lock(args.output_dir)  # one writer per dir; it makes the dir
     try:
         return export(args)
     finally:
         lock.release()
+        if created:
+            remove_if_empty(args.output_dir)
+
+
+def remove_if_empty(folder: str) -> None:
+    """Remove `folder` if nothing is in it: a failed export leaves no empty folder it made."""
+    with contextlib.suppress(OSError):  # not empty: the export's files, or the lock of a run that came since
+        os.rmdir(folder)
 
 
 def script_main() -> None:

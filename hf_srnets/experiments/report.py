@@ -27,7 +27,7 @@ from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS
 from ..run_files import replaced_file
 from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
-from .per_example import load_records, read_manifest
+from .per_example import MANIFEST, PER_EXAMPLE_DIR, load_records, read_manifest
 from .sweep_summary import (
     RESAMPLES,
     add_f_bias,
@@ -96,11 +96,26 @@ def recompute_metrics(records: Sequence[dict[str, Any]], metrics: Sequence[str])
             record[f"eval_{name}_examples"] = n
 
 
+def check_manifest_methods(experiment_dir: str, manifest: dict[str, Any], records: Sequence[dict[str, Any]]) -> None:
+    """`InputError` for a manifest `baseline`, `reference` or `column_baselines` entry that names a method without
+    runs under per_example/ (every row would be paired with nothing), listing the methods found."""
+    found = sorted({r["method"] for r in records})
+    named = [("baseline", manifest.get("baseline")), ("reference", manifest.get("reference"))]
+    named += [("column_baselines", method) for method in manifest.get("column_baselines") or []]
+    for key, method in named:
+        if method and method not in found:
+            raise InputError(
+                f"{os.path.join(experiment_dir, PER_EXAMPLE_DIR, MANIFEST)}: {key} {method!r} has no run under "
+                f"{PER_EXAMPLE_DIR}/, whose methods are {', '.join(found)}: name one of them"
+            )
+
+
 def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The report's Markdown, its rows and the manifest (module docstring)."""
     manifest = read_manifest(experiment_dir)
     metrics, baseline, reference = manifest["metrics"], manifest.get("baseline"), manifest.get("reference")
     records = load_records(experiment_dir)
+    check_manifest_methods(experiment_dir, manifest, records)
     recompute_metrics(records, metrics)
     f_bias = add_f_bias(records, reference, metrics[0]) if reference and metrics else []
     rows = aggregate(records, [*metrics, *f_bias])

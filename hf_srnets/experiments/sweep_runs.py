@@ -140,6 +140,7 @@ def planned_runs(recipe: dict[str, Any]) -> list[PlannedRun]:
     for method, method_args in recipe["methods"].items():
         method_args = dict(method_args)
         sparsities = method_args.pop("sparsities", recipe["sparsities"])
+        check_sparsities(method, sparsities)
         raw_argv = method_args.pop("argv", [])  # run_glue_sparse arguments as given (a recipe-free sweep)
         full = is_full_model(method_args)
         from_sparse = starts_from_sparse_model(method_args)
@@ -155,6 +156,17 @@ def planned_runs(recipe: dict[str, Any]) -> list[PlannedRun]:
                 runs.append(PlannedRun(method, float(sparsity), int(seed), out, tuple(argv)))
     refuse_repeated_runs(runs)
     return runs
+
+
+def check_sparsities(method: str, sparsities: list[float]) -> None:
+    """Every sparsity of `method`'s grid (the command line's or the recipe's) in [0, 1): checked as the runs are
+    planned, so that a bad value is refused before the first run, not when its own run starts."""
+    bad = [s for s in sparsities if not 0.0 <= s < 1.0]  # NaN fails too
+    if bad:
+        raise InputError(
+            f"the sweep's sparsity {bad[0]:g} (method {method}) is not in [0, 1): give --sparsities or the recipe's "
+            "sparsities as the fractions of weights to prune, e.g. 0.3,0.5,0.7"
+        )
 
 
 def refuse_repeated_runs(runs: list[PlannedRun]) -> None:

@@ -40,7 +40,14 @@ from .files import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_OPSET = 17  # LayerNormalization is one op from 17 on; the TorchScript exporter goes up to 20
+DEFAULT_OPSET = 17  # LayerNormalization is one op from 17 on
+# transformers' attention traces to scaled_dot_product_attention, which the exporter writes from opset 14 on (and the
+# Slice of the dynamic sequence axis from 10 on): below 14 no model the exporter takes (BERT-like or decoder) exports
+MIN_OPSET = 14
+try:  # above it torch warns that it does not support the opset; a private constant that another torch may move
+    from torch.onnx._constants import ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET as MAX_OPSET
+except ImportError:
+    MAX_OPSET = 20  # torch 2.x's TorchScript exporter
 TOLERANCE = 1e-4
 TRACE_SHAPE = (2, 16)  # (batch, sequence) of the traced example
 CHECK_SHAPES = ((3, 9), (1, 23))  # other batch sizes and lengths: a size baked into the graph fails the check
@@ -103,6 +110,25 @@ def pytorch_logits(model: nn.Module, inputs: dict[str, torch.Tensor], model_dir:
         ) from err
 
 
+def check_opset(opset: int) -> None:
+    """`InputError` for an opset outside `MIN_OPSET`-`MAX_OPSET`, before any model is loaded."""
+    if isinstance(opset, bool) or not isinstance(opset, int) or not MIN_OPSET <= opset <= MAX_OPSET:
+        raise InputError(
+            f"--opset must be in {MIN_OPSET}-{MAX_OPSET} (the attention exports from {MIN_OPSET} on, torch's exporter "
+            f"goes up to {MAX_OPSET}), got {opset!r}: leave it out for the default, --opset {DEFAULT_OPSET}"
+        )
+
+
+def exporter_error(err: Exception, model: nn.Module, opset: int) -> InputError:
+    """An error of torch's exporter at an opset it takes (an operator it cannot write at that opset) as one line."""
+    fix = f"export with the default, --opset {DEFAULT_OPSET}" if opset != DEFAULT_OPSET else f"try --opset {MAX_OPSET}"
+    cause = (str(err).strip().splitlines() or [""])[0]  # a SymbolicValueError goes on with the graph
+    return InputError(
+        f"--opset {opset} cannot export {model.config.name_or_path or 'this model'} ({type(err).__name__}: "
+        f"{cause}): {fix}"
+    )
+
+
 def trace_to_onnx(model: nn.Module, names: list[str], path: str, opset: int) -> float:
     """Export `model` (eval mode) to `path` with dynamic batch and sequence axes; returns the seconds it took."""
     example = sample_batch(model.config, names, TRACE_SHAPE, seed=0)
@@ -110,16 +136,19 @@ def trace_to_onnx(model: nn.Module, names: list[str], path: str, opset: int) -> 
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught, naming_path(path):
         warnings.simplefilter("always")
-        torch.onnx.export(
-            LogitsOnly(model, names).eval(),  # a new module trains: the exporter would leave the model in train mode
-            tuple(example[name] for name in names),
-            path,
-            input_names=names,
-            output_names=["logits"],
-            dynamic_axes=axes,
-            opset_version=opset,
-            dynamo=False,
-        )
+        try:
+            torch.onnx.export(
+                LogitsOnly(model, names).eval(),  # a new module trains: the exporter would leave it in train mode
+                tuple(example[name] for name in names),
+                path,
+                input_names=names,
+                output_names=["logits"],
+                dynamic_axes=axes,
+                opset_version=opset,
+                dynamo=False,
+            )
+        except torch.onnx.errors.OnnxExporterError as err:
+            raise exporter_error(err, model, opset) from err
     seconds = time.perf_counter() - start
     model.eval()  # as it came, whatever the exporter restored
     for warning in caught:  # tracer warnings on Python branches: the check below is what tells whether they matter
@@ -163,6 +192,7 @@ def export_onnx(
     `<output_dir>/model.onnx`, check it with ONNX Runtime (module docstring), write its config, tokenizer and
     `export_report.json` beside it; return the report."""
     check_export_paths("export_onnx", model_dir=model_dir, output_dir=output_dir)
+    check_opset(opset)
     onnx, ort = onnx_modules()
     model = load_pretrained_model(model_dir).float().eval()
     tokenizer = load_tokenizer(model_dir)

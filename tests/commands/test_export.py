@@ -17,6 +17,7 @@ from export.helpers import lively, merged_srnet, save_classifier
 from hf_srnets.commands.export import main
 from hf_srnets.errors import InputError, run_script
 from hf_srnets.export import EXPORT_REPORT_NAME, MissingExtraError
+from hf_srnets.export import onnx as onnx_export
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -94,6 +95,31 @@ def test_options_of_the_other_format_and_a_non_empty_output_dir_are_refused(nm_m
         main([str(nm_model), "--format", "onnx", "--output_dir", out])
     with pytest.raises(InputError, match="is the model's own folder"):
         main([str(nm_model), "--format", "onnx", "--output_dir", str(nm_model)])
+
+
+@pytest.mark.parametrize("opset", ["5", "9", "99"])
+def test_an_opset_the_exporter_cannot_use_is_refused_before_loading(nm_model, tmp_path, monkeypatch, capsys, opset):
+    monkeypatch.setattr(onnx_export, "load_pretrained_model", lambda *a: pytest.fail("the model was loaded"))
+    argv = [str(nm_model), "--format", "onnx", "--opset", opset, "--output_dir", str(tmp_path / "out")]
+    assert run_script(lambda: main(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: --opset must be in 14-{onnx_export.MAX_OPSET} ") and f"got {opset}" in err
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_export_that_fails_leaves_no_empty_output_dir(nm_model, tmp_path, monkeypatch):
+    def unsupported(*args, **kwargs):
+        raise onnx_export.torch.onnx.errors.UnsupportedOperatorError("aten::foo", 14, 18)
+
+    monkeypatch.setattr(onnx_export.torch.onnx, "export", unsupported)
+    with pytest.raises(InputError, match=r"--opset 14 cannot export .*: .*--opset 17"):
+        main([str(nm_model), "--format", "onnx", "--opset", "14", "--output_dir", str(tmp_path / "new" / "out")])
+    assert not (tmp_path / "new" / "out").exists()
+    (tmp_path / "kept").mkdir()  # a folder the user made is kept
+    with pytest.raises(InputError, match="cannot export"):
+        main([str(nm_model), "--format", "onnx", "--opset", "14", "--output_dir", str(tmp_path / "kept")])
+    assert (tmp_path / "kept").is_dir()
 
 
 @pytest.mark.slow  # starts a process (7 s on this machine): the project marks those slow

@@ -183,6 +183,25 @@ def test_hans_cells_are_recomputed_from_the_files_too(tmp_path) -> None:
     assert "| vanilla | 0% | 3 | 55.00 ± 5.00 | 50.00 ± 5.00 | 46.67 ± 5.77 |" in text
 
 
+@pytest.mark.parametrize(
+    ("changes", "key", "missing"),
+    [
+        ({"baseline": "vanila"}, "baseline", "vanila"),
+        ({"reference": "teacher"}, "reference", "teacher"),
+        ({"columns": ["MNLI=mnli"], "column_baselines": ["imp", "hedas"]}, "column_baselines", "hedas"),
+    ],
+    ids=["baseline", "reference", "column_baselines"],
+)
+def test_a_manifest_naming_a_method_without_runs_is_refused(tmp_path, changes, key, missing) -> None:
+    experiment = tmp_path / "exp"
+    shutil.copytree(FIXTURE, experiment)
+    manifest = experiment / "per_example" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), **changes}))
+    with pytest.raises(InputError, match=rf"manifest\.json: {key} '{missing}' has no run under .*heads, imp, vanilla"):
+        report_command.main([str(experiment)])
+    assert (experiment / "report.md").read_text() == (FIXTURE / "report.md").read_text()
+
+
 COMMITTED = sorted(p.parent.parent.name for p in (FIXTURE.parents[2] / "results").glob("*/per_example/manifest.json"))
 
 

@@ -338,3 +338,28 @@ def test_a_repeated_seed_or_sparsity_is_refused_before_any_run(tmp_path, sparsit
     ):
         run_sweep.sweep(recipe, runner=calls.append)
     assert calls == [] and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("grid", ["0.5,1.5", "0.5,nan", "-0.1,0.5", "0.5,inf"])
+def test_a_sparsity_outside_0_1_is_refused_before_any_run(tmp_path, grid):
+    """Round 4, case 11: `--sparsities 0.5,1.5` trained the 0.5 run, then its 1.5 run refused the value and left
+    `s1.5/seed1/sweep_run.json`; now the grid is checked when the runs are planned."""
+    bad = next(s for s in grid.split(",") if not 0 <= float(s) < 1)
+    calls: list[list[str]] = []
+    argv = [f"--sparsities={grid}", "--seeds", "1", "--output_dir", str(tmp_path / "sweep"), "--"]
+    with pytest.raises(InputError, match=rf"sparsity {bad} \(method mask_ce\) is not in \[0, 1\)"):
+        run_sweep.main([*argv, "--model_name_or_path", "m", "--pruning", "mask", "--loss", "ce"], runner=calls.append)
+    assert calls == [] and not (tmp_path / "sweep").exists()
+
+
+def test_a_recipe_s_sparsity_outside_0_1_is_refused_before_any_run(tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        f"output_dir: {tmp_path / 'sweep'}\nsparsities: [0.5]\nseeds: [1]\nmetrics: [eval_mnli_accuracy]\n"
+        "common: {model_name_or_path: m, task: mnli}\n"
+        "methods:\n  full_ce: {pruning: none}\n  mask_ce: {pruning: mask, sparsities: [0.5, 1.0]}\n"
+    )
+    calls: list[list[str]] = []
+    with pytest.raises(InputError, match=r"sparsity 1 \(method mask_ce\) is not in \[0, 1\)"):
+        run_sweep.main([str(recipe)], runner=calls.append)
+    assert calls == [] and not (tmp_path / "sweep").exists()

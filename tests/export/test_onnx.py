@@ -18,6 +18,7 @@ from transformers import AutoTokenizer, Qwen2Config
 
 from hf_srnets import load_pretrained_model
 from hf_srnets.compact import prune_ffn_units, prune_heads
+from hf_srnets.errors import InputError
 from hf_srnets.export import EXPORT_REPORT_NAME, ONNX_NAME, ExportCheckError, export_onnx
 from hf_srnets.export import onnx as onnx_export
 
@@ -87,3 +88,25 @@ def test_a_graph_that_gives_other_logits_is_refused_and_removed(tmp_path, monkey
         export_onnx(str(model_dir), str(tmp_path / "onnx"))
     assert not (tmp_path / "onnx" / ONNX_NAME).exists()
     assert not (tmp_path / "onnx" / EXPORT_REPORT_NAME).exists()
+
+
+@pytest.mark.parametrize("opset", [9, 13, onnx_export.MAX_OPSET + 1, 99])
+def test_an_opset_outside_the_exporter_s_range_is_refused_before_loading(tmp_path, monkeypatch, opset):
+    """Round 4, case 62: opsets below 14 failed in the exporter (dynamic Slice below 10, attention below 14) and 99
+    in torch, each a traceback after the model was loaded."""
+    monkeypatch.setattr(onnx_export, "load_pretrained_model", lambda *a: pytest.fail("the model was loaded"))
+    with pytest.raises(InputError, match=rf"--opset must be in 14-{onnx_export.MAX_OPSET} .*, got {opset}: .*opset 17"):
+        export_onnx(str(tmp_path / "any"), str(tmp_path / "onnx"), opset=opset)
+    assert not (tmp_path / "onnx").exists()
+
+
+def test_an_exporter_error_inside_the_range_is_one_line_naming_the_default_opset(tmp_path, monkeypatch):
+    model_dir = save_classifier(lively(tiny_model("bert")), tmp_path / "dense")
+
+    def unsupported(*args, **kwargs):  # as torch raises it for an op newer than the opset
+        raise torch.onnx.errors.UnsupportedOperatorError("aten::foo", 14, 18)
+
+    monkeypatch.setattr(onnx_export.torch.onnx, "export", unsupported)
+    with pytest.raises(InputError, match=r"--opset 14 cannot export .*dense \(.*aten::foo.*\): .*--opset 17"):
+        export_onnx(str(model_dir), str(tmp_path / "onnx"), opset=14)
+    assert not (tmp_path / "onnx" / ONNX_NAME).exists()

@@ -13,6 +13,7 @@ from huggingface_hub import HfApi, ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from hf_srnets.commands.push_to_hub import main as hub_main
+from hf_srnets.errors import run_script
 from hf_srnets.masking import SRNetModel
 from hf_srnets.masking.hub_upload import HubUploadError, portable_path
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig
@@ -106,6 +107,26 @@ def test_failed_upload_keeps_local_files_and_says_how_to_retry(output_dir, monke
     assert sorted(os.listdir(out)) == before
     with pytest.raises(FileNotFoundError, match="merged"):
         push_merged(str(out), "someone/tiny-srnet-merged")
+
+
+@pytest.mark.parametrize("repo_id", ["/tmp/local_target", "someone/tiny/srnet", "someone/tiny srnet"])
+def test_a_repo_id_that_is_no_hub_id_is_refused_before_uploading(output_dir, monkeypatch, capsys, repo_id):
+    """Round 4, case 6: a local path as --repo_id failed at upload time with HFValidationError, then printed a
+    retry command repeating the invalid id."""
+    out, _ = output_dir
+    monkeypatch.setattr(HfApi, "create_repo", lambda *args, **kwargs: pytest.fail("an upload was tried"))
+    assert run_script(lambda: hub_main([str(out), "--repo_id", repo_id])) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: --repo_id {repo_id!r} is not a Hub repo id") and "user/name" in err
+    assert len(err.splitlines()) == 1 and "To retry" not in err
+
+
+def test_a_missing_output_dir_is_named_as_missing(tmp_path, capsys):
+    """Round 4, case 8: a folder that is not there was said to hold no srnet_masks.safetensors."""
+    assert run_script(lambda: hub_main([str(tmp_path / "nope"), "--repo_id", "me/x"])) == 2
+    assert (
+        capsys.readouterr().err.strip().startswith(f"error: {tmp_path / 'nope'} does not exist: give the --output_dir")
+    )
 
 
 def test_card_metadata_is_valid_hub_metadata(output_dir):
