@@ -110,5 +110,10 @@ def script_main() -> None:
         raise SystemExit(code)
 
 
+def run() -> int:
+    """The command's exit status: `script_main` under `run_script`, whose OS-error fixes name the experiment folder."""
+    return run_script(script_main, output=REPORT_OUTPUT)
+
+
 if __name__ == "__main__":
-    raise SystemExit(run_script(script_main, output=REPORT_OUTPUT))
+    raise SystemExit(run())

@@ -445,18 +445,15 @@ def test_naming_the_path_keeps_other_errors_as_they_are(monkeypatch):
 def test_the_report_command_names_its_own_output_on_a_read_only_disk(tmp_path, capsys, monkeypatch):
     """issue 50: report writes into the experiment folder and has no --output_dir, yet a read-only disk told the
     user to "choose an --output_dir on a writable disk"."""
-    import runpy
-
-    import hf_srnets.experiments.report as report
+    import hf_srnets.commands.report as command
 
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system", str(tmp_path / "report.md"))
 
     monkeypatch.delenv(DEBUG_ENV, raising=False)
-    monkeypatch.setattr(report, "regenerate", read_only)
+    monkeypatch.setattr(command, "regenerate", read_only)
     monkeypatch.setattr(sys, "argv", ["report", str(tmp_path), "--no_plots"])
-    with pytest.raises(SystemExit) as stopped:
-        runpy.run_module("hf_srnets.commands.report", run_name="__main__")
+    assert command.run() == 2
     line = capsys.readouterr().err.strip()
-    assert stopped.value.code == 2 and "--output_dir" not in line, line
+    assert "--output_dir" not in line, line
     assert "the disk is read-only: choose a copy of the experiment folder on a writable disk." in line, line
