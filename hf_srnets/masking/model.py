@@ -80,6 +80,7 @@ class SRNetModel(nn.Module):
         self.is_search = initialize  # a new search (masks from the method), not masks loaded from a file
         self.fixed_masks = False  # set by `train_weights_with_fixed_masks`
         self.merged = False  # set by `merge_and_unload`: the masks are folded into the weights, the layers gone
+        self.loaded_trained: frozenset[str] = frozenset()  # weights `from_pretrained` loaded from the mask files
         model_type = getattr(getattr(model, "config", None), "model_type", None)
         config.model_type = config.model_type or model_type
         if config.base_model_name_or_path is None:
@@ -264,6 +265,7 @@ class SRNetModel(nn.Module):
         }
         scores = {id(param) for param in self.masked_layers_scores()}
         all_trained = self.srnet_config.trains_weights  # a search that trained every weight, also once frozen
+        trained |= self.loaded_trained  # reloaded (IMP's weights): a save again must carry them, frozen or not
         out: dict[str, torch.Tensor] = {}
         for name, param in self.base_model.named_parameters():
             is_score = name.endswith("mask_scores") or id(param) in scores
@@ -412,6 +414,7 @@ class SRNetModel(nn.Module):
         trainable = {k[len(TRAINABLE_PREFIX) :]: v for k, v in tensors.items() if k.startswith(TRAINABLE_PREFIX)}
         if trainable:
             self.base_model.load_state_dict(trainable, strict=False)
+            self.loaded_trained = frozenset(trainable)
         self._load_search_state(tensors)
 
     def _load_search_state(self, tensors: dict[str, torch.Tensor]) -> None:

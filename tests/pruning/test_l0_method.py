@@ -176,3 +176,16 @@ def test_the_saved_ticket_is_ranked_once_per_state_of_log_alpha():
     expected = extract_ticket(log_alphas, 0.3, "global")
     assert all(torch.equal(second[name], expected[name]) for name in expected)
     assert any(not torch.equal(second[name], first[name]) for name in expected)
+
+
+def test_the_ticket_saved_at_the_end_is_ranked_from_the_last_log_alpha(tmp_path):
+    """The ticket was cached per `log_alpha._version`, which the optimiser's steps leave at 0: a ticket ranked at a
+    mid-run checkpoint was saved again at the end (found by issue 51's contract test). Now: the final log α's."""
+    from hf_srnets.pruning.l0.extract import extract_ticket
+
+    srnet = l0_model(sparsity=0.5)
+    trainer(tmp_path, srnet, max_steps=8, save_strategy="steps", save_steps=4).train()
+    log_alphas = {name: layer.log_alpha.detach().clone() for name, layer in srnet.masked_layers().items()}
+    expected = extract_ticket(log_alphas, 0.5, srnet.srnet_config.sparsity_scope)
+    saved = srnet.method.saved_masks(srnet)
+    assert saved.keys() == expected.keys() and all(torch.equal(saved[k], expected[k]) for k in saved)
