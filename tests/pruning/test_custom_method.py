@@ -122,3 +122,12 @@ def test_a_method_whose_layer_is_not_a_masked_layer_is_refused_at_registration()
     assert "Unmasked.layer_class is 'PlainLinear', not a MaskedLayer" in message
     assert "subclass hf_srnets.pruning.MaskedLayer" in message and "\n" not in message  # one line, with the fix
     assert "toy_unmasked" not in PRUNING_METHODS
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert", "llama"])
+def test_a_method_registered_in_a_test_keeps_the_contract_of_every_method(random_method, family, tmp_path):
+    """The contract test of the built-in methods (`test_method_contract.check_method_contract`: save, reload, re-save
+    to the same bytes, merged == masked, resume), on the method this file registers."""
+    from pruning.test_method_contract import check_method_contract
+
+    check_method_contract("toy_random", "element", family, tmp_path)
