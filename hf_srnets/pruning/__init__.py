@@ -28,12 +28,13 @@ from .base import (
 from .fixed_mask import FixedMaskCallback
 from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
+from .masked_linear import MaskedLinear
 from .masked_model import MaskConfig, MaskedModel
+from .oneshot import OneShotCallback
 from .oneshot_magnitude import OneShotMagnitudeConfig, OneShotMagnitudePruning
 from .random import RandomConfig, RandomPruning
 from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
-    MaskedLinear,
     MaskThresholdCallback,
     ThresholdConfig,
     ThresholdPruning,
@@ -61,6 +62,7 @@ __all__ = [
     "MaskedLayer",
     "MaskedLinear",
     "MaskedModel",
+    "OneShotCallback",
     "OneShotMagnitudeConfig",
     "OneShotMagnitudePruning",
     "PruningConfig",

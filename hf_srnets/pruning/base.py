@@ -36,8 +36,17 @@ CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME:
 TRAINABLE_PREFIX = "trainable."
 SEARCH_PREFIX = "search."
 SRNET_TYPE = "SRNET_MASK"
-# `mask_granularity` values (hf_srnets.pruning.units); `neuron` is the older name of `hybrid` (FFN units and heads)
-GRANULARITIES = ("element", "block", "ffn", "head", "hybrid", "neuron", "nm")
+# `mask_granularity` values (hf_srnets.pruning.units) and what one mask bit prunes: the field's type and help
+GRANULARITY_UNITS = {
+    "element": "one weight, the paper",
+    "block": "b×b tiles, --block_size",
+    "ffn": "FFN units only",
+    "head": "attention heads only",
+    "hybrid": "FFN units and heads",
+    "neuron": "= hybrid, its older name",
+    "nm": "N of every M consecutive weights, --nm_n/--nm_m",
+}
+GRANULARITIES = tuple(GRANULARITY_UNITS)
 UNIT_GRANULARITIES = ("block", "ffn", "head", "hybrid", "neuron")  # a mask unit of several weights, one score
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 
@@ -105,14 +114,13 @@ class PruningConfig:
     sparsity_scope: Literal["local", "global"] = field(
         default="local", metadata={"help": "local (per matrix, the paper) or global."}
     )
-    mask_granularity: Literal["element", "block", "ffn", "head", "hybrid", "neuron", "nm"] = field(
+    mask_granularity: Literal[GRANULARITIES] = field(
         default="element",
         metadata={
-            "help": "What one mask bit prunes: element (one weight, the paper), block (b×b tiles, --block_size), "
-            "ffn (FFN units only), head (attention heads only), hybrid (FFN units and heads), neuron (= hybrid, "
-            "its older name) or nm (N of every M consecutive weights, --nm_n/--nm_m; threshold/mask only). Unit "
-            "granularities: the classifier "
-            "stays unmasked. Methods threshold/mask and magnitude/imp/imp-rw."
+            "help": "What one mask bit prunes: "
+            + ", ".join(f"{name} ({unit})" for name, unit in GRANULARITY_UNITS.items())
+            + ". Unit granularities: the classifier stays unmasked. Each method takes those it declares; another is "
+            "refused, naming the methods that take it."
         },
     )
     block_size: int = field(

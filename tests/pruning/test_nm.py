@@ -11,8 +11,8 @@ from hf_srnets.compact import to_semi_structured
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig
+from hf_srnets.pruning.masked_linear import MaskedLinear
 from hf_srnets.pruning.nm import is_nm, nm_mask
-from hf_srnets.pruning.threshold import MaskedLinear
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
 from pruning.test_granularity import bert4, inputs

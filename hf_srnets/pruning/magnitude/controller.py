@@ -11,8 +11,9 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from ...errors import InputError
 from ..fixed_mask import FixedMaskCallback
+from ..magnitude_masks import magnitude_prune
 from ..masked_model import MaskedModel
-from .rounds import imp_rounds, magnitude_prune
+from .rounds import imp_rounds
 
 logger = logging.getLogger(__name__)
 

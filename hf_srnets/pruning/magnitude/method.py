@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from transformers import TrainerCallback
 
 from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
+from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
-from ..threshold.layer import MaskedLinear
 from .config import MagnitudeConfig
 from .controller import IMPCallback
 from .rounds import imp_rounds
@@ -45,16 +45,6 @@ class MagnitudePruning(PruningMethod):
             return super().callbacks(srnet)
         cfg = self.config
         return [IMPCallback(srnet, cfg.sparsity, cfg.imp_prune_ratio, cfg.imp_interval, rewind=cfg.rewind)]
-
-    @classmethod
-    def card_settings(cls, config: MagnitudeConfig, context: CardContext) -> dict[str, Any]:
-        return {
-            "sparsity": config.sparsity,
-            **config.unit_settings(),
-            "imp_prune_ratio": config.imp_prune_ratio,
-            "imp_interval": config.imp_interval,
-            "rewind": config.rewind,
-        }
 
     @classmethod
     def search_description(cls, config: MagnitudeConfig, context: CardContext) -> str:

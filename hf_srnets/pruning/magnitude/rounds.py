@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 from ...errors import InputError
-from ..masked_model import MaskedModel
-from ..selection import exact_mask
-from ..units import magnitude_prune_units
 
 
 def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float = 0.1, *, rewind: bool = False) -> int:
@@ -45,22 +40,3 @@ def imp_rounds(target_sparsity: float, prune_ratio: float = 0.1, interval: float
             f"{target_sparsity} use --imp_interval {needed} or less."
         )
     return k
-
-
-@torch.no_grad()
-def magnitude_prune(srnet: MaskedModel, sparsity: float) -> None:
-    """Prune, per matrix, the smallest remaining |W| until exactly ⌊s·n⌋ weights are 0 (Algorithm 1, line 8).
-
-    Already pruned weights stay pruned (they rank first); ties are broken by position. At a structured
-    `mask_granularity`, the same per unit group with the unit's mean |W| (`units.magnitude_prune_units`).
-    """
-    if srnet.srnet_config.structured:
-        magnitude_prune_units(srnet, sparsity)
-        return
-    masks = {}
-    for name, layer in srnet.masked_layers().items():
-        kept = layer.binary_mask()
-        magnitude = torch.where(kept, layer.base_layer.weight.abs().float(), -1.0)
-        masks[name] = exact_mask(magnitude, sparsity)
-    srnet.set_masks(masks)
-    srnet.zero_pruned_weights()

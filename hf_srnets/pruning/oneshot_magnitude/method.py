@@ -1,6 +1,6 @@
 """`magnitude-oneshot`: the smallest |W| of each matrix pruned once, weights kept (Algorithm 1's round, no training).
 
-The selection is IMP's (`hf_srnets.pruning.magnitude.rounds.magnitude_prune`: exactly ⌊s·n⌋ per matrix, ties by
+The selection is IMP's (`hf_srnets.pruning.magnitude_masks.magnitude_prune`: exactly ⌊s·n⌋ per matrix, ties by
 position; at block/neuron/head granularity whole units by their mean |W|) done once at s, before any update; the
 weights stay θ_0 (`hf_srnets.pruning.wanda.OneShotCallback`). It is the magnitude baseline of the LLM-pruning tools
 and the layer-wise magnitude baseline of Wanda's paper.
@@ -16,10 +16,10 @@ from transformers import TrainerCallback
 
 from ...errors import InputError
 from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
-from ..magnitude.rounds import magnitude_prune
+from ..magnitude_masks import magnitude_prune
+from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
-from ..threshold.layer import MaskedLinear
-from ..wanda.controller import OneShotCallback, keep_all
+from ..oneshot import OneShotCallback, keep_all
 from .config import OneShotMagnitudeConfig
 
 
@@ -57,10 +57,6 @@ class OneShotMagnitudePruning(PruningMethod):
             return super().callbacks(srnet)
         sparsity = self.config.sparsity
         return [OneShotCallback(srnet, lambda model, batches: magnitude_masks(model, batches, sparsity))]
-
-    @classmethod
-    def card_settings(cls, config: OneShotMagnitudeConfig, context: CardContext) -> dict[str, Any]:
-        return {"sparsity": config.sparsity, **config.unit_settings()}
 
     @classmethod
     def search_description(cls, config: OneShotMagnitudeConfig, context: CardContext) -> str:

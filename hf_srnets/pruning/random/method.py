@@ -11,8 +11,8 @@ import torch
 from ...errors import InputError
 from ..base import CardContext, PruningConfig, PruningMethod, register_pruning_method
 from ..mask_files import read_mask_dir
+from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
-from ..threshold.layer import MaskedLinear
 from .config import RandomConfig
 
 

@@ -2,14 +2,12 @@
 
 from .config import ThresholdConfig
 from .controller import MaskThresholdCallback
-from .layer import MaskedLinear
 from .method import ThresholdPruning
 from .schedules import cubic_sparsity, schedule_end_step, sparsity_at
 from .thresholds import initialize_scores, update_thresholds
 
 __all__ = [
     "MaskThresholdCallback",
-    "MaskedLinear",
     "ThresholdConfig",
     "ThresholdPruning",
     "cubic_sparsity",

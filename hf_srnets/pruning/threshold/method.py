@@ -8,11 +8,11 @@ from torch import nn
 from transformers import TrainerCallback
 
 from ..base import GRANULARITIES, CardContext, PruningMethod, register_pruning_method
+from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
 from ..wrapped import model_weights
 from .config import DEFAULT_UPDATE_INTERVAL, ThresholdConfig
 from .controller import MaskThresholdCallback
-from .layer import MaskedLinear
 from .schedules import schedule_end_step, sparsity_at
 from .thresholds import initialize_scores
 

@@ -1,8 +1,8 @@
 """`wanda`: one-shot pruning by |W|·‖X‖ on calibration batches, per output row or N:M (Sun et al. 2024)."""
 
+from ..oneshot import OneShotCallback
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
-from .controller import OneShotCallback
 from .method import WandaPruning
 from .selection import nm_mask, row_mask, wanda_scores
 

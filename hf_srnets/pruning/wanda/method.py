@@ -12,11 +12,11 @@ from transformers import TrainerCallback
 from ...errors import InputError
 from ...run_files import SRNET_CONFIG_NAME
 from ..base import CardContext, PruningMethod, register_pruning_method
+from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
-from ..threshold.layer import MaskedLinear
+from ..oneshot import OneShotCallback, keep_all
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
-from .controller import OneShotCallback, keep_all
 from .selection import nm_mask, row_mask, wanda_scores
 
 logger = logging.getLogger(__name__)
@@ -84,14 +84,6 @@ class WandaPruning(PruningMethod):
         if not srnet.is_search:  # loaded masks: fine-tune the subnetwork with them fixed
             return super().callbacks(srnet)
         return [OneShotCallback(srnet, lambda model, batches: wanda_masks(model, batches, self.config))]
-
-    @classmethod
-    def card_settings(cls, config: WandaConfig, context: CardContext) -> dict[str, Any]:
-        return {
-            "sparsity": config.sparsity,
-            "calibration_samples": config.calibration_samples,
-            "wanda_nm": config.wanda_nm,
-        }
 
     @classmethod
     def search_description(cls, config: WandaConfig, context: CardContext) -> str:

@@ -1,4 +1,5 @@
-"""The masked linear layer: binarised scores in the forward pass, straight-through gradients backward.
+"""The masked linear layer of every method with one score per weight (a method with a layer of its own brings it):
+binarised scores in the forward pass, straight-through gradients backward.
 
 Win-win §3.2.2, Eq. 1: m = 1[m̂ ≥ φ]; the frozen weight W is replaced by m ⊙ W, and ∂L/∂m̂ := ∂L/∂m.
 Fixed masks (IMP, a loaded subnetwork) are the same layer with scores 1 (kept) / 0 (pruned) and φ = 0.5.
@@ -17,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..nm import check_nm_shape, is_nm, nm_mask
-from ..scores import ThresholdedScores
-from ..wrapped import MaskedLayer
+from .nm import check_nm_shape, is_nm, nm_mask
+from .scores import ThresholdedScores
+from .wrapped import MaskedLayer
 
 
 class _MaskedWeight(torch.autograd.Function):

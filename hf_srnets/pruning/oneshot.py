@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-from ..masked_model import MaskedModel
+from .masked_model import MaskedModel
 
 logger = logging.getLogger(__name__)
 
