@@ -90,11 +90,30 @@ def _attach_given_bias(
         if extra
         else ""
     )
-    digests = {source: read_text_digests(source) for source in [path, *(p for _, p in extra.values())]}
-    train = join_probabilities(
-        train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=subset, digests=digests, fix=_fix(BIAS)
-    )
+    train = _join_bias(train, sources, source_ids, own, path, extra, allow_extra=subset, given=True)
     return train, bias_desc
+
+
+def _join_bias(
+    train: Dataset,
+    sources: list[str],
+    source_ids: list[str],
+    own: dict[str, list[float]],
+    path: str,
+    extra: dict[str, tuple[dict[str, list[float]], str]],
+    *,
+    allow_extra: bool,
+    given: bool,
+) -> Dataset:
+    """`join_probabilities` of p_b, each file's rows checked against the text digests it records. A file of an
+    older version records none: the user's (`given`) is joined by id with a warning, a fitted bias model's cache
+    entry without one (it is keyed by the data anyway)."""
+    recorded = {source: read_text_digests(source) for source in [path, *(p for _, p in extra.values())]}
+    digests = recorded if given else {source: d for source, d in recorded.items() if d}
+    fix = {"fix": _fix(BIAS)} if given else {}
+    return join_probabilities(
+        train, BIAS_COLUMN, sources, source_ids, own, path, extra, allow_extra=allow_extra, digests=digests, **fix
+    )
 
 
 def _attach_fitted_bias(
@@ -131,11 +150,7 @@ def _attach_fitted_bias(
     own = read_predictions(files["train"], task.num_labels)
     extra_files = {n: files[f"{EXTRA_SPLIT_PREFIX}{n}"] for n in extras}
     extra = {n: (read_predictions(f, task.num_labels), f) for n, f in extra_files.items()}
-    recorded = {f: read_text_digests(f) for f in [files["train"], *extra_files.values()]}
-    digests = {f: d for f, d in recorded.items() if d}  # an entry of an older version: keyed by the data anyway
-    train = join_probabilities(
-        train, BIAS_COLUMN, sources, source_ids, own, files["train"], extra, allow_extra=True, digests=digests
-    )
+    train = _join_bias(train, sources, source_ids, own, files["train"], extra, allow_extra=True, given=False)
     return train, fitted_bias_description(bias_model, report, len(full_train), fitted, list(extras))
 
 
