@@ -3,6 +3,7 @@ they mark the run finished, `run_files.is_finished`), upload."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from typing import Any
@@ -105,32 +106,22 @@ def data_sources(run: RunArguments) -> DataSources:
 
 
 def describe_run(run: RunArguments) -> RunDescription:
-    """The run's arguments as the plain values its card states."""
+    """The run's arguments as the plain values its card states: each `RunDescription` field is the argument of
+    the same name (model, training, then data arguments), but the four the card states as used, not as given."""
     model, args = run.model, run.training
     step, step_options = args.step_objective_settings()
-    return RunDescription(
-        model_name_or_path=model.model_name_or_path,
-        output_dir=args.output_dir,
-        do_train=args.do_train,
-        pruning=model.pruning,
-        mask_from=model.mask_from,
-        early_start_patience=model.early_start_patience,
-        loss=args.loss,
-        loss_options=dict(args.loss_settings()),
-        step_objective=step or "none",
-        step_objective_options=dict(step_options),
-        learning_rate=args.learning_rate,
-        per_device_train_batch_size=args.per_device_train_batch_size,
-        seed=args.seed,
-        num_train_epochs=args.num_train_epochs,
-        max_steps=args.max_steps,
-        mask_learning_rate=args.mask_learning_rate,
-        mask_weight_decay=args.mask_weight_decay,
-        select_best_after=args.select_best_after,
-        precision=training_precision(args),
-        max_seq_length=run.data.max_seq_length,
-        reference_results=run.data.reference_results,
-    )
+    derived = {
+        "loss_options": dict(args.loss_settings()),
+        "step_objective": step or "none",
+        "step_objective_options": dict(step_options),
+        "precision": training_precision(args),
+    }
+    given = {}
+    for f in dataclasses.fields(RunDescription):
+        if f.name not in derived:
+            source = next(group for group in (model, args, run.data) if hasattr(group, f.name))
+            given[f.name] = getattr(source, f.name)
+    return RunDescription(**given, **derived)
 
 
 def save_merged_model(run: RunArguments, srnet: Any, tokenizer: Any, facts: CardFacts) -> None:

@@ -115,3 +115,22 @@ def test_an_invalid_hub_repo_id_is_refused_before_training(extra, expected, sst2
     with pytest.raises(InputError, match=expected + r".* Give --hub\w*model_id NAME or NAMESPACE/NAME"):
         main(argv)
     assert not (tmp_path / "out put").exists()
+
+
+def test_describe_run_states_each_argument_given_and_the_settings_used():
+    """The card's run description, each field from the argument of its name (issue 51: 21 fields were copied by
+    hand); the expected values are the flags below."""
+    from hf_srnets.cli import parse_args
+    from hf_srnets.runner.outputs import describe_run
+
+    run = parse_args(["--model_name_or_path", "m", "--output_dir", "out/r", "--do_train", "--pruning", "mask",
+                      "--sparsity", "0.3", "--loss", "focal", "--learning_rate", "3e-5", "--seed", "7",
+                      "--max_steps", "11", "--mask_learning_rate", "0.02", "--max_seq_length", "64",
+                      "--per_device_train_batch_size", "4"])  # fmt: skip
+    described = describe_run(run)
+    assert (described.model_name_or_path, described.output_dir, described.pruning) == ("m", "out/r", "mask")
+    assert (described.do_train, described.loss, described.learning_rate, described.seed) == (True, "focal", 3e-5, 7)
+    assert (described.max_steps, described.mask_learning_rate, described.max_seq_length) == (11, 0.02, 64)
+    assert described.per_device_train_batch_size == 4 and described.precision == "fp32"
+    assert described.step_objective == "none" and "focal_gamma" in described.loss_options  # as used: defaults filled
+    assert described.mask_from is None and described.reference_results is None
