@@ -109,7 +109,7 @@ class SRNetModel(nn.Module):
         config = self.srnet_config
         if config.structured:
             groups = unit_groups(self.base_model, targets, config.mask_granularity, config.block_size)
-            wrapped = set(inject_unit_layers(self.base_model, groups))
+            wrapped = set(inject_unit_layers(self.base_model, groups, self.method.make_unit_layer))
             targets = [name for name in targets if name in wrapped]
         else:
             for name in targets:

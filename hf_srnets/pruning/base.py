@@ -28,6 +28,7 @@ from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME, write_json
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
 from .nm import check_nm
+from .units import unit_masked_linear
 from .wrapped import MaskedLayer
 
 CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME: its masks (names in run_files)
@@ -348,6 +349,12 @@ class PruningMethod:
         """The method's layer over a frozen `base_layer` (default: `layer_class(base_layer)`; l0 passes its
         temperature and initial gate)."""
         return self.layer_class(base_layer)
+
+    def make_unit_layer(self, base_layer: nn.Linear, units: Any, member: Any, owner: bool) -> MaskedLayer:
+        """The method's layer over one matrix of a unit group at a unit granularity (`units`: the group's shared
+        `UnitScores`, `member`: the matrix's `UnitMember`); default: `units.unit_masked_linear`'s
+        `UnitMaskedLinear`."""
+        return unit_masked_linear(base_layer, units, member, owner)
 
     def saved_masks(self, srnet: MaskedModel) -> dict[str, torch.Tensor]:
         """The binary masks `save_pretrained` packs and `--mask_from` retrains: the current masks by default; l0

@@ -131,3 +131,32 @@ def test_a_method_registered_in_a_test_keeps_the_contract_of_every_method(random
     from pruning.test_method_contract import check_method_contract
 
     check_method_contract("toy_random", "element", family, tmp_path)
+
+
+def test_a_method_makes_its_layers_at_a_unit_granularity_too():
+    """At a unit granularity SRNetModel built UnitMaskedLinear itself, bypassing the method (issue 51): each matrix
+    of a unit group now comes from the method's `make_unit_layer`."""
+    from hf_srnets.pruning import ThresholdConfig, ThresholdPruning
+
+    made: list[bool] = []
+
+    @dataclass
+    class UnitsConfig(ThresholdConfig):
+        pass
+
+    class Units(ThresholdPruning):
+        name, config_class, aliases = "toy_units", UnitsConfig, {}
+
+        def make_unit_layer(self, base_layer, units, member, owner):
+            made.append(owner)
+            return super().make_unit_layer(base_layer, units, member, owner)
+
+    register_pruning_method(Units)
+    try:
+        from conftest import tiny_model
+
+        srnet = SRNetModel(tiny_model("bert"), UnitsConfig(sparsity=0.5, mask_granularity="ffn"))
+    finally:
+        unregister_pruning_method("toy_units")
+    # 2 layers, each FFN unit group spans W_in and W_out; the first of each group owns the scores
+    assert made == [True, False, True, False] and len(srnet.masked_layers()) == 4

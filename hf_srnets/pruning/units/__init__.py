@@ -8,7 +8,7 @@
 """
 
 from .groups import UNIT_KINDS, UnitGroup, UnitMember, unit_groups
-from .layer import UnitMaskedLinear, UnitScores, expand_units, inject_unit_layers, sum_over_units
+from .layer import UnitMaskedLinear, UnitScores, expand_units, inject_unit_layers, sum_over_units, unit_masked_linear
 from .selection import (
     aggregated_magnitude,
     init_unit_scores,
@@ -33,5 +33,6 @@ __all__ = [
     "sum_over_units",
     "unit_groups",
     "unit_layer_groups",
+    "unit_masked_linear",
     "update_unit_thresholds",
 ]

@@ -12,6 +12,7 @@ them into the one shared score).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -20,7 +21,7 @@ from torch import nn
 
 from ..scores import ThresholdedScores
 from ..wrapped import MaskedLayer
-from .groups import UnitGroup
+from .groups import UnitGroup, UnitMember
 
 
 def expand_units(grid_mask: torch.Tensor, tile: tuple[int, int]) -> torch.Tensor:
@@ -177,8 +178,19 @@ class UnitMaskedLinear(MaskedLayer):
         return f"in_features={self.in_features}, out_features={self.out_features}, tile={self.tile}"
 
 
-def inject_unit_layers(model: nn.Module, groups: list[UnitGroup]) -> list[str]:
-    """Wrap every member matrix of `groups` in a `UnitMaskedLinear` over its group's `UnitScores`; the names."""
+def unit_masked_linear(base: nn.Linear, units: UnitScores, member: UnitMember, owner: bool) -> UnitMaskedLinear:
+    """The `UnitMaskedLinear` of one member matrix of a unit group (`owner`: the first member, which holds the
+    group's scores)."""
+    return UnitMaskedLinear(base, units, member.tile, member.grid, owner=owner, stack=member.stack)
+
+
+def inject_unit_layers(
+    model: nn.Module,
+    groups: list[UnitGroup],
+    make_layer: Callable[[nn.Linear, UnitScores, UnitMember, bool], MaskedLayer] = unit_masked_linear,
+) -> list[str]:
+    """Wrap every member matrix of `groups` in `make_layer`'s layer (a method's `make_unit_layer`; by default a
+    `UnitMaskedLinear`) over its group's `UnitScores`; the names."""
     wrapped = []
     for group in groups:
         first = model.get_submodule(group.members[0].name)
@@ -187,7 +199,6 @@ def inject_unit_layers(model: nn.Module, groups: list[UnitGroup]) -> list[str]:
             parent_name, _, child = member.name.rpartition(".")
             parent = model.get_submodule(parent_name) if parent_name else model
             base = getattr(parent, child)
-            layer = UnitMaskedLinear(base, units, member.tile, member.grid, owner=index == 0, stack=member.stack)
-            setattr(parent, child, layer)
+            setattr(parent, child, make_layer(base, units, member, index == 0))
             wrapped.append(member.name)
     return wrapped
