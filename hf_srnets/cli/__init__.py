@@ -1,5 +1,6 @@
-"""The command line of `run_glue_sparse.py`, parsing only: its options (`options`, over `parser.SRNetArgumentParser`
-and the dataclasses of `arguments` and `training.arguments`) turned into a checked `RunArguments`.
+"""The command lines, parsing only: `run_glue_sparse.py`'s options (`options`, over `parser.SRNetArgumentParser` and
+the dataclasses of `arguments` and `training.arguments`) turned into a checked `RunArguments`, and `run_attack.py`'s
+(`attack_arguments`).
 
 The commands themselves (`main` of every script) are in `hf_srnets.commands`; one run's phases in
 `hf_srnets.runner`."""

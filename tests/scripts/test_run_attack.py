@@ -18,6 +18,7 @@ from hf_srnets.attack.base import register_attack_recipe
 from hf_srnets.commands import attack as attack_cli
 from hf_srnets.data.tasks import get_task
 from hf_srnets.errors import InputError
+from hf_srnets.runner import attack as attack_runner
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ROWS = [("w5 w6 w7", 1), ("w8 w9", 0), ("w10 w11 w12 w13", 1), ("w14", 0), ("w20 w21 w22", 1)]
@@ -394,7 +395,7 @@ def test_results_written_while_the_disk_fills_up_keep_the_previous_all_results(t
 
     monkeypatch.setattr(json, "dump", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        attack_cli.write_results(str(tmp_path), {"toy": {"clean_accuracy": 1.0}}, {"toy": {}})
+        attack_runner.write_results(str(tmp_path), {"toy": {"clean_accuracy": 1.0}}, {"toy": {}})
     assert json.loads(results.read_text()) == {"eval_sst2_accuracy": 0.9}
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
 
