@@ -55,7 +55,9 @@ class DebiasingLoss(nn.Module):
         self, logits: torch.Tensor, labels: torch.Tensor, **columns: torch.Tensor | None
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         self._check(logits, **columns)
-        return super().__call__(logits, labels, **{column: columns[column] for column in self.requires})
+        # every loss computes in float32 whatever the model's precision: its logits and float columns cast once here
+        given = {column: _as_float32(columns[column]) for column in self.requires}
+        return super().__call__(_as_float32(logits), labels, **given)
 
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, **columns: torch.Tensor
@@ -126,6 +128,11 @@ def get_loss(name: str, **kwargs: Any) -> DebiasingLoss:
     if name not in LOSSES:
         raise InputError(f"Unknown loss {name!r}; available: {sorted(LOSSES)}")
     return LOSSES[name](**kwargs)
+
+
+def _as_float32(value: torch.Tensor) -> torch.Tensor:
+    """A floating tensor as float32 (fp16/bf16 logits under autocast, float64 columns); other tensors as they are."""
+    return value.float() if value.is_floating_point() else value
 
 
 def safe_log(probs: torch.Tensor) -> torch.Tensor:

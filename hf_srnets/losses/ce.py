@@ -19,5 +19,5 @@ class CrossEntropyLoss(DebiasingLoss):
     citations = ("winwin",)
 
     def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        loss = F.cross_entropy(logits.float(), labels)
+        loss = F.cross_entropy(logits, labels)
         return loss, {"ce": loss.detach()}

@@ -31,8 +31,8 @@ class ConfidenceRegularizationLoss(DebiasingLoss):
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor, teacher_probs: torch.Tensor
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
-        target = scaled_teacher(teacher_probs.float(), beta)
-        log_pm = F.log_softmax(logits.float(), dim=-1)
+        beta = bias_probs.gather(1, labels[:, None]).squeeze(1)
+        target = scaled_teacher(teacher_probs, beta)
+        log_pm = F.log_softmax(logits, dim=-1)
         loss = -(target * log_pm).sum(-1).mean()
         return loss, {"confreg": loss.detach(), "ce": F.nll_loss(log_pm, labels).detach()}

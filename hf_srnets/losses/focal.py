@@ -56,7 +56,6 @@ class FocalLoss(DebiasingLoss):
     focal_gamma: float
 
     def forward(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        logits = logits.float()
         ce = F.cross_entropy(logits, labels, reduction="none")  # −log p_i
         weights = focal_weights(logits, labels, self.focal_gamma)
         loss = (weights * ce).mean()

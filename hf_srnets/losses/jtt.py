@@ -48,7 +48,7 @@ class JTTLoss(DebiasingLoss):
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, teacher_probs: torch.Tensor
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        ce = F.cross_entropy(logits.float(), labels, reduction="none")
+        ce = F.cross_entropy(logits, labels, reduction="none")
         wrong = teacher_probs.argmax(dim=-1) != labels
         upweights = torch.where(wrong, self.jtt_upweight, 1.0).to(ce.dtype)
         loss = (upweights / upweights.mean() * ce).mean()

@@ -25,7 +25,7 @@ class ProductOfExpertsLoss(DebiasingLoss):
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        log_pm = F.log_softmax(logits.float(), dim=-1)
-        combined = log_pm + safe_log(bias_probs.float())
+        log_pm = F.log_softmax(logits, dim=-1)
+        combined = log_pm + safe_log(bias_probs)
         loss = F.cross_entropy(combined, labels)
         return loss, {"poe": loss.detach(), "ce": F.nll_loss(log_pm, labels).detach()}

@@ -24,7 +24,7 @@ class ReweightLoss(DebiasingLoss):
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, bias_probs: torch.Tensor
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        per_example = F.cross_entropy(logits.float(), labels, reduction="none")
-        beta = bias_probs.float().gather(1, labels[:, None]).squeeze(1)
+        per_example = F.cross_entropy(logits, labels, reduction="none")
+        beta = bias_probs.gather(1, labels[:, None]).squeeze(1)
         loss = ((1.0 - beta) * per_example).mean()
         return loss, {"reweight": loss.detach(), "ce": per_example.mean().detach(), "beta": beta.mean().detach()}

@@ -38,4 +38,4 @@ class RMCLoss(DistillationLoss):
         self, logits: torch.Tensor, labels: torch.Tensor, teacher_probs: torch.Tensor, difficulty: torch.Tensor
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         loss, parts = self.distil(logits, labels, teacher_probs, difficulty)
-        return loss, {**parts, "difficulty": difficulty.float().mean().detach()}
+        return loss, {**parts, "difficulty": difficulty.mean().detach()}
