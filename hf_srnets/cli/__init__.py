@@ -1,6 +1,7 @@
 """The command lines, parsing only: `run_glue_sparse.py`'s options (`options`, over `parser.SRNetArgumentParser` and
 the dataclasses of `arguments` and `training.arguments`) turned into a checked `RunArguments`, and `run_attack.py`'s
-(`attack_arguments`).
+(`attack_arguments`), `run_bias_model.py`'s (`bias_model_arguments`) and `run_extract_ticket.py`'s
+(`extract_ticket_arguments`).
 
 The commands themselves (`main` of every script) are in `hf_srnets.commands`; one run's phases in
 `hf_srnets.runner`."""

@@ -1,7 +1,8 @@
 """One run of `run_glue_sparse.py` as phases, in a prepared output dir (`run.run`): `data` (splits, tokens, and the
 id-keyed p_b, p_t and d_i columns of `columns`) -> `model` (the classifier, `SRNetModel`, early start, head pruning)
 -> `SRNetTrainer` -> train -> evaluate -> `outputs` (results, sparsity report, card, checkpoints, Hub). One run of
-`run_attack.py` from its parsed arguments: `attack.run_attack`.
+`run_attack.py` from its parsed arguments: `attack.run_attack`; of `run_bias_model.py`: `bias_model.run_bias_model`;
+of `run_extract_ticket.py`: `extract_ticket.run_extract_ticket`.
 
 It sits above `cli` (it takes a parsed `RunArguments`) and below `experiments` (sweeps and RMC stage 1 read data
 with its phases) and `commands` (the scripts' `main`)."""

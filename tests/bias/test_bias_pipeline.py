@@ -10,6 +10,7 @@ import pytest
 from datasets import Dataset
 
 from hf_srnets.bias import compute_bias_predictions, format_report, save_bias_predictions, split_report, tokenize
+from hf_srnets.cli.bias_model_arguments import parse_ood_file
 from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
 from hf_srnets.resources.word_vectors import VectorsError
@@ -277,4 +278,4 @@ def test_script_rejects_bad_predict_file(tmp_path):
     with pytest.raises(ValueError, match="expected NAME=PATH"):
         script.main(["--task", "mnli", "--output_dir", str(tmp_path), "--predict_file", "nopath"])
     with pytest.raises(ValueError, match="'train' is the training set"):
-        script.parse_ood_file("train=x.tsv")
+        parse_ood_file("train=x.tsv")

@@ -72,8 +72,8 @@ def test_a_set_name_that_is_no_safe_file_name_is_refused_when_parsed(flag, spec)
 
 
 def test_run_bias_model_and_run_sweep_refuse_unsafe_names_before_any_work():
+    from hf_srnets.cli.bias_model_arguments import BiasModelArguments
     from hf_srnets.cli.options import build_parser
-    from hf_srnets.commands.bias_model import BiasModelArguments
     from hf_srnets.experiments.sweep_recipe import check_methods
 
     with pytest.raises(InputError, match=r"--ood_file 'sub/../../escape': the NAME becomes a file name"):

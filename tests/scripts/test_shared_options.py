@@ -6,20 +6,20 @@ import inspect
 from transformers import HfArgumentParser
 
 from hf_srnets.cli.arguments import DataArguments, TaskDataArguments
-from hf_srnets.commands import bias_model as run_bias_model
+from hf_srnets.cli.bias_model_arguments import BiasModelArguments
 
 SHARED = {"task", "data_dir", "train_file", "task_labels", "bias_model", "ood_file", "ood_labels", "max_train_samples"}
 
 
 def test_both_scripts_take_the_task_options_from_one_declaration():
     assert {f.name for f in dataclasses.fields(TaskDataArguments)} == SHARED
-    for script_args in (DataArguments, run_bias_model.BiasModelArguments):
+    for script_args in (DataArguments, BiasModelArguments):
         assert issubclass(script_args, TaskDataArguments)
         assert not SHARED & set(inspect.get_annotations(script_args))  # not declared again
 
 
 def test_run_bias_model_flags_are_unchanged():
-    (parsed,) = HfArgumentParser(run_bias_model.BiasModelArguments).parse_args_into_dataclasses(
+    (parsed,) = HfArgumentParser(BiasModelArguments).parse_args_into_dataclasses(
         ["--task", "fever", "--predict_file", "dev=d.jsonl", "--ood_file", "x=y.tsv", "--output_dir", "o", "--C", "1"]
     )
     assert parsed.ood_file == ["dev=d.jsonl", "x=y.tsv"] and parsed.C == 1.0 and parsed.output_dir == "o"
