@@ -7,7 +7,6 @@ Run as a script, this file is the worker: `python test_freelb_ddp.py OUT PER_DEV
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,25 +22,21 @@ def worker(out: str, per_device_batch: int) -> None:
         if path not in sys.path:
             sys.path.insert(0, path)
     from conftest import tiny_model
+    from training.ddp_helpers import ddp_cpu_args, without_dropout
     from training.helpers import synthetic_nli, tiny_tokenizer
 
     from hf_srnets.masking import SRNetModel
     from hf_srnets.pruning import ThresholdConfig
-    from hf_srnets.training.arguments import SRNetTrainingArguments
     from hf_srnets.training.collator import SRNetDataCollator
     from hf_srnets.training.trainer import SRNetTrainer
 
-    model = tiny_model("bert")
-    for module in model.modules():  # dropout draws differ between 1x8 and 2x4 examples; the test is about sync
-        if isinstance(module, torch.nn.Dropout):
-            module.p = 0.0
+    model = without_dropout(tiny_model("bert"))
     srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5, threshold_update_interval=100, trainable_classifier=True))
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = tiny_tokenizer(Path(tmp))
-        args = SRNetTrainingArguments(
-            output_dir=os.path.join(out, "run"),
-            report_to="none",
-            per_device_train_batch_size=per_device_batch,
+        args = ddp_cpu_args(
+            os.path.join(out, "run"),
+            per_device_batch,
             max_steps=3,
             learning_rate=1e-2,
             mask_learning_rate=0.05,
@@ -49,12 +44,6 @@ def worker(out: str, per_device_batch: int) -> None:
             step_objective="freelb",
             # δ_0 = 0 (adv_init_mag): no draw that would differ between the splits of the batch
             step_objective_options={"adv_steps": 3, "adv_lr": 0.3, "adv_init_mag": 0.0},
-            save_strategy="no",
-            seed=0,
-            disable_tqdm=True,
-            use_cpu=True,
-            dataloader_pin_memory=False,
-            ddp_backend="gloo" if int(os.environ.get("WORLD_SIZE", 1)) > 1 else None,
             logging_steps=1,
         )
         data = synthetic_nli(tokenizer, n=48)
@@ -67,12 +56,11 @@ def worker(out: str, per_device_batch: int) -> None:
 
 @pytest.mark.slow
 def test_two_processes_train_as_one(tmp_path):
+    from training.ddp_helpers import launch
+
     out = tmp_path / "ddp"
     out.mkdir()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone"]
-    result = subprocess.run([*launcher, str(HERE), str(out), "4"], env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    launch(HERE, 2, out, 4)  # 2 processes of 4 examples
     ddp = [torch.load(out / f"rank{rank}.pt") for rank in range(2)]
     worker(str(tmp_path), 8)  # one process, in this one
     single = torch.load(tmp_path / "rank0.pt")

@@ -17,40 +17,25 @@ from conftest import tiny_model
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
-from hf_srnets.training.arguments import SRNetTrainingArguments
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
+from training.ddp_helpers import ddp_cpu_args, without_dropout
 from training.helpers import end_process_group, synthetic_nli, tiny_tokenizer
 
 
 def main(out: str, per_device_batch: int) -> None:
     rank = int(os.environ.get("RANK", 0))
     torch.manual_seed(0)
-    model = tiny_model("bert")
-    for module in model.modules():  # dropout draws differ between 1x8 and 2x4 examples; the test is about sync
-        if isinstance(module, torch.nn.Dropout):
-            module.p = 0.0
+    model = without_dropout(tiny_model("bert"))
     srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5, threshold_update_interval=5))
     initial = srnet.binary_masks()
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = tiny_tokenizer(Path(tmp))
         train = synthetic_nli(tokenizer, n=160)
-        args = SRNetTrainingArguments(
-            output_dir=os.path.join(out, "run"),
-            report_to="none",
-            per_device_train_batch_size=per_device_batch,
-            max_steps=20,
-            learning_rate=1e-3,
-            mask_learning_rate=0.02,
-            loss="poe",
-            save_strategy="no",
-            seed=0,
-            disable_tqdm=True,
-            use_cpu=True,
-            dataloader_pin_memory=False,
-            ddp_backend="gloo" if int(os.environ.get("WORLD_SIZE", 1)) > 1 else None,
-            logging_steps=10,
-        )
+        args = ddp_cpu_args(
+            os.path.join(out, "run"), per_device_batch, max_steps=20, learning_rate=1e-3, mask_learning_rate=0.02,
+            loss="poe", logging_steps=10,
+        )  # fmt: skip
         trainer = SRNetTrainer(model=srnet, args=args, train_dataset=train, data_collator=SRNetDataCollator(tokenizer))
         trainer.train()
     state = {name: layer.binary_mask() for name, layer in srnet.masked_layers().items()}

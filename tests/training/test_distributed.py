@@ -1,39 +1,24 @@
 """Two CPU processes (torchrun, gloo) end with identical masks that agree with a one-process run."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from training.ddp_helpers import launch
+
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
 
-def _run(out: Path, nproc: int, per_device_batch: int) -> None:
-    out.mkdir(parents=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        f"--nproc_per_node={nproc}",
-        "--standalone",
-        str(WORKER),
-        str(out),
-        str(per_device_batch),
-    ]
-    if nproc == 1:
-        cmd = [sys.executable, str(WORKER), str(out), str(per_device_batch)]
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+def _folder(path: Path) -> Path:
+    path.mkdir(parents=True)
+    return path
 
 
 @pytest.mark.slow
 def test_two_processes_agree_with_each_other_and_with_one(tmp_path):
-    _run(tmp_path / "ddp", nproc=2, per_device_batch=4)
-    _run(tmp_path / "single", nproc=1, per_device_batch=8)
+    launch(WORKER, 2, _folder(tmp_path / "ddp"), 4)  # 2 processes of 4 examples
+    launch(WORKER, 1, _folder(tmp_path / "single"), 8)  # 1 process of 8
     rank0 = torch.load(tmp_path / "ddp" / "rank0.pt")
     rank1 = torch.load(tmp_path / "ddp" / "rank1.pt")
     single = torch.load(tmp_path / "single" / "rank0.pt")

@@ -6,7 +6,6 @@ Also runnable as the worker of the two-process test: `torchrun --nproc_per_node 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -125,10 +124,9 @@ def _worker(out: str) -> None:
 def test_two_processes_restore_the_dataset_order(tmp_path):
     (tmp_path / "tok0").mkdir()
     (tmp_path / "tok1").mkdir()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--standalone", __file__, str(tmp_path)]
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    from training.ddp_helpers import launch
+
+    launch(Path(__file__), 2, tmp_path, timeout=300)
     tokenizer = tiny_tokenizer(tmp_path)
     data = synthetic_nli(tokenizer, n=37)
     single = _trainer(tmp_path / "single", tokenizer, False).predict(data)

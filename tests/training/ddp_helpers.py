@@ -1,0 +1,47 @@
+"""What the multi-process CPU tests share (torchrun, gloo): the launch, the training arguments of a small run that
+gives the same steps with N processes of B/N examples as with one of B, and a model without dropout (its draws
+differ between 1×8 and 2×4 examples; the tests are about synchronisation)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from hf_srnets.training.arguments import SRNetTrainingArguments
+
+
+def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    return model
+
+
+def ddp_cpu_args(output_dir: str, per_device_batch: int, **options: Any) -> SRNetTrainingArguments:
+    """A quiet, seeded CPU run of `per_device_batch` examples per process; gloo when torchrun started several."""
+    defaults = dict(
+        output_dir=output_dir,
+        report_to="none",
+        per_device_train_batch_size=per_device_batch,
+        save_strategy="no",
+        seed=0,
+        disable_tqdm=True,
+        use_cpu=True,
+        dataloader_pin_memory=False,
+        ddp_backend="gloo" if int(os.environ.get("WORLD_SIZE", 1)) > 1 else None,
+    )
+    return SRNetTrainingArguments(**{**defaults, **options})
+
+
+def launch(worker: Path, nproc: int, *args: object, timeout: int = 600) -> None:
+    """Run `worker ARGS...` in `nproc` torchrun processes (one: a plain process), one thread each."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    launcher = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}", "--standalone"]
+    cmd = [*(launcher if nproc > 1 else [sys.executable]), str(worker), *map(str, args)]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
