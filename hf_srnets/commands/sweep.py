@@ -58,6 +58,7 @@ from typing import Any
 from ..cli.options import parse_args, validate_args
 from ..errors import InputError, run_script
 from ..experiments.child_runs import run_glue_sparse, sets_flag
+from ..experiments.summary_pipeline import plot_summary, summarize_runs, summary_markdown
 from ..experiments.sweep_recipe import load_recipe
 from ..experiments.sweep_runs import (
     PlannedRun,
@@ -71,18 +72,9 @@ from ..experiments.sweep_runs import (
     write_meta,
 )
 from ..experiments.sweep_summary import (
-    add_f_bias,
-    add_paired_intervals,
-    aggregate,
     budget_line,
     collect,
-    compare_to_reference,
     default_metrics,
-    markdown_table,
-    paired_table,
-    plot,
-    plot_paired,
-    sweep_f_bias_table,
     write_csv,
 )
 from ..run_files import (
@@ -247,32 +239,20 @@ def sweep(
 
 def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
     """Aggregate the finished runs into summary.csv/md, runs.csv and summary.png (module doc); return the rows."""
-    records = collect(recipe["output_dir"])
+    records, out, metrics = collect(recipe["output_dir"]), recipe["output_dir"], recipe["metrics"]
     reference = recipe.get("reference")
-    # F_bias of each run against the reference run of its seed (Du et al. 2023, §3.4)
-    f_bias = add_f_bias(records, reference, recipe["metrics"][0]) if reference and recipe["metrics"] else []
-    rows = aggregate(records, [*recipe["metrics"], *f_bias])
-    if reference:
-        rows = compare_to_reference(rows, recipe["metrics"], reference)
-    baseline, notes = recipe.get("baseline") or reference, []
-    if baseline:  # paired by seed and example, from the runs' eval_predictions/
-        rows, notes = add_paired_intervals(rows, records, recipe["metrics"], baseline)
-    if rows:
-        per_run = ["method", "sparsity", "seed", *recipe["metrics"], *f_bias, *RUN_EXTRAS]
-        runs = [{k: r[k] for k in per_run if k in r} for r in records]
-        write_csv(runs, os.path.join(recipe["output_dir"], SWEEP_RUNS_TABLE))
-        write_csv(rows, os.path.join(recipe["output_dir"], SWEEP_SUMMARY_TABLE))
-        with replaced_file(os.path.join(recipe["output_dir"], SWEEP_SUMMARY_MARKDOWN)) as f:
-            f.write(
-                markdown_table(rows, recipe["metrics"], reference) + sweep_f_bias_table(rows, f_bias, reference or "")
-            )
-            f.write(paired_table(rows, recipe["metrics"], baseline, notes) if baseline else "")
-            f.write("\n" + budget_line(records))
-        panels = [*recipe["metrics"], *f_bias[:1]]  # the task's F_bias, beside the accuracies
-        plot(rows, panels, os.path.join(recipe["output_dir"], SWEEP_SUMMARY_PLOT))
-        if baseline:  # the comparison at one sparsity, a method per line with its interval
-            plot_paired(rows, recipe["metrics"], baseline, os.path.join(recipe["output_dir"], SWEEP_PAIRED_PLOT))
-    return rows
+    baseline = recipe.get("baseline") or reference
+    summary = summarize_runs(records, metrics, reference, baseline)
+    if summary.rows:
+        per_run = ["method", "sparsity", "seed", *metrics, *summary.f_bias, *RUN_EXTRAS]
+        write_csv([{k: r[k] for k in per_run if k in r} for r in records], os.path.join(out, SWEEP_RUNS_TABLE))
+        write_csv(summary.rows, os.path.join(out, SWEEP_SUMMARY_TABLE))
+        with replaced_file(os.path.join(out, SWEEP_SUMMARY_MARKDOWN)) as f:
+            f.write(summary_markdown(summary, metrics, reference, baseline) + "\n" + budget_line(records))
+        plot_summary(
+            summary, metrics, baseline, os.path.join(out, SWEEP_SUMMARY_PLOT), os.path.join(out, SWEEP_PAIRED_PLOT)
+        )
+    return summary.rows
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -28,18 +28,10 @@ from ..metrics import METRICS
 from ..run_files import replaced_file
 from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
 from .per_example import MANIFEST, PER_EXAMPLE_DIR, load_records, read_manifest
+from .summary_pipeline import Summary, plot_summary, summarize_runs, summary_markdown
 from .sweep_summary import (
     RESAMPLES,
-    add_f_bias,
-    add_paired_intervals,
-    aggregate,
-    compare_to_reference,
     interval_metric,
-    markdown_table,
-    paired_table,
-    plot,
-    plot_paired,
-    sweep_f_bias_table,
     write_csv,
 )
 
@@ -117,27 +109,19 @@ def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[st
     records = load_records(experiment_dir)
     check_manifest_methods(experiment_dir, manifest, records)
     recompute_metrics(records, metrics)
-    f_bias = add_f_bias(records, reference, metrics[0]) if reference and metrics else []
-    rows = aggregate(records, [*metrics, *f_bias])
-    if reference:
-        rows = compare_to_reference(rows, metrics, reference)
-    notes: list[str] = []
-    if baseline:
-        rows, notes = add_paired_intervals(rows, records, metrics, baseline)
+    summary = summarize_runs(records, metrics, reference, baseline)
     seeds = sorted({r["seed"] for r in records})
     head = (
         f"# {os.path.basename(os.path.normpath(experiment_dir))}: regenerated from per_example/\n\n"
         f"{len(records)} runs, seeds {', '.join(map(str, seeds))}; every metric recomputed from the runs' "
         "per-example files (`python -m hf_srnets.commands.report <this folder>`).\n\n"
     )
-    text = head + markdown_table(rows, metrics, reference)
-    text += sweep_f_bias_table(rows, f_bias, reference or "")
-    text += paired_table(rows, metrics, baseline, notes) if baseline else ""
+    text = head + summary_markdown(summary, metrics, reference, baseline)
     if baseline and manifest.get("columns"):
         columns = [parse_column(spec) for spec in manifest["columns"]]
         for against in manifest.get("column_baselines") or [baseline]:
             text += column_section(records, columns, against, reference)
-    return text, rows, {**manifest, "f_bias": f_bias}
+    return text, summary.rows, {**manifest, "f_bias": summary.f_bias}
 
 
 def column_section(
@@ -168,9 +152,7 @@ def regenerate(experiment_dir: str, plots: bool = True) -> str:
         f.write(text)
     write_csv(rows, os.path.join(experiment_dir, REPORT_TABLE))
     if plots:
-        panels = [*manifest["metrics"], *manifest["f_bias"][:1]]
-        plot(rows, panels, os.path.join(experiment_dir, REPORT_PLOT))
-        if manifest.get("baseline"):
-            path = os.path.join(experiment_dir, REPORT_PAIRED_PLOT)
-            plot_paired(rows, manifest["metrics"], manifest["baseline"], path)
+        summary = Summary(rows, manifest["f_bias"], [])
+        paths = (os.path.join(experiment_dir, REPORT_PLOT), os.path.join(experiment_dir, REPORT_PAIRED_PLOT))
+        plot_summary(summary, manifest["metrics"], manifest.get("baseline"), *paths)
     return text
