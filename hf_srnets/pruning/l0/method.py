@@ -136,8 +136,8 @@ class L0Pruning(PruningMethod):
 
 
 def _digest(tensors: Iterable[torch.Tensor]) -> str:
-    """A digest of the tensors' values (blake2b of their bytes: ~0.3 s for BERT-base's 85M log α; ranking them takes
-    ~10 s)."""
+    """A digest of the tensors' values (blake2b of their bytes: 0.52 s for 99M float32 values on a 2-core AMD EPYC,
+    more than BERT-base's 85M log α; ranking them takes ~10 s)."""
     digest = hashlib.blake2b(digest_size=16)
     for tensor in tensors:
         digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
