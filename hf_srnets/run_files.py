@@ -211,7 +211,12 @@ def replaced_file(path: str | os.PathLike, mode: str = "w", newline: str | None 
         raise
 
 
-WRITTEN_NAMES = (*RUN_OUTPUTS, *CHECKPOINT_FILES)  # what a run or its checkpoints write, for `detach_links`
+WRITTEN_NAMES = (*RUN_OUTPUTS, *CHECKPOINT_FILES)  # what a run or its checkpoints write
+
+
+def is_written_name(name: str) -> bool:
+    """Whether `name` is one a run or its checkpoints write (`WRITTEN_NAMES`, shell patterns)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in WRITTEN_NAMES)
 
 
 def detach_links(directory: str | os.PathLike) -> list[str]:
@@ -223,7 +228,7 @@ def detach_links(directory: str | os.PathLike) -> list[str]:
     detached = []
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(directory):
-            if not any(fnmatch.fnmatchcase(entry.name, pattern) for pattern in WRITTEN_NAMES):
+            if not is_written_name(entry.name):
                 continue
             if entry.is_symlink() or (entry.is_file() and entry.stat().st_nlink > 1):
                 os.unlink(entry.path)

@@ -56,7 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InputError, naming_path, os_error_message
-from ..run_files import CHECKPOINT_FILES, LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME
+from ..run_files import LOCK_NAME, LOGGING_DIR, LOGGING_FILES, RUN_OUTPUTS, TRAINER_STATE_NAME, is_written_name
 
 try:
     import fcntl
@@ -116,8 +116,7 @@ def is_checkpoint(path: str) -> bool:
         return False
     if os.path.islink(path) or not os.path.isdir(path):
         return False
-    known = (*RUN_OUTPUTS, *CHECKPOINT_FILES)
-    return all(any(fnmatch.fnmatchcase(name, p) for p in known) for name in os.listdir(path))
+    return all(is_written_name(name) for name in os.listdir(path))
 
 
 def is_complete_checkpoint(path: str) -> bool:
