@@ -249,9 +249,8 @@ def summarize(recipe: dict[str, Any]) -> list[dict[str, Any]]:
         write_csv(summary.rows, os.path.join(out, SWEEP_SUMMARY_TABLE))
         with replaced_file(os.path.join(out, SWEEP_SUMMARY_MARKDOWN)) as f:
             f.write(summary_markdown(summary, metrics, reference, baseline) + "\n" + budget_line(records))
-        plot_summary(
-            summary, metrics, baseline, os.path.join(out, SWEEP_SUMMARY_PLOT), os.path.join(out, SWEEP_PAIRED_PLOT)
-        )
+        plots = (os.path.join(out, SWEEP_SUMMARY_PLOT), os.path.join(out, SWEEP_PAIRED_PLOT))
+        plot_summary(summary.rows, metrics, summary.f_bias, baseline, *plots)
     return summary.rows
 
 

@@ -28,7 +28,7 @@ from ..metrics import METRICS
 from ..run_files import replaced_file
 from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
 from .per_example import MANIFEST, PER_EXAMPLE_DIR, load_records, read_manifest
-from .summary_pipeline import Summary, plot_summary, summarize_runs, summary_markdown
+from .summary_pipeline import plot_summary, summarize_runs, summary_markdown
 from .sweep_summary import (
     RESAMPLES,
     interval_metric,
@@ -152,7 +152,6 @@ def regenerate(experiment_dir: str, plots: bool = True) -> str:
         f.write(text)
     write_csv(rows, os.path.join(experiment_dir, REPORT_TABLE))
     if plots:
-        summary = Summary(rows, manifest["f_bias"], [])
         paths = (os.path.join(experiment_dir, REPORT_PLOT), os.path.join(experiment_dir, REPORT_PAIRED_PLOT))
-        plot_summary(summary, manifest["metrics"], manifest.get("baseline"), *paths)
+        plot_summary(rows, manifest["metrics"], manifest["f_bias"], manifest.get("baseline"), *paths)
     return text

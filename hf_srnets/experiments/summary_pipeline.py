@@ -52,9 +52,15 @@ def summary_markdown(summary: Summary, metrics: Sequence[str], reference: str | 
 
 
 def plot_summary(
-    summary: Summary, metrics: Sequence[str], baseline: str | None, plot_path: str, paired_path: str
+    rows: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    f_bias: Sequence[str],
+    baseline: str | None,
+    plot_path: str,
+    paired_path: str,
 ) -> None:
-    """Each metric (and the task's F_bias) against sparsity; with a baseline, the paired differences too."""
-    plot(summary.rows, [*metrics, *summary.f_bias[:1]], plot_path)
+    """Each metric (and the task's F_bias, the first of `f_bias`) against sparsity; with a baseline, the paired
+    differences too."""
+    plot(rows, [*metrics, *f_bias[:1]], plot_path)
     if baseline:  # the comparison at one sparsity, a method per line with its interval
-        plot_paired(summary.rows, metrics, baseline, paired_path)
+        plot_paired(rows, metrics, baseline, paired_path)
