@@ -6,8 +6,10 @@
 Options and the recipe format: `python run_sweep.py --help` (`hf_srnets.commands.sweep`).
 """
 
-from hf_srnets.commands.sweep import main
+from hf_srnets.commands.sweep import main, script_main
 from hf_srnets.errors import run_script
 
+__all__ = ["main"]
+
 if __name__ == "__main__":
-    raise SystemExit(run_script(main))
+    raise SystemExit(run_script(script_main))

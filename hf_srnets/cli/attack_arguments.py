@@ -4,13 +4,12 @@ after it win). The attack itself, from loading the victim to writing the results
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..run_files import ATTACK_RESULTS_NAME, SRNET_CONFIG_NAME, attack_rows_name
 from .arguments import check_at_least_one
-from .parser import SRNetArgumentParser
+from .parser import parse_command
 
 # the fields of `AttackRunArguments` that name a recipe's resources (each passed to the recipes that take it)
 RESOURCE_OPTIONS = ("word_vectors", "sentence_encoder", "mlm_model", "pos_tagger")
@@ -144,9 +143,9 @@ def resolve_device(name: str) -> str:
     return name
 
 
-def parse_args(argv: list[str] | None) -> tuple[AttackModelArguments, AttackDataArguments, AttackRunArguments]:
+def parse_args(
+    argv: list[str] | None, description: str | None = None
+) -> tuple[AttackModelArguments, AttackDataArguments, AttackRunArguments]:
     """The three argument dataclasses from `argv` (default: the command line); a leading `.json`/`.yaml` file
     gives options and later flags override them."""
-    parser = SRNetArgumentParser([AttackModelArguments, AttackDataArguments, AttackRunArguments])
-    given = parser.given_options(list(sys.argv[1:] if argv is None else argv))
-    return tuple(parser.build(t, given) for t in (AttackModelArguments, AttackDataArguments, AttackRunArguments))
+    return parse_command([AttackModelArguments, AttackDataArguments, AttackRunArguments], argv, description=description)

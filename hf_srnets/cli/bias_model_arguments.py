@@ -7,12 +7,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from transformers import HfArgumentParser
-
 from ..errors import InputError
 from ..run_files import BIAS_PREDICTIONS_PATTERN, BIAS_REPORT_NAME, bias_predictions_name
 from .arguments import TaskDataArguments
-from .parser import parse_dataclasses
+from .parser import parse_command
 
 CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir
 
@@ -72,8 +70,8 @@ def parse_ood_file(spec: str) -> tuple[str, str]:
     return name, path
 
 
-def parse_args(argv: list[str] | None) -> BiasModelArguments:
-    """`BiasModelArguments` from `argv` (default: the command line), an unknown option refused in one line
-    (`parser.parse_dataclasses`)."""
-    (args,) = parse_dataclasses(HfArgumentParser(BiasModelArguments), argv)
+def parse_args(argv: list[str] | None, description: str | None = None) -> BiasModelArguments:
+    """`BiasModelArguments` from `argv` (default: the command line; a leading `.json`/`.yaml` file gives options that
+    later flags override), an unknown option refused in one line (`parser.parse_command`)."""
+    (args,) = parse_command([BiasModelArguments], argv, description=description)
     return args

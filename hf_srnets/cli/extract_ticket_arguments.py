@@ -6,15 +6,12 @@ reads a leading argument without `--` as the search directory. The extraction it
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from transformers import HfArgumentParser
-
 from ..errors import InputError, MissingInputError
 from ..run_files import SRNET_CONFIG_NAME
-from .parser import parse_dataclasses
+from .parser import parse_command
 
 
 @dataclass
@@ -49,11 +46,7 @@ class ExtractTicketArguments:
             raise InputError(f"--sparsity values must be in [0, 1), got {bad}: e.g. --sparsity 0.1 0.3 0.5.")
 
 
-def parse_args(argv: list[str] | None) -> ExtractTicketArguments:
-    """HfArgumentParser over `ExtractTicketArguments`, from `argv` (default: the command line); a leading argument
-    without `--` is the search directory."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and not argv[0].startswith("-"):
-        argv = ["--search_dir", *argv]
-    (args,) = parse_dataclasses(HfArgumentParser(ExtractTicketArguments), argv)
+def parse_args(argv: list[str] | None, description: str | None = None) -> ExtractTicketArguments:
+    """`ExtractTicketArguments` from `argv` (default: the command line); the search directory may come first."""
+    (args,) = parse_command([ExtractTicketArguments], argv, first="search_dir", description=description)
     return args

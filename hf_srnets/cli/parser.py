@@ -18,9 +18,10 @@ import copy
 import dataclasses
 import difflib
 import json
+import sys
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, get_type_hints
 
@@ -79,14 +80,27 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def parse_dataclasses(parser: HfArgumentParser, argv: list[str] | None) -> tuple[Any, ...]:
-    """`parser.parse_args_into_dataclasses(argv)` for a script with its own `HfArgumentParser`, except that an argument
-    it does not know is one `InputError` line naming it, as `run_glue_sparse.py` answers, not the `ValueError` of
-    `HfArgumentParser` ("Some specified arguments are not used"), and before the dataclasses check their values."""
-    _, remaining = parser.parse_known_args(args=argv)  # first: the dataclasses' own checks may read the disk
-    if remaining:
-        raise InputError(f"unrecognized arguments: {' '.join(remaining)} (see --help for the options)")
-    return tuple(parser.parse_args_into_dataclasses(args=argv))
+def parse_command(
+    dtypes: Sequence[type],
+    argv: list[str] | None = None,
+    *,
+    first: str | None = None,
+    description: str | None = None,
+) -> tuple[Any, ...]:
+    """Every command's parse: its dataclasses from `argv` (default: the command line) with `SRNetArgumentParser`,
+    each checked by its own `__post_init__`.
+
+    `first` names the option a command also takes as a positional argument (a folder or file, anywhere among the
+    flags: `report results/x --check`); without it a leading `.json`/`.yaml` file is a config file whose options
+    later flags override. An unknown option is one `InputError` line; `--help` shows `description` (the command's
+    docstring) above the options."""
+    parser = SRNetArgumentParser(dtypes, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if first is not None:
+        option = parser._option_string_actions[f"--{first}"]
+        parser.add_argument(first, nargs="?", metavar=first.upper(), help=f"the same as --{first}")
+        option.required = False  # given either way; `build` refuses it missing
+    given = parser.given_options(list(sys.argv[1:] if argv is None else argv), config_file=first is None)
+    return tuple(parser.build(dtype, given) for dtype in dtypes)
 
 
 def load_config_file(path: str | Path) -> Any:
@@ -272,10 +286,11 @@ class SRNetArgumentParser(HfArgumentParser):
             raise InputError(f"{where}: {value!r} is not one of {list(action.choices)}")
         return value
 
-    def given_options(self, argv: list[str]) -> dict[str, Any]:
-        """The options a run was given: a leading `.json`/`.yaml` file's, then the command line's (which win)."""
+    def given_options(self, argv: list[str], config_file: bool = True) -> dict[str, Any]:
+        """The options a run was given: a leading `.json`/`.yaml` file's (with `config_file`), then the command
+        line's (which win)."""
         values: dict[str, Any] = {}
-        if argv and argv[0].endswith(CONFIG_SUFFIXES):
+        if config_file and argv and argv[0].endswith(CONFIG_SUFFIXES):
             values = self.read_config_file(argv[0])
             argv = argv[1:]
         values.update(self.given_on_command_line(argv))

@@ -34,7 +34,7 @@ from ..runner.attack import run_attack
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the options and attack; return the attack_* metrics merged into all_results.json."""
-    return run_attack(*parse_args(argv))
+    return run_attack(*parse_args(argv, description=__doc__))
 
 
 def script_main() -> None:

@@ -36,7 +36,7 @@ from ..runner.bias_model import run_bias_model
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the options, log to stdout at INFO, and run: take the output dir, fit, write p_b; return the report."""
-    args = parse_args(argv)
+    args = parse_args(argv, description=__doc__)
     logging.basicConfig(
         format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
         level=logging.INFO,

@@ -26,7 +26,7 @@ from ..runner.extract_ticket import run_extract_ticket
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     """Parse the options and write one ticket per sparsity; return their sparsity reports, which
     `<output_dir>/tickets.json` records together with the tickets extracted earlier from the same search."""
-    return run_extract_ticket(parse_args(argv))
+    return run_extract_ticket(parse_args(argv, description=__doc__))
 
 
 def script_main() -> None:

@@ -23,37 +23,16 @@ it has one, as MNLI's dev_matched.tsv). A reused `--output_dir` of other setting
 
 from __future__ import annotations
 
-import argparse
 import logging
-import sys
 from typing import Any
 
-from transformers import HfArgumentParser
-
-from ..cli.parser import parse_dataclasses
+from ..cli.sample_difficulty_arguments import parse_args
 from ..errors import run_script
-from ..experiments.child_runs import run_glue_sparse
-from ..experiments.sample_difficulty import SampleDifficultyArguments, compute_difficulty
-
-
-def run_one(argv: list[str]) -> None:
-    """Train one IMP model with run_glue_sparse.py; a failed run stops the script with one line."""
-    run_glue_sparse(argv, "IMP run")
-
-
-def parse(argv: list[str]) -> tuple[SampleDifficultyArguments, list[str]]:
-    """The script's options (before `--`) and the run_glue_sparse.py arguments (after it)."""
-    run_argv = argv[argv.index("--") + 1 :] if "--" in argv else []
-    own = argv[: argv.index("--")] if "--" in argv else argv
-    parser = HfArgumentParser(
-        SampleDifficultyArguments, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    (args,) = parse_dataclasses(parser, own)
-    return args, run_argv
+from ..experiments.sample_difficulty import compute_difficulty, run_one
 
 
 def main(argv: list[str] | None = None, runner: Any = run_one) -> dict[str, Any]:
-    args, run_argv = parse(list(sys.argv[1:] if argv is None else argv))
+    args, run_argv = parse_args(argv, description=__doc__)
     report = compute_difficulty(args, run_argv, runner)
     for model in report["models"]:
         print(f"{model['dir']}: sparsity {model['sparsity']:.3f}, train acc {model['train']['accuracy']:.3f}, "

@@ -22,12 +22,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..cli.report_arguments import ReportArguments
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS
 from ..run_files import replaced_file
-from .paired_table import Column, comparison_markdown, comparison_rows, parse_column
-from .per_example import MANIFEST, PER_EXAMPLE_DIR, load_records, read_manifest
+from .paired_table import Column, column_spec, comparison_markdown, comparison_rows, parse_column
+from .per_example import MANIFEST, PER_EXAMPLE_DIR, collect_per_example, load_records, read_manifest
 from .summary_pipeline import plot_summary, summarize_runs, summary_markdown
 from .sweep_summary import (
     RESAMPLES,
@@ -155,3 +156,40 @@ def regenerate(experiment_dir: str, plots: bool = True) -> str:
         paths = (os.path.join(experiment_dir, REPORT_PLOT), os.path.join(experiment_dir, REPORT_PAIRED_PLOT))
         plot_summary(rows, manifest["metrics"], manifest["f_bias"], manifest.get("baseline"), *paths)
     return text
+
+
+def compare_with_committed(experiment_dir: str) -> tuple[bool, str]:
+    """Whether the regenerated report.md equals the committed one, and what to say: that it does, or the first
+    differing line of each."""
+    path = os.path.join(experiment_dir, REPORT_MARKDOWN)
+    if not os.path.isfile(path):
+        raise InputError(f"{path} not found: run without --check to write it")
+    text, _, _ = report_text(experiment_dir)
+    with open(path, encoding="utf-8") as f:
+        committed = f.read()
+    if committed == text:
+        return True, f"{path}: identical to the regenerated report"
+    new, old = text.splitlines(), committed.splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(new, old)) if a != b), min(len(new), len(old)))
+    return False, (
+        f"{path} differs from the regenerated report at line {line + 1}:\n"
+        f"  committed:   {old[line] if line < len(old) else '(end of file)'}\n"
+        f"  regenerated: {new[line] if line < len(new) else '(end of file)'}"
+    )
+
+
+def run_report(args: ReportArguments) -> tuple[int, str]:
+    """What `python -m hf_srnets.commands.report` does (its docstring): collect a sweep's per-example outputs when
+    asked, then check or regenerate the report; return the exit status and the text to show."""
+    if args.collect_from:
+        columns = [column_spec(parse_column(c)) for c in args.columns.split(",")] if args.columns else []
+        against = args.column_baselines.split(",") if args.column_baselines else []
+        metrics = args.metrics.split(",") if args.metrics else []
+        collect_per_example(
+            args.collect_from, args.experiment_dir, metrics, args.baseline, args.reference, args.extra_runs(),
+            columns, against,
+        )  # fmt: skip
+    if args.check:
+        same, message = compare_with_committed(args.experiment_dir)
+        return (0 if same else 1), message
+    return 0, regenerate(args.experiment_dir, plots=not args.no_plots)

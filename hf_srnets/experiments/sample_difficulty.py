@@ -16,17 +16,17 @@ import math
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..cli import parse_args, validate_args
 from ..cli.parser import cli_field_names
+from ..cli.sample_difficulty_arguments import SampleDifficultyArguments
 from ..data.columns import write_difficulty
 from ..data.text_digests import DIGEST_KEY, dataset_digests
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity
-from ..difficulty.variance import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
+from ..difficulty.variance import alpha_for, difficulty_degree, hard_split, loss_variance
 from ..errors import InputError, MissingInputError
 from ..pruning.magnitude import MagnitudePruning
 from ..run_files import (
@@ -40,7 +40,7 @@ from ..run_files import (
 )
 from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
 from ..training.output_dir import check_is_folder
-from .child_runs import sets_flag
+from .child_runs import run_glue_sparse, sets_flag
 
 logger = logging.getLogger(__name__)
 
@@ -53,56 +53,9 @@ SCRIPT_SET_FLAGS = ("--pruning", "--sparsity", "--output_dir")
 MAX_ROUND_PRUNE = 0.1  # Win-win Table 4: IMP prunes 10% per round
 
 
-@dataclass
-class SampleDifficultyArguments:
-    """Where the files go, the sparsities of the IMP models (or saved models to use instead), α and the split."""
-
-    output_dir: str = field(metadata={"help": f"Writes {DIFFICULTY_FILE}, {VALIDATION_FILE}, the report."})
-    sparsities: list[float] = field(
-        default_factory=lambda: list(DEFAULT_SPARSITIES),
-        metadata={"help": "Sparsities of the IMP models (Fig. 1: 0.2 0.4 0.6 0.7 0.85).", "nargs": "+"},
-    )
-    alpha: float | None = field(
-        default=None, metadata={"help": "α of Eq. 1, d_i in [α, 1] (default: the paper's, MNLI 0.5 FEVER 0.3 QQP 0.2)."}
-    )
-    hard_fraction: float = field(
-        default=0.5, metadata={"help": "Fraction of the dev set, highest loss variance first, marked hard (§4.1)."}
-    )
-    model_dirs: list[str] | None = field(
-        default=None, metadata={"help": "Saved models to score instead of training IMP models.", "nargs": "+"}
-    )
-    batch_size: int = field(default=64, metadata={"help": "Examples per forward pass when scoring."})
-    overwrite_output_dir: bool = field(
-        default=False,
-        metadata={"help": "Replace difficulty files made with other settings in --output_dir (default: refuse)."},
-    )
-
-    def __post_init__(self) -> None:
-        bad = [s for s in self.sparsities if not 0.0 < s < 1.0]
-        if bad:
-            raise InputError(f"--sparsities must be in (0, 1), got {bad}: e.g. --sparsities 0.2 0.4 0.6 0.7 0.85")
-        refuse_repeats("--sparsities", [f"{s:g}" for s in self.sparsities], "--sparsities 0.2 0.4 0.6 0.7 0.85")
-        if self.model_dirs is not None:
-            refuse_repeats("--model_dirs", [os.path.realpath(d) for d in self.model_dirs], "--model_dirs imp_a imp_b")
-        models = self.model_dirs if self.model_dirs is not None else self.sparsities
-        if len(models) < 2:
-            raise InputError("The loss variance needs at least 2 models: give 2 or more --sparsities or --model_dirs")
-        if not 0.0 <= self.hard_fraction <= 1.0:
-            raise InputError(f"--hard_fraction must be in [0, 1], got {self.hard_fraction}")
-        if self.alpha is not None and not 0.0 < self.alpha <= 1.0:
-            raise InputError(f"--alpha must be in (0, 1] (Eq. 1 maps variances to [alpha, 1]), got {self.alpha}")
-        if self.batch_size < 1:
-            raise InputError(f"--batch_size must be >= 1, got {self.batch_size}: e.g. --batch_size 64")
-
-
-def refuse_repeats(option: str, values: list[str], example: str) -> None:
-    """`InputError` for a model given twice: its losses would enter the variance twice, weighting it double."""
-    repeated = sorted({v for v in values if values.count(v) > 1})
-    if repeated:
-        raise InputError(
-            f"{option} repeats {', '.join(repeated)}: each model's losses would enter the loss variance once per "
-            f"copy; give each once, e.g. {example}"
-        )
+def run_one(argv: list[str]) -> None:
+    """Train one IMP model with run_glue_sparse.py; a failed run stops the script with one line."""
+    run_glue_sparse(argv, "IMP run")
 
 
 def imp_schedule(sparsity: float, max_round: float = MAX_ROUND_PRUNE) -> tuple[int, float, float]:

@@ -8,9 +8,9 @@ import pytest
 
 from hf_srnets.cli import parse_args
 from hf_srnets.cli.arguments import ModelArguments
+from hf_srnets.cli.sample_difficulty_arguments import SampleDifficultyArguments
 from hf_srnets.compact.loading import check_model_path
 from hf_srnets.errors import InputError, MissingInputError
-from hf_srnets.experiments.sample_difficulty import SampleDifficultyArguments
 from hf_srnets.runner.data import check_model_inputs
 
 BASE = ["--model_name_or_path", "m", "--output_dir", "o"]

@@ -17,8 +17,7 @@ from conftest import mnli_run_args
 from hf_srnets.experiments import child_runs
 
 ROOT = Path(__file__).resolve().parents[2]
-COMMANDS = ("attack", "bias_model", "export", "extract_ticket", "glue_sparse", "push_to_hub", "sample_difficulty",
-            "sweep")  # fmt: skip
+COMMANDS = sorted(p.stem for p in (ROOT / "hf_srnets" / "commands").glob("*.py") if p.stem != "__init__")
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.data import custom_task, get_task
 from hf_srnets.errors import InputError
+from hf_srnets.experiments import sweep as sweep_lib
 from hf_srnets.experiments import sweep_runs
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
 from hf_srnets.experiments.sweep_summary import (
@@ -104,7 +105,7 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
         with open(os.path.join(out, "all_results.json"), "w") as f:
             json.dump({"eval_mnli_accuracy": 0.9 - sparsity / 2, "sparsity": sparsity + 0.001}, f)
 
-    rows = run_sweep.sweep(recipe, runner=fake_runner)
+    rows = sweep_lib.sweep(recipe, runner=fake_runner)
     assert len(calls) == 2 + 3  # full model: 2 seeds at sparsity 0; mask: 4 runs minus the finished one
     assert all("--seed" in c and "--output_dir" in c for c in calls)
     assert not any("--sparsity" in c for c in calls if "none" in c)
@@ -127,7 +128,7 @@ def test_sweep_skips_finished_runs_and_writes_csv_and_plot(tmp_path):
     assert len(mask_03) == 2 and all(float(r["sparsity_measured"]) == pytest.approx(0.301) for r in mask_03)
     assert os.path.getsize(tmp_path / "sweep" / "summary.png") > 1000
     calls.clear()
-    run_sweep.sweep(recipe, runner=fake_runner)
+    sweep_lib.sweep(recipe, runner=fake_runner)
     assert calls == []  # re-running skips every finished run
 
 
@@ -201,7 +202,7 @@ def test_plot_titles_name_the_dataset_and_metric(metric, title):
 
 def test_methods_option_keeps_the_recipe_order_and_refuses_unknown_names(tmp_path):
     methods = {"full_ce": {"pruning": "none"}, "mask_poe": {"pruning": "mask"}, "imp_poe": {"pruning": "imp"}}
-    assert list(run_sweep.select_methods(methods, ["imp_poe", "full_ce"], "r.yaml")) == ["full_ce", "imp_poe"]
+    assert list(sweep_lib.select_methods(methods, ["imp_poe", "full_ce"], "r.yaml")) == ["full_ce", "imp_poe"]
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text(
         f"output_dir: {tmp_path / 'out'}\nsparsities: [0.5]\nseeds: [1]\nmetrics: [eval_mnli_accuracy]\n"
@@ -257,7 +258,7 @@ def test_a_full_model_sweeps_over_seeds_only(tmp_path):
     assert not any("--sparsity" in c for c in calls)
 
 
-def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path, capsys):
+def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path):
     out = ["--output_dir", str(tmp_path)]
     mask = ["--model_name_or_path", "m", "--pruning", "mask"]
     with pytest.raises(ValueError, match="--sparsity is set by the sweep"):
@@ -266,9 +267,12 @@ def test_recipe_free_sweep_refuses_what_it_cannot_run(tmp_path, capsys):
         run_sweep.main([*out, "--", *mask], runner=_fake_runner([]))
     with pytest.raises(ValueError, match="needs --teacher_predictions"):  # checked before any run starts
         run_sweep.main(["--sparsities", "0.5", *out, "--", *mask, "--loss", "confreg"], runner=_fake_runner([]))
-    with pytest.raises(SystemExit):
+    with pytest.raises(InputError, match="not both"):
         run_sweep.main(["recipe.yaml", *out, "--", *mask], runner=_fake_runner([]))
-    assert "not both" in capsys.readouterr().err
+    with pytest.raises(InputError, match="needs --output_dir"):
+        run_sweep.main(["--sparsities", "0.5", "--", *mask], runner=_fake_runner([]))
+    with pytest.raises(InputError, match="give a recipe"):
+        run_sweep.main(["--sparsities", "0.5"], runner=_fake_runner([]))
 
 
 def test_default_metrics_are_the_id_metric_then_each_ood_sets():
@@ -315,7 +319,7 @@ def test_an_unfinished_run_starts_again_in_its_cleared_dir(tmp_path):
             assert sorted(os.listdir(args.output_dir)) == [".hf_srnets.lock", "sweep_run.json"]
             _fake_runner([])(argv)
 
-    run_sweep.sweep(recipe, runner=runner)
+    sweep_lib.sweep(recipe, runner=runner)
     assert is_finished(out)
 
 
@@ -336,7 +340,7 @@ def test_a_repeated_seed_or_sparsity_is_refused_before_any_run(tmp_path, sparsit
         match=r"the sweep plans mask_poe sparsity=0\.[35] seed=[123] twice \(into \S+\): a "
         "seed or sparsity is repeated",
     ):
-        run_sweep.sweep(recipe, runner=calls.append)
+        sweep_lib.sweep(recipe, runner=calls.append)
     assert calls == [] and os.listdir(tmp_path) == []
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hf_srnets.commands import sweep as run_sweep
+from hf_srnets.experiments import sweep as sweep_lib
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
 from hf_srnets.experiments.sweep_summary import add_f_bias, collect, evaluated_sets, metric_title
 
@@ -64,7 +64,7 @@ def test_sweep_writes_f_bias_to_runs_summary_and_plot(tmp_path):
         "methods": {"full": {"pruning": "none"}, "imp": {"pruning": "imp"}},
         "reference": "full",
     }
-    rows = run_sweep.sweep(recipe, runner=lambda argv: pytest.fail("every run is finished"))
+    rows = sweep_lib.sweep(recipe, runner=lambda argv: pytest.fail("every run is finished"))
     one, two = 1.1816, _gap(0.84, 0.56) / _gap(0.84, 0.62)
     imp = next(r for r in rows if r["method"] == "imp")
     assert imp["f_bias_mean"] == pytest.approx((one + two) / 2, abs=5e-4)

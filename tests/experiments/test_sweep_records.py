@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.commands import sweep as sweep_cli
 from hf_srnets.errors import InputError
+from hf_srnets.experiments import sweep as sweep_lib
 from hf_srnets.experiments.sweep_runs import RUN_META, planned_runs, run_status, status_report, write_meta
 from hf_srnets.training.output_dir import LOCK_HANDOVER_ENV, OutputDirError, acquire_lock
 
@@ -47,7 +47,7 @@ def finishing_runner(calls: list[list[str]]):
 @pytest.mark.parametrize("text", ["", '{"eval_mnli_accuracy": 0.', "[]"])
 def test_an_empty_or_cut_results_file_is_not_counted_as_done_and_the_run_is_made_again(tmp_path, text):
     recipe, calls = recipe_for(tmp_path), []
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     (run,) = planned_runs(recipe)
     results = Path(run.output_dir) / "all_results.json"
     results.write_text(text)  # the disk filled up while the run wrote it
@@ -58,19 +58,19 @@ def test_an_empty_or_cut_results_file_is_not_counted_as_done_and_the_run_is_made
         "  start full_ce sparsity=0 seed=1 (its all_results.json is empty, cut or not a JSON object: the run did "
         "not finish)",
     ]
-    rows = sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    rows = sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     assert len(calls) == 2 and json.loads(results.read_text()) == {"eval_mnli_accuracy": 0.5}
     assert rows[0]["eval_mnli_accuracy_mean"] == 0.5
 
 
 def test_aggregating_a_cut_results_file_is_one_line_naming_it(tmp_path):
     recipe = recipe_for(tmp_path)
-    sweep_cli.sweep(recipe, runner=finishing_runner([]))
+    sweep_lib.sweep(recipe, runner=finishing_runner([]))
     (run,) = planned_runs(recipe)
     results = os.path.join(run.output_dir, "all_results.json")
     Path(results).write_text('{"eval_mnli_acc')
     with pytest.raises(InputError) as error:
-        sweep_cli.sweep(recipe, runner=finishing_runner([]), aggregate_only=True)
+        sweep_lib.sweep(recipe, runner=finishing_runner([]), aggregate_only=True)
     assert str(error.value).startswith(f"{results} is empty, cut or not a JSON object")
     assert "\n" not in str(error.value)
 
@@ -78,21 +78,21 @@ def test_aggregating_a_cut_results_file_is_one_line_naming_it(tmp_path):
 @pytest.mark.parametrize("text", ["", '{"method": "full_ce", "spars', '{"fingerprint": "0"}'])
 def test_a_cut_sweep_run_json_is_one_line_naming_it_and_the_fix(tmp_path, text):
     recipe, calls = recipe_for(tmp_path), []
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     (run,) = planned_runs(recipe)
     meta = os.path.join(run.output_dir, RUN_META)
     Path(meta).write_text(text)
     with pytest.raises(InputError) as error:
-        sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+        sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     message = str(error.value)
     assert "\n" not in message and f"its {RUN_META} is empty, cut or not a sweep run's record" in message
     assert run.output_dir in message and "--rerun_changed" in message
     with pytest.raises(InputError) as error:
-        sweep_cli.sweep(recipe, runner=finishing_runner(calls), aggregate_only=True)
+        sweep_lib.sweep(recipe, runner=finishing_runner(calls), aggregate_only=True)
     assert str(error.value).startswith(f"{meta} is empty, cut or not a sweep run's record")
     assert "--rerun_changed" in str(error.value) and "\n" not in str(error.value)
     assert len(calls) == 1
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls), rerun_changed=True)
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls), rerun_changed=True)
     assert len(calls) == 2 and json.loads(Path(meta).read_text())["fingerprint"] == run.fingerprint
 
 
@@ -123,14 +123,14 @@ def test_a_sweep_refused_by_the_lock_of_a_run_dir_leaves_its_record_unchanged(tm
     calls: list[list[str]] = []
     try:
         with pytest.raises(OutputDirError, match="Another run is using --output_dir"):
-            sweep_cli.sweep(recipe_for(tmp_path, learning_rate=1.0), runner=finishing_runner(calls))
+            sweep_lib.sweep(recipe_for(tmp_path, learning_rate=1.0), runner=finishing_runner(calls))
         assert record.read_text() == before and calls == []
     finally:
         lock.release()
     (Path(first_run.output_dir) / "all_results.json").write_text('{"eval_mnli_accuracy": 0.7}')  # the run ends
     assert run_status(first_run).state == "done"
     with pytest.raises(InputError, match=r"1 run dir\(s\) hold a run made with other settings"):
-        sweep_cli.sweep(recipe_for(tmp_path, learning_rate=1.0), runner=finishing_runner(calls))
+        sweep_lib.sweep(recipe_for(tmp_path, learning_rate=1.0), runner=finishing_runner(calls))
 
 
 def test_a_run_dir_finished_by_another_sweep_since_the_plan_is_refused_before_its_record_is_written(tmp_path):
@@ -140,7 +140,7 @@ def test_a_run_dir_finished_by_another_sweep_since_the_plan_is_refused_before_it
     os.makedirs(run.output_dir)
     (Path(run.output_dir) / "all_results.json").write_text('{"eval_mnli_accuracy": 0.7}')  # another sweep's run
     with pytest.raises(InputError, match=r"changed while this sweep started \(planned: start, now: changed\)"):
-        sweep_cli.record_run(planned)
+        sweep_lib.record_run(planned)
     assert os.listdir(run.output_dir) == ["all_results.json"]  # no record written, the lock released
 
 
@@ -172,7 +172,7 @@ def test_the_sweep_holds_the_run_dirs_lock_until_its_run_ends_and_hands_it_to_th
         seen.append((other.returncode, other.stderr, child.returncode))
         finishing_runner([])(argv)  # in this process, as an in-process runner: the handed-over lock is taken too
 
-    sweep_cli.sweep(recipe_for(tmp_path), runner=runner)
+    sweep_lib.sweep(recipe_for(tmp_path), runner=runner)
     ((other_status, other_error, child_status),) = seen
     assert other_status == 1 and "refused: Another run is using --output_dir" in other_error
     assert child_status == 0

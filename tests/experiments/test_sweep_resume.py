@@ -18,8 +18,8 @@ import pytest
 import yaml
 from conftest import mnli_run_args
 
-from hf_srnets.commands import sweep as sweep_cli
 from hf_srnets.errors import InputError
+from hf_srnets.experiments import sweep as sweep_lib
 from hf_srnets.experiments.sweep_runs import RUN_META, planned_runs, run_dir, run_status, status_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,18 +57,18 @@ def fake_checkpoint(run_dir_path: str, step: int) -> str:
 
 def test_finished_runs_are_skipped_by_fingerprint_and_a_changed_recipe_is_refused(tmp_path):
     recipe, calls = recipe_for(tmp_path), []
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     assert len(calls) == 2
     meta = json.loads((Path(run_dir(str(tmp_path), "full_ce", 0.0, 1)) / RUN_META).read_text())
     assert meta["argv"] == calls[0][: len(meta["argv"])] and len(meta["fingerprint"]) == 64
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     assert len(calls) == 2  # both done, same settings
 
     changed = recipe_for(tmp_path, common={**recipe["common"], "learning_rate": 1e-4})
     with pytest.raises(InputError, match=r"2 run dir\(s\) hold a run made with other settings .* --rerun_changed"):
-        sweep_cli.sweep(changed, runner=finishing_runner(calls))
+        sweep_lib.sweep(changed, runner=finishing_runner(calls))
     assert len(calls) == 2
-    sweep_cli.sweep(changed, runner=finishing_runner(calls), rerun_changed=True)
+    sweep_lib.sweep(changed, runner=finishing_runner(calls), rerun_changed=True)
     assert len(calls) == 4 and all("--overwrite_output_dir" in c for c in calls[2:])
     assert {s.state for s in map(run_status, planned_runs(changed))} == {"done"}
 
@@ -76,7 +76,7 @@ def test_finished_runs_are_skipped_by_fingerprint_and_a_changed_recipe_is_refuse
 def test_a_run_with_a_checkpoint_of_its_settings_resumes_from_the_last_complete_one(tmp_path):
     recipe, calls = recipe_for(tmp_path, checkpoint_steps=4), []
     first, second = planned_runs(recipe)
-    sweep_cli.sweep(recipe_for(tmp_path, seeds=[1], checkpoint_steps=4), runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe_for(tmp_path, seeds=[1], checkpoint_steps=4), runner=finishing_runner(calls))
     from hf_srnets.experiments.sweep_runs import write_meta
 
     write_meta(second)  # the second run started, saved checkpoint-4 and -8, and was killed while saving -12
@@ -90,7 +90,7 @@ def test_a_run_with_a_checkpoint_of_its_settings_resumes_from_the_last_complete_
         "  resume full_ce sparsity=0 seed=2 from checkpoint-8",
     ]
     calls.clear()
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     (argv,) = calls
     assert argv[-2:] == ["--resume_from_checkpoint", os.path.join(second.output_dir, "checkpoint-8")]
     assert argv[argv.index("--save_strategy") + 1] == "steps" and argv[argv.index("--save_steps") + 1] == "4"
@@ -117,7 +117,7 @@ def test_a_run_whose_input_file_changed_is_refused_and_its_own_outputs_are_not_i
     common = {"task": "mnli", "do_train": True, "model_name_or_path": str(teacher), "bias_predictions": str(bias)}
     common["write_train_predictions"] = str(tmp_path / "p_t.jsonl")  # written by the run, not read
     recipe, calls = recipe_for(tmp_path / "sweep", seeds=[1], common=common), []
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     (run,) = planned_runs(recipe)
     meta = json.loads((Path(run.output_dir) / RUN_META).read_text())
     assert list(meta["inputs"]) == [str(teacher / "model.safetensors"), str(bias)]
@@ -130,8 +130,8 @@ def test_a_run_whose_input_file_changed_is_refused_and_its_own_outputs_are_not_i
     status = run_status(run)
     assert status.state == "changed" and status.reason == f"changed since the run read it: {bias}"
     with pytest.raises(InputError, match=r"from inputs that have changed since .*bias\.jsonl.* --rerun_changed"):
-        sweep_cli.sweep(recipe, runner=finishing_runner(calls))
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls), rerun_changed=True)
+        sweep_lib.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls), rerun_changed=True)
     assert len(calls) == 2 and run_status(run).state == "done"
 
     (teacher / "model.safetensors").write_bytes(b"weights v2")  # the teacher trained again
@@ -203,10 +203,10 @@ def test_a_finished_run_whose_checkpoints_a_killed_sweep_left_loses_them_on_the_
     """Issue 33, round 4: a sweep killed between a run's end and its clean-up left that run's checkpoint for good
     (the next sweep skipped the finished run); now the next sweep removes it, unless keep_checkpoints."""
     recipe, calls = recipe_for(tmp_path, seeds=[1], checkpoint_steps=4, keep_checkpoints=keep), []
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     (run,) = planned_runs(recipe)
     fake_checkpoint(run.output_dir, 4)  # the run saved it, finished, and the sweep was killed before removing it
     assert run_status(run).state == "done"
-    sweep_cli.sweep(recipe, runner=finishing_runner(calls))
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
     assert len(calls) == 1 and run_status(run).state == "done"
     assert os.path.isdir(os.path.join(run.output_dir, "checkpoint-4")) == keep

@@ -446,12 +446,13 @@ def test_the_report_command_names_its_own_output_on_a_read_only_disk(tmp_path, c
     """issue 50: report writes into the experiment folder and has no --output_dir, yet a read-only disk told the
     user to "choose an --output_dir on a writable disk"."""
     import hf_srnets.commands.report as command
+    import hf_srnets.experiments.report as report
 
     def read_only(*args, **kwargs):
         raise OSError(30, "Read-only file system", str(tmp_path / "report.md"))
 
     monkeypatch.delenv(DEBUG_ENV, raising=False)
-    monkeypatch.setattr(command, "regenerate", read_only)
+    monkeypatch.setattr(report, "regenerate", read_only)
     monkeypatch.setattr(sys, "argv", ["report", str(tmp_path), "--no_plots"])
     assert command.run() == 2
     line = capsys.readouterr().err.strip()

@@ -1,0 +1,63 @@
+"""One `run_export.py` run: the model and the output dir checked, the format's optional packages found, then the export
+(`hf_srnets.export`) under the output dir's lock."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from ..cli.export_arguments import ExportArguments
+from ..compact.loading import check_model_path
+from ..errors import InputError
+from ..export import export_onnx, export_sparse_checkpoint
+from ..export.onnx import onnx_modules
+from ..export.sparse_checkpoint import compressed_tensors_module
+from ..training.output_dir import acquire_lock
+
+
+def check_output_dir(args: ExportArguments) -> None:
+    """Refuse an --output_dir that is the model's own folder, or that holds files, unless --overwrite_output_dir."""
+    if os.path.abspath(args.output_dir) == os.path.abspath(args.model_dir):
+        raise InputError(f"--output_dir {args.output_dir} is the model's own folder: choose another --output_dir.")
+    if args.overwrite_output_dir or not os.path.isdir(args.output_dir):
+        return
+    if [name for name in os.listdir(args.output_dir) if not name.startswith(".")]:  # hidden: the lock
+        raise InputError(
+            f"--output_dir {args.output_dir} is not empty: use another --output_dir, or --overwrite_output_dir true."
+        )
+
+
+def export(args: ExportArguments) -> dict[str, Any]:
+    """The export `args` ask for; its report."""
+    if args.format == "onnx":
+        return export_onnx(args.model_dir, args.output_dir, opset=args.opset, tolerance=args.tolerance)
+    return export_sparse_checkpoint(
+        args.model_dir, args.output_dir, sparsity_format=args.sparsity_format, min_sparsity=args.min_sparsity
+    )
+
+
+def run_export(args: ExportArguments) -> dict[str, Any]:
+    """Export the model `args` name under the output dir's lock (the one training runs take); return
+    `export_report.json`'s content. The model, the output dir and the format's packages are checked before anything
+    is written; a failed export leaves no empty folder it made."""
+    check_model_path(args.model_dir, flag="model_dir")
+    check_output_dir(args)
+    if args.format == "onnx":  # a missing optional package is refused before anything is written
+        onnx_modules()
+    else:
+        compressed_tensors_module()
+    created = not os.path.exists(args.output_dir)
+    lock = acquire_lock(args.output_dir)  # one writer per dir; it makes the dir
+    try:
+        return export(args)
+    finally:
+        lock.release()
+        if created:
+            remove_if_empty(args.output_dir)
+
+
+def remove_if_empty(folder: str) -> None:
+    """Remove `folder` if nothing is in it: a failed export leaves no empty folder it made."""
+    with contextlib.suppress(OSError):  # not empty: the export's files, or the lock of a run that came since
+        os.rmdir(folder)
