@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..data.example_columns import EXAMPLE_COLUMNS
@@ -26,8 +27,9 @@ class DebiasingLoss(nn.Module):
     (BibTeX keys of `hf_srnets.resources.citations.BIBTEX`: the papers that define the formula), and implement
     `forward(logits, labels, **columns)`, whose keyword arguments are exactly the names in `requires`
     (`forward(self, logits, labels, bias_probs)` for `poe`), returning the batch-mean loss and a dict of scalar
-    components to log. Calling the loss checks that each required column is given with the right shape and passes
-    only those to `forward`. The constructor takes the options: `Loss(options)` with an `options_class` instance,
+    components to log (the plain cross-entropy `ce` = −y·log p_m is added to them for every loss).
+    Calling the loss checks that each required column is given with the right shape and passes only those to
+    `forward`. The constructor takes the options: `Loss(options)` with an `options_class` instance,
     or `Loss(**fields)` (defaults for those not given); each field is also an attribute (`loss.distil_lambda`).
     Notation of Win-win §3.3: p_m the main model's softmax, y the one-hot gold label of class c, p_b the bias
     model's probabilities, β = p_b^c the bias degree, p_t a teacher's softmax; d_i the sample difficulty of RMC
@@ -57,7 +59,10 @@ class DebiasingLoss(nn.Module):
         self._check(logits, **columns)
         # every loss computes in float32 whatever the model's precision: its logits and float columns cast once here
         given = {column: _as_float32(columns[column]) for column in self.requires}
-        return super().__call__(_as_float32(logits), labels, **given)
+        logits = _as_float32(logits)
+        loss, components = super().__call__(logits, labels, **given)
+        # every loss logs the plain cross-entropy −y·log p_m beside its own terms, to compare runs of other losses
+        return loss, {**components, "ce": F.cross_entropy(logits.detach(), labels)}
 
     def forward(
         self, logits: torch.Tensor, labels: torch.Tensor, **columns: torch.Tensor

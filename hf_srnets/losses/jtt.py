@@ -52,4 +52,4 @@ class JTTLoss(DebiasingLoss):
         wrong = teacher_probs.argmax(dim=-1) != labels
         upweights = torch.where(wrong, self.jtt_upweight, 1.0).to(ce.dtype)
         loss = (upweights / upweights.mean() * ce).mean()
-        return loss, {"jtt": loss.detach(), "ce": ce.mean().detach(), "error_fraction": wrong.float().mean()}
+        return loss, {"jtt": loss.detach(), "error_fraction": wrong.float().mean()}

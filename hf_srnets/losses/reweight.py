@@ -27,4 +27,4 @@ class ReweightLoss(DebiasingLoss):
         per_example = F.cross_entropy(logits, labels, reduction="none")
         beta = bias_probs.gather(1, labels[:, None]).squeeze(1)
         loss = ((1.0 - beta) * per_example).mean()
-        return loss, {"reweight": loss.detach(), "ce": per_example.mean().detach(), "beta": beta.mean().detach()}
+        return loss, {"reweight": loss.detach(), "beta": beta.mean().detach()}

@@ -117,7 +117,8 @@ def test_a_loss_with_one_option_gets_its_flag_and_the_trainer_builds_it_with_the
     assert isinstance(loss, ScaledCrossEntropyLoss) and loss.ce_scale == 3.0
     # 3 classes, equal logits: CE = ln 3, so L = 3·ln 3
     value, parts = loss(torch.zeros(1, 3), torch.tensor([0]))
-    assert value.item() == pytest.approx(3 * math.log(3)) and set(parts) == {"scaled"}
+    assert value.item() == pytest.approx(3 * math.log(3)) and set(parts) == {"scaled", "ce"}
+    assert parts["ce"].item() == pytest.approx(math.log(3))  # logged for every loss, by the base class
     assert loss.get_config_dict() == {"loss": "test-scaled-ce", "requires": [], "ce_scale": 3.0}
 
 

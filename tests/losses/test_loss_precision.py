@@ -25,3 +25,17 @@ def test_a_loss_given_bf16_logits_and_float64_columns_computes_in_float32(name):
     plain, _ = loss(logits.float(), labels, **_columns(4, 3, torch.float32))
     assert mixed.dtype == torch.float32
     assert torch.equal(mixed, plain)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_every_loss_logs_the_plain_cross_entropy_of_the_model(name):
+    """`ce` = −mean_i log p_m(y_i), written out here, for every loss whatever its own terms (issue 51: each loss
+    used to log it itself, poe and confreg from log p_m, the others from their per-example CE)."""
+    labels = torch.tensor([0, 2, 1, 1])
+    logits = torch.randn(4, 3, generator=torch.Generator().manual_seed(2))
+    _, parts = get_loss(name)(logits, labels, **_columns(4, 3, torch.float32))
+    by_hand = -sum(logits[i, labels[i]] - torch.log(torch.exp(logits[i]).sum()) for i in range(len(labels))) / len(
+        labels
+    )
+    assert parts["ce"].item() == pytest.approx(by_hand.item(), abs=1e-6)
+    assert not parts["ce"].requires_grad
