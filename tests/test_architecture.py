@@ -308,11 +308,7 @@ def test_no_pruning_method_is_named_outside_its_folder():
 # The methods added after the first four, each with what names it in source (case-insensitive) and the files outside
 # its folder that may: the registration import (pruning/__init__.py) and, when it cites a paper, its BibTeX.
 NEW_METHODS = {
-    # magnitude-oneshot reuses wanda's one-shot controller (OneShotCallback)
-    "pruning/wanda": (
-        r"wanda",
-        {"pruning/__init__.py", "resources/citations.py", "pruning/oneshot_magnitude/method.py"},
-    ),
+    "pruning/wanda": (r"wanda", {"pruning/__init__.py", "resources/citations.py"}),
     "pruning/oneshot_magnitude": (r"oneshot_magnitude|OneShotMagnitude|magnitude-oneshot", {"pruning/__init__.py"}),
 }
 

@@ -2,8 +2,8 @@
 
 The selection is IMP's (`hf_srnets.pruning.magnitude_masks.magnitude_prune`: exactly ⌊s·n⌋ per matrix, ties by
 position; at block/neuron/head granularity whole units by their mean |W|) done once at s, before any update; the
-weights stay θ_0 (`hf_srnets.pruning.wanda.OneShotCallback`). It is the magnitude baseline of the LLM-pruning tools
-and the layer-wise magnitude baseline of Wanda's paper.
+weights stay θ_0 (`hf_srnets.pruning.oneshot.OneShotCallback`). It is the magnitude baseline of the LLM-pruning tools
+and the layer-wise magnitude baseline of Sun et al. (2024).
 """
 
 from __future__ import annotations
@@ -41,13 +41,16 @@ class OneShotMagnitudePruning(PruningMethod):
     granularities = tuple(g for g in GRANULARITIES if g != "nm")  # as IMP: N:M is a mask-training granularity
 
     @classmethod
-    def prepare_config(cls, config: OneShotMagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:
+    def prepare_config(
+        cls, config: OneShotMagnitudeConfig, training_args: Any, *, fresh_head: bool
+    ) -> OneShotMagnitudeConfig:
+        """Nothing trains, so the classifier must not be new, and `trainable_classifier` is False."""
         if fresh_head:
             raise InputError(
                 "--pruning magnitude-oneshot prunes a fine-tuned classifier once, with no training, but this "
                 "checkpoint's classifier is newly initialised: give a fine-tuned --model_name_or_path."
             )
-        config.trainable_classifier = False
+        return config.resolved(trainable_classifier=False)
 
     def initialize(self, srnet: MaskedModel) -> None:
         srnet.train_weights_with_fixed_masks()
