@@ -71,8 +71,7 @@ def build_model(workload: str, args, model_path: str):
         return model
     method = PRUNING_METHODS["threshold" if workload == "mask" else "l0"]
     config = method.config_class(sparsity=0.5)
-    method.prepare_config(config, args, fresh_head=True)
-    return SRNetModel(model, config)
+    return SRNetModel(model, method.prepare_config(config, args, fresh_head=True))
 
 
 def training_args(workload: str, variant: str, options: argparse.Namespace, output_dir: str):

@@ -15,7 +15,6 @@ masks keep their own settings), and an option that the method's other settings l
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 import sys
@@ -335,10 +334,10 @@ def _num_layers(model: ModelArguments) -> int | None:
 
 
 def validate_method(run: RunArguments) -> None:
-    """A pruning method: the method's own checks (on a copy of its config) and training on."""
+    """A pruning method: the method's own checks (`prepare_config` leaves the config as parsed) and training on."""
     method, args = run.method, run.training
     # the run-dependent checks (IMP rounds) before any data is read; the run prepares its own config later
-    method.prepare_config(copy.deepcopy(run.pruning), args, fresh_head=False)
+    method.prepare_config(run.pruning, args, fresh_head=False)
     if not args.do_train:
         # a search: evaluating the initial mask and writing a card as if it had run is wrong
         logger.info(f"--pruning {run.model.pruning} searches a subnetwork: training is on (--do_train)")

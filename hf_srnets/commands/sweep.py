@@ -57,6 +57,7 @@ from typing import Any
 
 from ..cli.sweep_arguments import parse_args
 from ..errors import run_script
+from ..experiments.sweep import logger as progress
 from ..experiments.sweep import run_one, run_sweep
 
 
@@ -72,7 +73,6 @@ def main(argv: list[str] | None = None, runner: Callable[[list[str]], None] = ru
 def script_main() -> None:
     """`main()` as `run_sweep.py` and `python -m hf_srnets.commands.sweep` run it: the sweep's progress (what is done,
     each run as it starts) on standard output."""
-    progress = logging.getLogger("hf_srnets.sweep")
     progress.addHandler(logging.StreamHandler(sys.stdout))
     progress.setLevel(logging.INFO)
     main()

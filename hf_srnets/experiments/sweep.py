@@ -1,7 +1,7 @@
 """A sweep (`run_sweep.py`, whose docstring gives the recipe format): the recipe from a file or from one method's
 run_glue_sparse.py arguments, its runs started or resumed one after another (`sweep_runs` plans them), then the
-summary (`summary_pipeline`): runs.csv, summary.csv/md and the plots. Progress goes to the logger `hf_srnets.sweep`
-(the command prints it)."""
+summary (`summary_pipeline`): runs.csv, summary.csv/md and the plots. Progress goes to this module's logger (the
+command prints it)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from .sweep_runs import (
 )
 from .sweep_summary import budget_line, collect, default_metrics, write_csv
 
-logger = logging.getLogger("hf_srnets.sweep")
+logger = logging.getLogger(__name__)
 
 # reported per run in runs.csv besides the recipe's metrics
 RUN_EXTRAS = ("sparsity_measured", "train_runtime", "train_steps")

@@ -58,6 +58,10 @@ class SRNetModel(nn.Module):
     `config.trainable_classifier`), unless the method trains the weights under fixed masks (IMP). Attribute
     access falls through to the wrapped model, as in PEFT.
 
+    `config` stays as given: the model holds its own copy, `srnet_config` (`PruningConfig.resolved`), in which it
+    records what the masks belong to (model type, base model, module shapes, fingerprint) and its method what it
+    derives while it runs; `save_pretrained` writes that copy.
+
     Example:
         >>> model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=3)
         >>> srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5))
@@ -75,16 +79,13 @@ class SRNetModel(nn.Module):
             )
         super().__init__()
         self.base_model = model
-        self.srnet_config = config
+        model_type = getattr(getattr(model, "config", None), "model_type", None)
+        config = self.srnet_config = _own_config(config, model)  # from here on the model's copy, not the user's
         self.method = get_pruning_method(config.pruning_method)(config)
         self.is_search = initialize  # a new search (masks from the method), not masks loaded from a file
         self.fixed_masks = False  # set by `train_weights_with_fixed_masks`
         self.merged = False  # set by `merge_and_unload`: the masks are folded into the weights, the layers gone
         self.loaded_trained: frozenset[str] = frozenset()  # weights `from_pretrained` loaded from the mask files
-        model_type = getattr(getattr(model, "config", None), "model_type", None)
-        config.model_type = config.model_type or model_type
-        if config.base_model_name_or_path is None:
-            config.base_model_name_or_path = getattr(getattr(model, "config", None), "_name_or_path", None) or None
         self.layer_targets, self.classifier_targets = resolve_target_modules(
             model, model_type, config.target_modules, config.mask_classifier, config.classifier_modules
         )
@@ -96,7 +97,7 @@ class SRNetModel(nn.Module):
             )
         targets = self.layer_targets + (self.classifier_targets if mask_classifier else [])
         targets = self._inject(targets)
-        config.module_shapes = {n: list(model.get_submodule(n).weight.shape) for n in targets}
+        config.module_shapes = {n: list(model.get_submodule(n).weight.shape) for n in targets}  # the model's copy
         if initialize:
             self.initialize_masks()
 
@@ -457,6 +458,16 @@ class SRNetModel(nn.Module):
         trainable = sum(p.numel() for p in self.parameters() if p.requires_grad)
         total = sum(p.numel() for p in self.parameters())
         return f"trainable params: {trainable:,} || all params: {total:,} || trainable%: {100 * trainable / total:.4f}"
+
+
+def _own_config(config: PruningConfig, model: nn.Module) -> PruningConfig:
+    """The model's copy of `config` (the user's stays as given), with the base model's type and, unless given, its
+    name or path."""
+    model_config = getattr(model, "config", None)
+    derived: dict[str, Any] = {"model_type": config.model_type or getattr(model_config, "model_type", None)}
+    if config.base_model_name_or_path is None:
+        derived["base_model_name_or_path"] = getattr(model_config, "_name_or_path", None) or None
+    return config.resolved(**derived)
 
 
 def _check_architecture(model: nn.Module, config: PruningConfig, model_id: str | os.PathLike) -> None:

@@ -9,7 +9,8 @@
   `--pruning magnitude-oneshot`.
 
 A new method is a `PruningMethod` subclass registered with `@register_pruning_method` (see `base.py`); its layer
-subclasses `MaskedLayer` (`wrapped.py`), and its hooks see the model as a `MaskedModel` (`masked_model.py`).
+subclasses `MaskedLayer` (`wrapped.py`), and its hooks see the model as a `MaskedModel` (`masked_model.py`). A schedule
+over the run (a cubic or linear ramp, rounds at fractions of the run) comes from `schedule.py`.
 """
 
 from .base import (

@@ -10,13 +10,14 @@ checkpoint may be chosen.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import torch
 from torch import nn
@@ -52,6 +53,7 @@ UNIT_GRANULARITIES = ("block", "ffn", "head", "hybrid", "neuron")  # a mask unit
 DEFAULT_METHOD = "threshold"  # files written before `pruning_method` was recorded are mask-training results
 
 logger = logging.getLogger(__name__)
+ConfigT = TypeVar("ConfigT", bound="PruningConfig")  # a config class: `resolved` returns a config of the same class
 
 PRUNING_METHODS: dict[str, type[PruningMethod]] = {}
 # `--pruning` spellings that name a method with some options set: name -> (method, config overrides)
@@ -70,8 +72,8 @@ class PruningConfig:
         mask_classifier: Also mask the classifier weight W_cls (part of θ_pr in the paper).
         classifier_modules: Names of the classifier's linear layers. `None` resolves them by architecture.
         trainable_classifier: Train the classifier weights together with the masks. `None`: only if the
-            classifier is newly initialised (resolved by `PruningMethod.prepare_config`; `SRNetModel` reads
-            `None` as False).
+            classifier is newly initialised (resolved in the copy `PruningMethod.prepare_config` returns;
+            `SRNetModel` reads `None` as False).
         sparsity: Target sparsity s, the fraction of each masked matrix set to zero, in [0, 1).
         sparsity_scope: `"local"` (each matrix has sparsity s, the paper's setting) or `"global"`.
         mask_granularity: What one mask unit is (`hf_srnets.pruning.units`): `"element"` (a weight, the paper),
@@ -84,7 +86,7 @@ class PruningConfig:
             `granularities` list it accept it; the classifier is masked at element granularity only.
         block_size: b, the side of a block (divides both dimensions of every masked matrix).
 
-    Recorded with the masks (filled in by `SRNetModel`, `metadata={"cli": False}`):
+    Recorded with the masks (filled in by `SRNetModel` in its own copy, `srnet_config`, `metadata={"cli": False}`):
         pruning_method: the registered method that made them (absent in old files: `"threshold"`).
         base_model_name_or_path / model_type / module_shapes / base_fingerprint: what the masks belong to.
         tensor_checksums: sha256 of every tensor in `srnet_masks.safetensors` (dtype, shape and bytes), written by
@@ -255,6 +257,11 @@ class PruningConfig:
                 "--mask_granularity element."
             )
 
+    def resolved(self: ConfigT, **values: Any) -> ConfigT:
+        """A copy of this config with `values` set, validated, sharing no list or dict with it: what a method or
+        `SRNetModel` derives goes into the copy, so the config a user gave keeps saying what was asked."""
+        return dataclasses.replace(copy.deepcopy(self), **values)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -332,18 +339,22 @@ class PruningMethod:
     search_state_words: ClassVar[str] = "the float search state of every masked layer"
 
     def __init__(self, config: PruningConfig) -> None:
+        # `SRNetModel` gives its own copy, `srnet_config` (never the user's object): what the hooks derive while the
+        # model runs (the random baseline's sparsity, the calibration examples found) is recorded there and saved
         self.config = config
 
     @classmethod
-    def prepare_config(cls, config: PruningConfig, training_args: Any, *, fresh_head: bool) -> None:
-        """Fill run-dependent defaults in place; raise `ValueError` for settings the method cannot run.
+    def prepare_config(cls, config: PruningConfig, training_args: Any, *, fresh_head: bool) -> PruningConfig:
+        """The config a run uses: a copy of `config` (`PruningConfig.resolved`; `config` stays as the user gave it)
+        with the run-dependent defaults filled in; raise `InputError` for settings the method cannot run.
 
         Default: the classifier trains iff it is newly initialised (`trainable_classifier=None`).
         """
         if config.trainable_classifier is None:
-            config.trainable_classifier = fresh_head
-        elif fresh_head and not config.trainable_classifier:
+            return config.resolved(trainable_classifier=fresh_head)
+        if fresh_head and not config.trainable_classifier:
             logger.warning("The classifier is newly initialised but --trainable_classifier false: it stays random.")
+        return config.resolved()
 
     def make_layer(self, base_layer: nn.Linear) -> MaskedLayer:
         """The method's layer over a frozen `base_layer` (default: `layer_class(base_layer)`; l0 passes its

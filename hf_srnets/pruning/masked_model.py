@@ -51,7 +51,8 @@ class MaskedModel(Protocol):
 
     @property
     def srnet_config(self) -> MaskConfig:
-        """The masks' config: the method's `PruningConfig` subclass, filled in by the model."""
+        """The masks' config: the method's `PruningConfig` subclass, the model's own copy of the one it was given,
+        filled in by the model (the method's `config` is this object)."""
 
     @property
     def is_search(self) -> bool:

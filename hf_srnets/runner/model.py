@@ -131,10 +131,9 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
         searched_on = os.path.join(run.training.output_dir, EARLY_START_DIR)
     if run.model.prune_heads > 0:
         info.update(compact_heads(model, run, data, fresh_head))
-    if run.pruning is not None:
-        run.pruning.base_model_name_or_path = searched_on
-        run.method.prepare_config(run.pruning, run.training, fresh_head=fresh_head)
-        model = SRNetModel(model, run.pruning)
+    if run.pruning is not None:  # the options stay as parsed: the model holds the config the run resolves
+        config = run.pruning.resolved(base_model_name_or_path=searched_on)
+        model = SRNetModel(model, run.method.prepare_config(config, run.training, fresh_head=fresh_head))
     elif run.model.mask_from:
         model = SRNetModel.from_pretrained(model, run.model.mask_from, check_fingerprint=False)
         # the run's masks now belong to the weights it retrains from (a ticket may come from a search on others,

@@ -44,8 +44,7 @@ def _model(method: str, tmp_path, args) -> nn.Module:
         ticket = tmp_path / "ticket"
         SRNetModel(tiny_model("bert"), ThresholdConfig(sparsity=0.5)).save_pretrained(ticket)
         config.random_like = str(ticket)
-    PRUNING_METHODS[method].prepare_config(config, args, fresh_head=True)
-    return SRNetModel(tiny_model("bert"), config)
+    return SRNetModel(tiny_model("bert"), PRUNING_METHODS[method].prepare_config(config, args, fresh_head=True))
 
 
 @pytest.mark.parametrize("loss", sorted(LOSSES))

@@ -28,8 +28,9 @@ def ticket_dir(tmp_path, kind: str = "bert", name: str = "ticket"):
 
 def random_model(directory, seed: int) -> SRNetModel:
     config = RandomConfig(random_like=str(directory))
-    RandomPruning.prepare_config(config, type("Args", (), {"seed": seed})(), fresh_head=False)
-    return SRNetModel(tiny_model("bert"), config)
+    return SRNetModel(
+        tiny_model("bert"), RandomPruning.prepare_config(config, type("Args", (), {"seed": seed})(), fresh_head=False)
+    )
 
 
 def test_per_matrix_zeros_equal_the_tickets_with_another_structure(tmp_path):

@@ -48,17 +48,19 @@ def test_config_files_dispatch_on_the_method(tmp_path):
 
 def test_prepare_config_fills_run_defaults(caplog):
     steps = SimpleNamespace(eval_strategy="steps", eval_steps=25)
-    config = ThresholdConfig(sparsity=0.9, initial_sparsity=0.7)
-    ThresholdPruning.prepare_config(config, steps, fresh_head=True)
+    given = ThresholdConfig(sparsity=0.9, initial_sparsity=0.7)
+    config = ThresholdPruning.prepare_config(given, steps, fresh_head=True)
     assert config.threshold_update_interval == 25 and config.sparsity_schedule == "cubic"
     assert config.trainable_classifier is True
+    assert given == ThresholdConfig(sparsity=0.9, initial_sparsity=0.7)  # a copy is filled in, not the user's
     config = ThresholdConfig(trainable_classifier=False)
     with caplog.at_level("WARNING"):
-        ThresholdPruning.prepare_config(config, SimpleNamespace(eval_strategy="no", eval_steps=None), fresh_head=True)
+        config = ThresholdPruning.prepare_config(
+            config, SimpleNamespace(eval_strategy="no", eval_steps=None), fresh_head=True
+        )
     assert config.threshold_update_interval == 1000 and config.sparsity_schedule == "constant"
     assert config.trainable_classifier is False and "stays random" in caplog.text
-    imp = MagnitudeConfig(sparsity=0.5)
-    MagnitudePruning.prepare_config(imp, steps, fresh_head=True)
+    imp = MagnitudePruning.prepare_config(MagnitudeConfig(sparsity=0.5), steps, fresh_head=True)
     assert imp.trainable_classifier is False  # every weight trains under IMP
     with pytest.raises(ValueError, match="imp_interval"):
         MagnitudePruning.prepare_config(MagnitudeConfig(sparsity=0.5, imp_interval=0.3), steps, fresh_head=False)

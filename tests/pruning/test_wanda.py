@@ -96,9 +96,10 @@ def test_more_calibration_samples_than_training_rows_records_the_rows_used(caplo
     srnet = SRNetModel(tiny_model("bert", 3).eval(), config)
     with caplog.at_level("WARNING"):
         wanda_masks(srnet, [batch], config)
-    assert srnet.srnet_config.calibration_samples == 2 and config.calibration_samples == 2
+    assert srnet.srnet_config.calibration_samples == 2  # the model's copy records what was used
+    assert config.calibration_samples == 100000  # the user's config says what was asked
     assert "--calibration_samples 100000 is more than the 2 training examples" in caplog.text
-    card = srnet.method.card_settings(config, None)
+    card = srnet.method.card_settings(srnet.srnet_config, None)
     assert card["calibration_samples"] == 2
 
 

@@ -11,6 +11,7 @@ from torch import nn
 
 from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
+from ..schedule import linear_warmup
 from .config import L0Config
 from .extract import extract_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
@@ -19,14 +20,13 @@ from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
 def lambda_at(step: int, max_steps: int, config: L0Config) -> float:
     """λ_t = λ · clip((t − a·T)/(b·T), 0, 1), the warm-up of the authors' released code (ruizheng20/robust_ticket).
 
-    a = `l0_lambda_start_fraction`, b = `l0_lambda_warmup_fraction`, T = `max_steps`. b = 0 switches λ on at
-    a·T; a = b = 0 is the constant λ of Eq. 8 as printed.
+    a = `l0_lambda_start_fraction`, b = `l0_lambda_warmup_fraction`, T = `max_steps` (a·T and b·T not rounded:
+    `hf_srnets.pruning.schedule.linear_warmup`). b = 0 switches λ on at a·T; a = b = 0 is the constant λ of Eq. 8
+    as printed.
     """
     start = config.l0_lambda_start_fraction * max_steps
     warmup = config.l0_lambda_warmup_fraction * max_steps
-    if warmup <= 0:
-        return config.l0_lambda if step >= start else 0.0
-    return config.l0_lambda * min(1.0, max(0.0, (step - start) / warmup))
+    return linear_warmup(step, start, warmup, config.l0_lambda)
 
 
 def l0_penalty(layers: list[HardConcreteLinear], temperature: float) -> torch.Tensor:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 import torch
@@ -13,6 +12,7 @@ from ...errors import InputError
 from ..fixed_mask import FixedMaskCallback
 from ..magnitude_masks import magnitude_prune
 from ..masked_model import MaskedModel
+from ..schedule import interval_in_steps, is_round_step, staircase_rounds, staircase_value
 from .rounds import imp_rounds
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,8 @@ class IMPCallback(FixedMaskCallback):
 
         At a structured `mask_granularity` the masks cannot tell (⌊k·Δs·n⌋ units may be equal for two rounds k
         when a group has few units, e.g. 12 heads), so the rounds are counted from the step: rounds fall at steps
-        0, Δt, 2Δt, …, so after step t (its round included) min(⌊t/Δt⌋ + 1, k) rounds are done.
+        0, Δt, 2Δt, …, so after step t (its round included) min(⌊t/Δt⌋ + 1, k) rounds are done
+        (`hf_srnets.pruning.schedule.staircase_rounds`).
         """
         if self.model.srnet_config.structured:
             return self.unit_rounds
@@ -59,7 +60,7 @@ class IMPCallback(FixedMaskCallback):
         return (self.target_rounds - 1 if self.rewind else self.target_rounds) * interval_steps
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
-        self.interval_steps = max(1, math.floor(self.interval * state.max_steps))
+        self.interval_steps = interval_in_steps(self.interval, state.max_steps)
         if self.steps_needed(self.interval_steps) > state.max_steps:  # a run too short for Δt = 1 step
             raise InputError(
                 f"IMP needs {self.target_rounds} pruning rounds at least {self.interval_steps} step(s) apart, i.e. "
@@ -72,14 +73,14 @@ class IMPCallback(FixedMaskCallback):
                 raise ValueError("Resuming imp-rw is not supported: θ_0 is kept in memory. Restart the search.")
             self.initial_state = {k: v.detach().clone() for k, v in self.model.base_model.state_dict().items()}
         if state.global_step > 0:  # resumed: the rounds at steps 0, Δt, … up to global_step are done
-            self.unit_rounds = min(state.global_step // self.interval_steps + 1, self.target_rounds)
+            self.unit_rounds = staircase_rounds(state.global_step, self.interval_steps, self.target_rounds)
         else:
             self._prune_round(control)
         return control
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         super().on_step_end(args, state, control, **kwargs)
-        if state.global_step % self.interval_steps == 0:
+        if is_round_step(state.global_step, self.interval_steps):
             self._prune_round(control)
         return control
 
@@ -88,7 +89,8 @@ class IMPCallback(FixedMaskCallback):
         if done < self.target_rounds:  # stopped early (another callback, an interrupted run)
             logger.warning(
                 f"IMP ended after {done} of {self.target_rounds} pruning rounds: the masks are "
-                f"{done * self.prune_ratio:.0%} sparse, not the target {self.target_rounds * self.prune_ratio:.0%}."
+                f"{staircase_value(done, self.prune_ratio):.0%} sparse, not the target "
+                f"{staircase_value(self.target_rounds, self.prune_ratio):.0%}."
             )
         return control
 
@@ -97,7 +99,7 @@ class IMPCallback(FixedMaskCallback):
         if done >= self.target_rounds:  # imp: the extra Δt of training at the target sparsity is over
             control.should_training_stop = True
             return
-        magnitude_prune(self.model, (done + 1) * self.prune_ratio)
+        magnitude_prune(self.model, staircase_value(done + 1, self.prune_ratio))
         self.unit_rounds = done + 1
         if self.rewind and done + 1 >= self.target_rounds:
             with torch.no_grad():

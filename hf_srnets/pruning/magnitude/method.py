@@ -31,11 +31,10 @@ class MagnitudePruning(PruningMethod):
     granularities = tuple(g for g in GRANULARITIES if g != "nm")
 
     @classmethod
-    def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> None:
-        """Every weight trains (the classifier too), so `trainable_classifier` stays False; refuse runs short of s."""
-        if config.trainable_classifier is None:
-            config.trainable_classifier = False
+    def prepare_config(cls, config: MagnitudeConfig, training_args: Any, *, fresh_head: bool) -> MagnitudeConfig:
+        """Every weight trains (the classifier too), so `trainable_classifier` None is False; refuse runs short of s."""
         imp_rounds(config.sparsity, config.imp_prune_ratio, config.imp_interval, rewind=config.rewind)
+        return config.resolved(trainable_classifier=bool(config.trainable_classifier))
 
     def initialize(self, srnet: MaskedModel) -> None:
         srnet.train_weights_with_fixed_masks()

@@ -59,18 +59,17 @@ class RandomPruning(PruningMethod):
     trains_scores = False
 
     @classmethod
-    def prepare_config(cls, config: RandomConfig, training_args: Any, *, fresh_head: bool) -> None:
-        """Every weight trains (so `trainable_classifier` stays False); the seed defaults to `--seed`."""
+    def prepare_config(cls, config: RandomConfig, training_args: Any, *, fresh_head: bool) -> RandomConfig:
+        """Every weight trains (so `trainable_classifier` None is False); the seed defaults to `--seed`."""
         if not config.random_like:
             raise InputError("--pruning random needs --random_like DIR, the ticket whose per-matrix sparsity to copy.")
         if not os.path.isdir(config.random_like):
             raise InputError(f"--random_like {config.random_like} is not a directory: pass a saved mask directory.")
-        if config.trainable_classifier is None:
-            config.trainable_classifier = False
-        if config.random_seed is None:
-            config.random_seed = int(getattr(training_args, "seed", 42))
+        seed = int(getattr(training_args, "seed", 42)) if config.random_seed is None else config.random_seed
+        return config.resolved(trainable_classifier=bool(config.trainable_classifier), random_seed=seed)
 
     def initialize(self, srnet: MaskedModel) -> None:
+        """The random masks; the model's config (`self.config`, `srnet.srnet_config`) records the ticket's sparsity."""
         cfg = self.config
         if cfg.random_like is None or cfg.random_seed is None:
             raise ValueError("RandomConfig needs random_like and random_seed (set by prepare_config).")

@@ -35,16 +35,18 @@ class ThresholdPruning(PruningMethod):
     granularities = GRANULARITIES
 
     @classmethod
-    def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> None:
+    def prepare_config(cls, config: ThresholdConfig, training_args: Any, *, fresh_head: bool) -> ThresholdConfig:
         """Δt_φ defaults to `--eval_steps` when evaluating by steps (Table 4), else 1000; s_i given -> cubic."""
-        super().prepare_config(config, training_args, fresh_head=fresh_head)
+        config = super().prepare_config(config, training_args, fresh_head=fresh_head)
+        derived: dict[str, Any] = {}
         if config.threshold_update_interval is None:
             by_steps = getattr(training_args, "eval_strategy", None) == "steps"
             eval_steps = getattr(training_args, "eval_steps", None)
-            config.threshold_update_interval = int(eval_steps if by_steps and eval_steps else DEFAULT_UPDATE_INTERVAL)
+            interval = eval_steps if by_steps and eval_steps else DEFAULT_UPDATE_INTERVAL
+            derived["threshold_update_interval"] = int(interval)
         if config.initial_sparsity is not None:
-            config.sparsity_schedule = "cubic"
-        config.validate()
+            derived["sparsity_schedule"] = "cubic"
+        return config.resolved(**derived)  # validated
 
     def make_layer(self, base_layer: nn.Linear) -> MaskedLinear:
         """`MaskedLinear`, with the N:M pattern at `--mask_granularity nm`."""

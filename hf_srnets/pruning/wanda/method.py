@@ -25,8 +25,9 @@ logger = logging.getLogger(__name__)
 def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig) -> dict[str, torch.Tensor]:
     """Keep-masks of every masked layer from the input norms of `config.calibration_samples` training examples.
 
-    Fewer training examples than asked calibrate on all of them, with a warning, and `config.calibration_samples`
-    becomes the number used: the card and the saved config record what the masks came from, not what was asked."""
+    Fewer training examples than asked calibrate on all of them, with a warning, and the model's config
+    (`srnet.srnet_config`, its own copy) records the number used as `calibration_samples`: the card and the saved
+    config say what the masks came from, not what was asked. `config` stays as given."""
     layers = keep_all(srnet)
     device = next(srnet.base_model.parameters()).device
     seen = 0
@@ -44,7 +45,7 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
             f"--calibration_samples {config.calibration_samples} is more than the {seen} training examples: "
             f"calibrated on all {seen}, and the card and {SRNET_CONFIG_NAME} record {seen}"
         )
-        config.calibration_samples = seen
+        srnet.srnet_config.calibration_samples = seen  # a WandaConfig: the model's own copy (`PruningMethod.config`)
     nm = parse_nm(config.wanda_nm) if config.wanda_nm else None
     masks = {}
     for name, norm in norms.norms().items():
@@ -65,17 +66,18 @@ class WandaPruning(PruningMethod):
     citations = ("sun2024wanda",)
 
     @classmethod
-    def prepare_config(cls, config: WandaConfig, training_args: Any, *, fresh_head: bool) -> None:
+    def prepare_config(cls, config: WandaConfig, training_args: Any, *, fresh_head: bool) -> WandaConfig:
         """N:M sets the sparsity to (M−N)/M; nothing trains, so the classifier must not be new."""
         if fresh_head:
             raise InputError(
                 "--pruning wanda prunes a fine-tuned classifier once, with no training, but this checkpoint's "
                 "classifier is newly initialised: give a fine-tuned --model_name_or_path (a teacher run's output)."
             )
-        config.trainable_classifier = False
+        derived: dict[str, Any] = {"trainable_classifier": False}
         if config.wanda_nm:
             n, m = parse_nm(config.wanda_nm)
-            config.sparsity = (m - n) / m
+            derived["sparsity"] = (m - n) / m
+        return config.resolved(**derived)
 
     def initialize(self, srnet: MaskedModel) -> None:
         srnet.train_weights_with_fixed_masks()
