@@ -35,6 +35,8 @@ KEY_LENGTH = 16
 # the modules whose code determines p_b (a change to any of them invalidates every cached entry)
 CODE_MODULES = (
     "bias/pipeline.py",
+    "bias/kinds.py",
+    "bias/cue.py",
     "resources/tokens.py",
     "bias/features.py",
     "bias/model.py",

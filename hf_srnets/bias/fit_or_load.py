@@ -90,10 +90,13 @@ def fitted_bias_description(
         if fitted
         else f"loaded from the cache of a fit on the same {rows} training rows"
     )
-    bias_desc = (
-        f"{bias_model} features ({vectors} vectors) + logistic regression (C={report['model']['C']:g}; "
-        f"appendix B.3.1), {how} (cache key `{report['cache']['key']}`)"
-        + (f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else "")
+    if "C" in report["model"]:
+        regression = f"logistic regression (C={report['model']['C']:g}; appendix B.3.1)"
+        model = f"{bias_model} features ({vectors} vectors) + {regression}"
+    else:  # a bias known exactly (`kinds.ExactBiasModel`): nothing fitted
+        model, how = f"{bias_model}: {report['model']['type']}", how.replace("fitted", "computed")
+    bias_desc = f"{model}, {how} (cache key `{report['cache']['key']}`)" + (
+        f"; it also predicts the extra training set(s) {', '.join(extras)}" if extras else ""
     )
     cal = report.get("splits", {}).get("train", {}).get("calibration")
     if cal:

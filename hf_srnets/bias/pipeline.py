@@ -8,6 +8,7 @@ vectors (`vectors`), extract the features (`features`), fit the logistic regress
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,13 +18,11 @@ from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..resources.tokens import tokenize, vocabulary
 from ..resources.word_vectors import TRAIN_VECTORS, WordVectors, resolve_vectors
-from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
+from .kinds import ExactBiasModel, FittedBiasModel, get_bias_model
 from .model import BiasModel, missing_labels_message, select_C
 from .report import format_report, near_uniform_warning, split_label_names, split_report
 
 logger = logging.getLogger(__name__)
-
-BIAS_MODELS = ("overlap", "claim")
 
 
 def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels: bool = False) -> list[str]:
@@ -45,9 +44,9 @@ def check_split(dataset: Dataset, name: str, bias_model: str, *, require_labels:
             f"Split {name!r} has no 'sentence1' text column (columns: {columns}); rename the premise, "
             f"question1 or claim column to 'sentence1'. " + hint
         )
-    if bias_model == "overlap" and "sentence2" not in columns:
+    if "sentence2" in get_bias_model(bias_model).columns and "sentence2" not in columns:
         raise InputError(
-            f"Split {name!r} has no 'sentence2' column (columns: {columns}): the overlap bias model "
+            f"Split {name!r} has no 'sentence2' column (columns: {columns}): the {bias_model} bias model "
             "needs sentence pairs (premise/hypothesis, question1/question2); for a single-text task use "
             "--bias_model claim. " + hint
         )
@@ -71,11 +70,7 @@ def choose_bias_model(task: TaskSpec, train: Dataset, requested: str | None = No
     and the claim-only model (max-pooled word vectors of the single text) when the data has no `sentence2`.
     """
     if requested is not None:
-        if requested not in BIAS_MODELS:
-            raise InputError(
-                f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (single text), got {requested!r}"
-            )
-        return requested
+        return get_bias_model(requested).name
     if task.name == "custom" and "sentence2" not in train.column_names:
         logger.info("Custom single-text task: using the claim-only bias model (max-pooled word vectors)")
         return "claim"
@@ -96,8 +91,7 @@ def _checked_splits(
 ) -> tuple[dict[str, Dataset], dict[str, list[str]], np.ndarray, dict[str, tuple[str, ...]]]:
     """Check the inputs before the (slow) vectors and features: (splits with `"train"` first, their ids, the
     training labels, each split's gold label names)."""
-    if task.bias_model not in BIAS_MODELS:
-        raise InputError(f"Task {task.name!r} has bias_model {task.bias_model!r}; expected one of {BIAS_MODELS}")
+    get_bias_model(task.bias_model, flag=f"task {task.name!r}: bias_model")
     if "train" in splits:
         raise InputError("'train' is reserved for the training set; rename that entry of splits")
     named = {"train": train, **splits}
@@ -115,16 +109,17 @@ def _checked_splits(
 
 def _word_vectors(
     train: Dataset,
-    tokens: list[dict[str, list[list[str]]]],
-    bias_model: str,
+    tokens: dict[str, list[list[list[str]]]],
+    kind: FittedBiasModel,
     vectors: str | None,
     *,
     cache_dir: str,
     seed: int,
 ) -> WordVectors:
-    """The vectors of every word of `tokens` (the tokenised texts of each split): `vectors.resolve_vectors`."""
-    vocab = vocabulary(*(t for texts in tokens for t in texts.values()))
-    train_text = _column(train, "sentence1") + (_column(train, "sentence2") if bias_model == "overlap" else [])
+    """The vectors of every word of `tokens` (each split's tokenised columns): `vectors.resolve_vectors`; fastText
+    trains on the training text of the columns the model reads."""
+    vocab = vocabulary(*(column for texts in tokens.values() for column in texts))
+    train_text = [text for column in kind.columns for text in _column(train, column)]
     return resolve_vectors(
         None if vectors == TRAIN_VECTORS else vectors,
         vocab,
@@ -136,18 +131,11 @@ def _word_vectors(
 
 
 def _features(
-    bias_model: str,
-    names: list[str],
-    first: dict[str, list[list[str]]],
-    second: dict[str, list[list[str]]],
-    word_vectors: WordVectors,
+    kind: FittedBiasModel, tokens: dict[str, list[list[list[str]]]], word_vectors: WordVectors
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Each split's feature matrix (`features`) and a description of the features for the report."""
-    if bias_model == "overlap":
-        features = {name: overlap_features(first[name], second[name], word_vectors) for name in names}
-        return features, {"kind": "overlap", "names": list(OVERLAP_FEATURE_NAMES)}
-    features = {name: claim_features(first[name], word_vectors) for name in names}
-    return features, {"kind": "claim", "names": [f"max-pooled claim word vectors ({word_vectors.dim} dims)"]}
+    """Each split's feature matrix (`kind.features`) and a description of the features for the report."""
+    features = {name: kind.features(texts, word_vectors) for name, texts in tokens.items()}
+    return features, {"kind": kind.name, "names": list(kind.feature_names(word_vectors))}
 
 
 def _fit(
@@ -164,18 +152,18 @@ def _fit(
 
 
 def _predict(
-    model: BiasModel,
+    probabilities: Callable[[str, Dataset], np.ndarray],
     named: dict[str, Dataset],
-    features: dict[str, np.ndarray],
     ids: dict[str, list[str]],
     task: TaskSpec,
     label_names: dict[str, tuple[str, ...]],
     reports: dict[str, Any],
 ) -> dict[str, dict[str, list[float]]]:
-    """p_b of every split by id; each split's report (`report.split_report`) is added to `reports`."""
+    """p_b of every split by id (`probabilities(name, split)`); each split's report (`report.split_report`) is
+    added to `reports`."""
     predictions: dict[str, dict[str, list[float]]] = {}
     for name, ds in named.items():
-        probs = model.predict_proba(features[name])
+        probs = probabilities(name, ds)
         predictions[name] = dict(zip(ids[name], probs.tolist(), strict=True))
         labels = _column(ds, "label") if "label" in ds.column_names else [-1] * len(ds)
         heuristics = _column(ds, "heuristic") if "heuristic" in ds.column_names else None
@@ -216,25 +204,29 @@ def compute_bias_predictions(
     predictions stay over the task's labels.
     """
     named, ids, train_labels, label_names = _checked_splits(task, train, splits)
-    first = {name: _texts(ds, "sentence1") for name, ds in named.items()}
-    second = {name: _texts(ds, "sentence2") for name, ds in named.items()} if task.bias_model == "overlap" else {}
-    word_vectors = _word_vectors(train, [first, second], task.bias_model, vectors, cache_dir=cache_dir, seed=seed)
-    features, feature_info = _features(task.bias_model, list(named), first, second, word_vectors)
-    model, selection = _fit(task, features["train"], train_labels, C, seed)
-    report: dict[str, Any] = {
-        "task": task.name,
-        "features": feature_info,
-        "vectors": word_vectors.info,
-        "model": {
-            "type": "multinomial logistic regression (standardised features, L-BFGS)",
-            "C": model.C,
-            "C_selection": selection,
-            "seed": seed,
-        },
-        "label_names": list(task.label_names),
-        "splits": {},
-    }
-    predictions = _predict(model, named, features, ids, task, label_names, report["splits"])
+    kind = get_bias_model(task.bias_model)
+    if isinstance(kind, ExactBiasModel):
+        report: dict[str, Any] = {"task": task.name, "model": {"type": f"exact: {kind.description}"}}
+        probabilities = lambda name, ds: kind.probabilities(task, train, ds)  # noqa: E731
+    else:
+        tokens = {name: [_texts(ds, column) for column in kind.columns] for name, ds in named.items()}
+        word_vectors = _word_vectors(train, tokens, kind, vectors, cache_dir=cache_dir, seed=seed)
+        features, feature_info = _features(kind, tokens, word_vectors)
+        model, selection = _fit(task, features["train"], train_labels, C, seed)
+        report = {
+            "task": task.name,
+            "features": feature_info,
+            "vectors": word_vectors.info,
+            "model": {
+                "type": "multinomial logistic regression (standardised features, L-BFGS)",
+                "C": model.C,
+                "C_selection": selection,
+                "seed": seed,
+            },
+        }
+        probabilities = lambda name, ds: model.predict_proba(features[name])  # noqa: E731
+    report.update(label_names=list(task.label_names), splits={})
+    predictions = _predict(probabilities, named, ids, task, label_names, report["splits"])
     logger.info("Bias model report:\n%s", format_report(report))
     warning = near_uniform_warning(report)
     if warning:

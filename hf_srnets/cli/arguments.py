@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..bias.kinds import bias_model_help
 from ..data.example_columns import BIAS, DIFFICULTY, EXAMPLE_COLUMNS, TEACHER
+from ..data.transforms import DATA_TRANSFORMS
 from ..errors import InputError
 from ..run_files import (
     DIFFICULTY_VALIDATION_NAME,
@@ -134,10 +136,9 @@ class TaskDataArguments:
     bias_model: str | None = field(
         default=None,
         metadata={
-            "help": "overlap|claim: the bias-only model's features, overlap (word overlap of the two texts) or "
-            "claim (max-pooled word vectors of the first text). Default: the task's own, overlap for mnli/qqp, "
-            "claim for fever; for custom tasks overlap for pairs, claim for single texts. run_glue_sparse.py "
-            "fits it in the run when no --bias_predictions is given."
+            "help": f"The bias-only model, one of {bias_model_help()}. Default: the task's own, overlap for "
+            "mnli/qqp, claim for fever; for custom tasks overlap for pairs, claim for single texts. "
+            "run_glue_sparse.py fits it in the run when no --bias_predictions is given."
         },
     )
     # "extend": repeated flags add up (argparse's default would keep only the last one)
@@ -145,8 +146,10 @@ class TaskDataArguments:
         default_factory=list,
         metadata={
             "help": "NAME=PATH, repeatable (alias --predict_file). run_glue_sparse.py: an extra OOD set, a NAME "
-            "of a default OOD set (e.g. hans) replacing it. run_bias_model.py: a split to predict, replacing the "
-            "default ones (the task's validation and OOD sets); a NAME starting with hans is read like HANS. NAME "
+            "of a default OOD set (e.g. hans) replacing it; or NAME alone, a set registered for the task, read "
+            "under --data_dir (mnli: mnli_hard_matched, mnli_hard_mismatched). run_bias_model.py: a split to "
+            "predict, replacing the default ones (the task's validation and OOD sets); a NAME starting with hans "
+            "is read like HANS. NAME "
             f"names files ({EVAL_PREDICTIONS_DIR}/NAME.jsonl, {bias_predictions_name('NAME')}): letters, digits, "
             "_ - + and inner dots.",
             "action": "extend",
@@ -197,6 +200,15 @@ class DataArguments(TaskDataArguments):
         },
     )
     no_default_ood: bool = field(default=False, metadata={"help": "Skip the task's default OOD sets."})
+    data_transform: str | None = field(
+        default=None,
+        metadata={
+            "help": f"Change the data before the run reads it, one of {', '.join(sorted(DATA_TRANSFORMS))}: cue (a "
+            "controlled bias, hf_srnets.data.cues: a cue word per label in front of each training pair's last text, "
+            "agreeing with the gold label with probability --cue_rho; evaluated on the dev set with the cue "
+            "agreeing, disagreeing and absent; --bias_model cue is its exact bias-only model)."
+        },
+    )
     max_seq_length: int = field(
         default=128,
         metadata={"help": "Truncation length in tokens (Table 3: 128); at most the model's position limit."},

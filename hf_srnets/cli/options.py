@@ -21,6 +21,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..bias.kinds import get_bias_model
+from ..data.tasks import registered_set, resolve_task
+from ..data.transforms import DATA_TRANSFORMS, get_data_transform
 from ..errors import InputError
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
@@ -38,8 +41,8 @@ logger = logging.getLogger(__name__)
 class RunArguments:
     """A run's arguments: `pruning` is the selected method's config (None for `--pruning none`), `objective` the
     options of the `--step_objective` (None without one, or for one without options), `loss_options`
-    the options of `--loss` (None for a loss without options) and `given` the options given explicitly (config
-    file and command line), by field name."""
+    the options of `--loss` (None for a loss without options), `transform_options` those of `--data_transform` (None
+    without one) and `given` the options given explicitly (config file and command line), by field name."""
 
     model: ModelArguments
     data: DataArguments
@@ -48,6 +51,7 @@ class RunArguments:
     given: dict[str, Any] = dataclasses.field(default_factory=dict)
     objective: Any | None = None
     loss_options: Any | None = None
+    transform_options: Any | None = None
 
     @property
     def method(self) -> type[PruningMethod] | None:
@@ -58,6 +62,11 @@ class RunArguments:
 def objective_options_classes() -> dict[str, type]:
     """Each registered step objective with options -> its `options_class`."""
     return {name: cls.options_class for name, cls in OBJECTIVES.items() if cls.options_class is not None}
+
+
+def transform_options_classes() -> dict[str, type]:
+    """Each registered data transform with options -> its `options_class`."""
+    return {name: cls.options_class for name, cls in DATA_TRANSFORMS.items() if cls.options_class is not None}
 
 
 def loss_options_classes() -> dict[str, type]:
@@ -81,9 +90,11 @@ def build_parser() -> SRNetArgumentParser:
     losses = list(dict.fromkeys(loss_options_classes().values()))
     objectives = list(objective_options_classes().values())
     columns = [c for c in [column_options_class()] if c is not None]
+    transforms = list(dict.fromkeys(transform_options_classes().values()))
     return SRNetArgumentParser(
-        [ModelArguments, DataArguments, *columns, PruningConfig, *configs, SRNetTrainingArguments, *losses, *objectives]
-    )
+        [ModelArguments, DataArguments, *columns, *transforms, PruningConfig, *configs, SRNetTrainingArguments,
+         *losses, *objectives]
+    )  # fmt: skip
 
 
 SCORE_OPTIONS = ("mask_learning_rate", "mask_weight_decay")  # training options of the methods that train scores
@@ -136,7 +147,28 @@ def parse_args(argv: list[str] | None = None) -> RunArguments:
         method, overrides = resolve_pruning(model.pruning)
         pruning = parser.build(method.config_class, given, **overrides)
     objective = objective_options(parser, training, given)
-    return RunArguments(model, data, pruning, training, given, objective, loss_options(parser, training, given))
+    transform = transform_options(parser, data, given)
+    losses = loss_options(parser, training, given)
+    return RunArguments(model, data, pruning, training, given, objective, losses, transform)
+
+
+def transform_options(parser: SRNetArgumentParser, data: DataArguments, given: dict[str, Any]) -> Any | None:
+    """The `--data_transform`'s options from their flags (None without a transform, or for one without options);
+    another transform's flags, or any without `--data_transform`, are refused."""
+    owners = {o: name for name, cls in transform_options_classes().items() for o in cli_field_names(cls)}
+    foreign = sorted(o for o, name in owners.items() if given.get(o) is not None and name != data.data_transform)
+    if foreign:
+        name, now = owners[foreign[0]], data.data_transform
+        context = "without --data_transform" if now is None else f"with --data_transform {now}"
+        raise InputError(
+            f"{', '.join(f'--{o}' for o in foreign)} configure --data_transform {name} and would do nothing "
+            f"{context}: add --data_transform {name}, or drop them."
+        )
+    if data.data_transform is None:
+        return None
+    transform = get_data_transform(data.data_transform)  # an unknown name: one line listing them
+    options_class = type(transform).options_class
+    return None if options_class is None else parser.build(options_class, given)
 
 
 def loss_options(parser: SRNetArgumentParser, training: SRNetTrainingArguments, given: dict[str, Any]) -> Any:
@@ -283,13 +315,11 @@ def validate_args(run: RunArguments) -> None:
     if run.pruning is not None:
         validate_method(run)
     check_column_files(args.loss, data)
-    if data.bias_model not in (None, "overlap", "claim"):
-        raise InputError(
-            f"--bias_model must be 'overlap' (sentence pairs) or 'claim' (claim only), got {data.bias_model!r}"
-        )
+    if data.bias_model is not None:
+        get_bias_model(data.bias_model)  # an unknown kind: one line listing the kinds
     for spec in data.ood_file:
-        if "=" not in spec:
-            raise InputError(f"--ood_file expects NAME=PATH, got {spec!r}")
+        if "=" not in spec:  # NAME alone: a set registered for the task, e.g. mnli_hard_matched
+            registered_set(resolve_task(data.task, data.task_labels), spec)
 
 
 def validate_compact(run: RunArguments) -> None:

@@ -11,6 +11,7 @@ from .columns import (
     write_difficulty,
     write_predictions,
 )
+from .cues import ControlledCue, CueOptions  # registers --data_transform cue
 from .example_columns import EXAMPLE_COLUMNS, ExampleColumn, per_label_columns, register_example_column
 from .joins import extra_names, extra_sets, join_probabilities, row_sources
 from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
@@ -25,13 +26,18 @@ from .tasks import (
     ood_file_set,
     resolve_task,
 )
+from .transforms import DATA_TRANSFORMS, DataTransform, get_data_transform, register_data_transform
 
 __all__ = [
     "BIAS_COLUMN",
+    "DATA_TRANSFORMS",
     "DIFFICULTY_COLUMN",
     "EXAMPLE_COLUMNS",
     "TASKS",
     "TEACHER_COLUMN",
+    "ControlledCue",
+    "CueOptions",
+    "DataTransform",
     "EvalSet",
     "ExampleColumn",
     "FileFormat",
@@ -42,6 +48,7 @@ __all__ = [
     "custom_task",
     "extra_names",
     "extra_sets",
+    "get_data_transform",
     "get_task",
     "id_set_name",
     "join_probabilities",
@@ -53,6 +60,7 @@ __all__ = [
     "read_difficulty",
     "read_predictions",
     "read_rows",
+    "register_data_transform",
     "register_example_column",
     "resolve_task",
     "row_sources",

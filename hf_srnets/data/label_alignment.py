@@ -81,12 +81,14 @@ def _canonical(name: str, task: TaskSpec) -> str:
 
 
 def reorder_task(task: TaskSpec, order: Sequence[str]) -> TaskSpec:
-    """The task with its labels (and those of OOD sets that use the task's labels) in `order`."""
+    """The task with its labels (and those of its default and optional OOD sets that use the task's labels) in
+    `order`."""
     old = tuple(task.label_names)
-    ood = tuple(
-        dataclasses.replace(s, label_names=tuple(order)) if tuple(s.label_names) == old else s for s in task.ood
+    ood, optional = (
+        tuple(dataclasses.replace(s, label_names=tuple(order)) if tuple(s.label_names) == old else s for s in sets)
+        for sets in (task.ood, task.optional_ood)
     )
-    return dataclasses.replace(task, label_names=tuple(order), ood=ood)
+    return dataclasses.replace(task, label_names=tuple(order), ood=ood, optional_ood=optional)
 
 
 def label_permutation(old: Sequence[str], new: Sequence[str]) -> list[int]:

@@ -19,7 +19,7 @@ from typing import Any
 from datasets import Dataset
 
 from ..errors import InputError, MissingInputError, check_input_file
-from .tasks import FileFormat, SplitSource
+from .tasks import ROBUST_NLI_FORMAT, FileFormat, SplitSource
 
 logger = logging.getLogger(__name__)
 
@@ -130,12 +130,108 @@ def _read_json(text: str, ext: str, path: str) -> list[dict[str, Any]]:
     return rows
 
 
+def folder_format(path: str | os.PathLike, file_format: FileFormat | None) -> FileFormat | None:
+    """The format of parallel files `path` is read in: `file_format` when it is one (`FileFormat.parallel_files`),
+    else `ROBUST_NLI_FORMAT` for a folder given without a format that holds one of its files; None otherwise (a
+    file, or another folder: `read_rows` refuses it)."""
+    if file_format is not None and file_format.parallel_files:
+        return file_format
+    if file_format is None and os.path.isdir(path):
+        names = [name for name, _ in ROBUST_NLI_FORMAT.parallel_files]
+        if any(os.path.isfile(os.path.join(path, name)) for name in names):
+            return ROBUST_NLI_FORMAT
+    return None
+
+
+def _text_lines(path: str) -> list[str]:
+    """The lines of a plain-text file, without their line ends (`\n`, `\r\n`; only these end a line, not the
+    other breaks `str.splitlines` knows, which a text may hold); an empty or blank file is refused."""
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            text = f.read()
+    except UnicodeDecodeError as err:
+        raise not_utf8_error(path, err) from None
+    if not text.strip():
+        raise InputError(
+            f"{path} is empty: a file of a folder of parallel files holds one line per example. Copy the folder "
+            "again from its source."
+        )
+    lines = text.split("\n")
+    if lines[-1] == "":  # the last line's own end
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_parallel_files(folder: str | os.PathLike, file_format: FileFormat = ROBUST_NLI_FORMAT) -> list[dict[str, Any]]:
+    """Read a folder of parallel plain-text files (`FileFormat.parallel_files`): line k of each file is one field of
+    example k, e.g. robust-nli's `s1.test`, `s2.test` and `labels.test` (`ROBUST_NLI_FORMAT`). Rows have the
+    format's columns (`premise`, `hypothesis`, `label`) and no id: `canonicalize` gives each a hash of its texts.
+
+    A missing folder or file, an empty file, a file that is not UTF-8 or files of different line counts are an
+    `InputError` naming the file (and the line) and the fix.
+    """
+    folder = os.fspath(folder)
+    names = [name for name, _ in file_format.parallel_files]
+    if not os.path.isdir(folder):
+        raise MissingInputError(f"Data folder not found: {folder} (a folder holding {names}, one example per line)")
+    columns: dict[str, list[str]] = {}
+    for name, column in file_format.parallel_files:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            raise MissingInputError(
+                f"{folder} has no {name}: a folder of this format holds {names}, line k of each the same example"
+            )
+        columns[column] = _text_lines(path)
+    counts = {name: len(columns[column]) for name, column in file_format.parallel_files}
+    shortest = min(counts.values())
+    if len(set(counts.values())) > 1:
+        longer = [name for name, n in counts.items() if n > shortest]
+        shorter = [name for name, n in counts.items() if n == shortest]
+        raise InputError(
+            f"{folder}: " + ", ".join(f"{name} has {n:,} lines" for name, n in counts.items()) + f": line "
+            f"{shortest + 1} of {os.path.join(folder, longer[0])} has no line in {shorter}, but line k of each file "
+            "is the same example. A file was cut or changed: copy the folder again from its source."
+        )
+    return [dict(zip(columns, values)) for values in zip(*columns.values())]
+
+
+def check_parallel_labels(
+    rows: list[dict[str, Any]],
+    folder: str | os.PathLike,
+    file_format: FileFormat,
+    label_names: Sequence[str],
+    aliases: dict[str, str] | None = None,
+    *,
+    id_label_names: Sequence[str] | None = None,
+    excluded_labels: Sequence[str] = (),
+) -> None:
+    """Refuse a label word of parallel files (`read_parallel_files`) that the labels do not know, naming its file and
+    line (`normalize_label`'s message); unlabelled (`-`) and empty lines are left to `canonicalize`."""
+    label_file = next((name for name, column in file_format.parallel_files if column in LABEL_COLUMNS), None)
+    if label_file is None:
+        return
+    column = dict(file_format.parallel_files)[label_file]
+    path = os.path.join(os.fspath(folder), label_file)
+    for line, row in enumerate(rows, 1):
+        value = row[column]
+        if not (_is_missing(value) or _is_unlabelled(value)):
+            where = f"{path} line {line}"
+            normalize_label(
+                value, label_names, aliases or {}, where, id_label_names=id_label_names, excluded_labels=excluded_labels
+            )
+
+
 def read_formatted_rows(path: str | os.PathLike, file_format: FileFormat | None = None) -> list[dict[str, Any]]:
-    """Read a file in a task's published format (`FileFormat`): quoting, header-less columns, column renames.
+    """Read a file in a task's published format (`FileFormat`): quoting, header-less columns, column renames; or a
+    folder of parallel files (`read_parallel_files`: a format with `parallel_files`, or a folder given without a
+    format, read as robust-nli's `s1.test`, `s2.test` and `labels.test`).
 
     A file of a header-less format whose first line is a header (a field is a known column name, e.g.
     `sentence<TAB>label`) is read with it, so users' files with a header load too.
     """
+    parallel = folder_format(path, file_format)
+    if parallel is not None:
+        return read_parallel_files(path, parallel)
     if file_format is None:
         return read_rows(path)
     columns = file_format.columns or None
@@ -493,6 +589,37 @@ def canonicalize(
     return Dataset.from_dict(out)
 
 
+def local_source_path(source: SplitSource, data_dir: str | None) -> str | None:
+    """The first of `source.local_paths` under `data_dir` that holds the split (a file, or a folder for a format of
+    parallel files), or None."""
+    if data_dir is None:
+        return None
+    for rel in source.local_paths:
+        path = os.path.join(data_dir, rel)
+        parallel = source.file_format is not None and bool(source.file_format.parallel_files)
+        if os.path.isdir(path) if parallel else os.path.isfile(path):
+            return path
+    return None
+
+
+def _labelled_rows(
+    path: str,
+    file_format: FileFormat | None,
+    label_names: Sequence[str],
+    aliases: dict[str, str] | None,
+    options: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """`read_formatted_rows`, with the label words of parallel files checked where their file and line are known."""
+    rows = read_formatted_rows(path, file_format)
+    parallel = folder_format(path, file_format)
+    if parallel is not None:
+        id_names, excluded = options.get("id_label_names"), options.get("excluded_labels", ())
+        check_parallel_labels(
+            rows, path, parallel, label_names, aliases, id_label_names=id_names, excluded_labels=excluded
+        )
+    return rows
+
+
 def load_source(
     source: SplitSource,
     label_names: Sequence[str],
@@ -508,11 +635,10 @@ def load_source(
     `options` go to `canonicalize` (`text_fields`, `skip_incomplete_rows`, `id_label_names`, `excluded_labels`).
     """
     if data_dir is not None:
-        for rel in source.local_paths:
-            path = os.path.join(data_dir, rel)
-            if os.path.isfile(path):
-                rows = read_formatted_rows(path, source.file_format)
-                return canonicalize(rows, label_names, name=f"{name} ({path})", aliases=aliases, **options)
+        path = local_source_path(source, data_dir)
+        if path is not None:
+            rows = _labelled_rows(path, source.file_format, label_names, aliases, options)
+            return canonicalize(rows, label_names, name=f"{name} ({path})", aliases=aliases, **options)
         if source.hub_path is None:
             raise MissingInputError(
                 f"{name}: none of {list(source.local_paths)} exists under --data_dir {data_dir}; "
@@ -563,7 +689,7 @@ def load_file(
     file_format: FileFormat | None = None,
     **options: Any,
 ) -> Dataset:
-    """Load one file, in `file_format` if given (a task's `TaskSpec.file_format`); `options` go to `canonicalize`
-    (e.g. `text_fields=task.text_fields`)."""
-    rows = read_formatted_rows(path, file_format)
+    """Load one file (or a folder of parallel files, `read_parallel_files`), in `file_format` if given (a task's
+    `TaskSpec.file_format`); `options` go to `canonicalize` (e.g. `text_fields=task.text_fields`)."""
+    rows = _labelled_rows(path, file_format, label_names, aliases, options)
     return canonicalize(rows, label_names, name=name or path, aliases=aliases, **options)

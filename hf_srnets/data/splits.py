@@ -22,9 +22,10 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SplitFiles:
-    """Where a run's splits come from: given files (`train_file`, `validation_file`, `ood_files` as NAME=PATH),
-    the labels of OOD sets (`ood_labels`, NAME=LABEL0,LABEL1,...), whether the task's default OOD sets are
-    evaluated, the directory holding the task's files (else the Hub) and whether incomplete rows are dropped."""
+    """Where a run's splits come from: given files (`train_file`, `validation_file`, `ood_files` as NAME=PATH, or
+    NAME alone for a set registered for the task, `tasks.ood_file_set`), the labels of OOD sets (`ood_labels`,
+    NAME=LABEL0,LABEL1,...), whether the task's default OOD sets are evaluated, the directory holding the task's
+    files (else the Hub) and whether incomplete rows are dropped."""
 
     train_file: str | None = None
     validation_file: str | None = None
@@ -100,28 +101,28 @@ def plan_ood_sets(
 ) -> list[tuple[EvalSet, str | None, dict[str, Any]]]:
     """A run's OOD sets, without loading them: (set, its `--ood_file` path or None, label options for `load_file`).
 
-    The task's default sets (unless `no_default_ood`), then each `--ood_file NAME=PATH`; a NAME of a default set
-    replaces it. `--ood_labels` may turn a set into a HANS-style one (see `ood_label_options`).
+    The task's default sets (unless `no_default_ood`), then each `--ood_file NAME=PATH` or `--ood_file NAME` (a
+    set registered for the task, e.g. `mnli_hard_matched`: read from its source, path None); a NAME of a default
+    set replaces it. `--ood_labels` may turn a set into a HANS-style one (see `ood_label_options`).
     """
-    file_sets = [ood_file_set(spec, task) for spec in ood_files]
-    names = [s.name for s in file_sets]
+    file_sets = [(ood_file_set(spec, task), spec.partition("=")[2] or None) for spec in ood_files]
+    names = [s.name for s, _ in file_sets]
     if len(set(names)) < len(names):
         raise InputError(f"--ood_file: two sets named {sorted({n for n in names if names.count(n) > 1})}")
-    sets = []
+    sets: list[tuple[EvalSet, str | None]] = []
     if not no_default_ood:
         for eval_set in task.ood:
             if eval_set.name in names:
-                logger.info(f"--ood_file {eval_set.name}=... replaces the default {eval_set.name} set")
+                logger.info(f"--ood_file {eval_set.name}[=PATH] replaces the default {eval_set.name} set")
             else:
-                sets.append(eval_set)
+                sets.append((eval_set, None))
     sets += file_sets
     named = parse_ood_labels(list(ood_labels))
-    unknown = sorted(set(named) - {s.name for s in sets})
+    unknown = sorted(set(named) - {s.name for s, _ in sets})
     if unknown:
-        raise InputError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s in sets]}")
+        raise InputError(f"--ood_labels names {unknown}, but the OOD sets are {[s.name for s, _ in sets]}")
     out = []
-    for eval_set in sets:
-        path = eval_set.source.local_paths[0] if eval_set in file_sets else None
+    for eval_set, path in sets:
         eval_set, labels = ood_label_options(task, eval_set, named.get(eval_set.name))
         out.append((eval_set, path, labels))
     return out
@@ -149,7 +150,8 @@ def read_split(
     """One split of `task` in the canonical columns: `file` if given, else `source` from `data_dir` or the Hub.
 
     `name` is what messages call the split (for a file, None: its path). A file is read in the task's published
-    format (AG News: no header; IMDB-CAD: csv quoting) unless `source` is an OOD set's. Texts are read by meaning
+    format (AG News: no header; IMDB-CAD: csv quoting), or in the format of `source` when it is an OOD set's (a
+    robust-nli folder for the MNLI hard subsets; most OOD sets have none: a header line). Texts are read by meaning
     (`task.text_fields`), labels as `labels` says (default: `label_options(task, label_names)`);
     `skip_incomplete_rows` drops incomplete rows instead of failing.
     """
@@ -163,7 +165,9 @@ def read_split(
         **(label_options(task, label_names) if labels is None else labels),
     }
     if file:
-        file_format = task.file_format if source is None or source in (task.train, task.validation) else None
+        file_format = (
+            task.file_format if source is None or source in (task.train, task.validation) else source.file_format
+        )
         return load_file(file, label_names, name=name, aliases=task.label_aliases, file_format=file_format, **options)
     if source is None:
         raise InputError(
@@ -229,7 +233,7 @@ NLI_EXTRA_ALIASES = {"non-entailment": "contradiction", "non_entailment": "contr
 def _evaluation_paths(task: TaskSpec, files: SplitFiles, ood: list[tuple[EvalSet, Dataset]]) -> set[str]:
     """The absolute paths of every evaluation file of the run (given files, and the sets' files under --data_dir)."""
     eval_paths = {
-        os.path.abspath(p) for p in [files.validation_file, *[o.split("=", 1)[1] for o in files.ood_files]] if p
+        os.path.abspath(p) for p in [files.validation_file, *[o.partition("=")[2] for o in files.ood_files]] if p
     }
     if files.data_dir:
         for source in [task.validation, *(s.source for s, _ in ood)]:

@@ -21,11 +21,22 @@ class FileFormat:
     `columns`: the field names of a file without a header line (a file of the same format that starts with this
     header is read with it). `quoting`: `"none"` (`"` is a literal character) or `"csv"` (fields wrapped in `"`,
     inner quotes doubled). `rename`: (published column, canonical column) pairs, e.g. IMDB-CAD's `Sentiment`.
+    `parallel_files`: a folder of plain-text files instead of one file, line k of each holding one field of
+    example k, as (file name in the folder, column) pairs, e.g. robust-nli's `s1.test` (premise), `s2.test`
+    (hypothesis) and `labels.test` (label): `ROBUST_NLI_FORMAT`.
     """
 
     columns: tuple[str, ...] = ()
     quoting: str = "none"
     rename: tuple[tuple[str, str], ...] = ()
+    parallel_files: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.parallel_files and (self.columns or self.rename):
+            raise InputError(
+                "FileFormat: parallel_files names the column of each file of a folder; columns and rename describe "
+                "one file with fields: give one or the other"
+            )
 
 
 @dataclass(frozen=True)
@@ -96,8 +107,10 @@ class HardSubset:
 class TaskSpec:
     """A task: its labels, its metric, its ID train/dev sets and OOD sets, and the names papers give them.
 
-    `evaluator` names the evaluator of the ID dev set (`hf_srnets.evaluation.EVALUATORS`; each OOD set names its
-    own, `EvalSet.kind`); `display_name` is the task's name as the papers write it.
+    `ood` are the OOD sets every run evaluates (unless `--no_default_ood`); `optional_ood` are sets registered for
+    the task that a run evaluates only when asked for by name (`--ood_file NAME`, read under `--data_dir`, or
+    `--ood_file NAME=PATH`). `evaluator` names the evaluator of the ID dev set (`hf_srnets.evaluation.EVALUATORS`;
+    each OOD set names its own, `EvalSet.kind`); `display_name` is the task's name as the papers write it.
     """
 
     name: str
@@ -123,6 +136,14 @@ class TaskSpec:
     test: SplitSource | None = None
     # The default easy/hard split of the ID dev set (`hf_srnets.evaluation.easy_hard`), when one is published.
     hard_subset: HardSubset | None = None
+    # Evaluation sets a run asks for by name (`--ood_file NAME`): local files that not every user has, or sets too
+    # large to evaluate on every run.
+    optional_ood: tuple[EvalSet, ...] = ()
+
+    @property
+    def registered_sets(self) -> tuple[EvalSet, ...]:
+        """Every evaluation set registered for the task: its default OOD sets, then its optional ones."""
+        return self.ood + self.optional_ood
 
     @property
     def attack_split(self) -> SplitSource:
@@ -161,6 +182,19 @@ AG_NEWS_LABELS = ("World", "Sports", "Business", "Sci/Tech")  # fancyzhx/ag_news
 PARQUET_EXPORT = "refs/convert/parquet"
 AG_NEWS_FORMAT = FileFormat(columns=("text", "label"), quoting="csv")
 IMDB_CAD_FORMAT = FileFormat(quoting="csv", rename=(("Sentiment", "label"), ("Text", "text")))
+# The folders of robust-nli (Karimi Mahabadi et al. 2020, github.com/rabeehk/robust-nli): one example per line of
+# s1.test (premise), s2.test (hypothesis) and labels.test (the label word), no ids.
+ROBUST_NLI_FORMAT = FileFormat(
+    parallel_files=(("s1.test", "premise"), ("s2.test", "hypothesis"), ("labels.test", "label"))
+)
+
+
+def mnli_hard_set(name: str, folder: str, display: str) -> EvalSet:
+    """An MNLI hard subset as robust-nli publishes it: the dev pairs a hypothesis-only classifier gets wrong
+    (Gururangan et al. 2018), evaluated with MNLI's labels and accuracy; local files only (not on the Hub)."""
+    source = SplitSource(local_paths=(f"mnli_hard/{folder}",), file_format=ROBUST_NLI_FORMAT)
+    return EvalSet(name, source, NLI_LABELS, display_name=display)
+
 
 TASKS: dict[str, TaskSpec] = {
     "mnli": TaskSpec(
@@ -186,6 +220,12 @@ TASKS: dict[str, TaskSpec] = {
                 kind="hans",
                 display_name="HANS",
             ),
+        ),
+        # The hard subsets of dev-matched and dev-mismatched in robust-nli's folders (Karimi Mahabadi et al. 2020,
+        # Table 1: "MNLI hard"): 4,573 and 4,530 pairs, asked for with --ood_file mnli_hard_matched etc.
+        optional_ood=(
+            mnli_hard_set("mnli_hard_matched", "MNLIMatchedHardWithHardTest", "MNLI-m hard"),
+            mnli_hard_set("mnli_hard_mismatched", "MNLIMismatchedHardWithHardTest", "MNLI-mm hard"),
         ),
         label_aliases={"non_entailment": "non-entailment"},
         # Gururangan et al. 2018: dev-matched examples a hypothesis-only model gets wrong are hard (appendix F)
@@ -403,8 +443,11 @@ def resolve_task(name: str, task_labels: str | Sequence[str] | None = None) -> T
     labels = tuple(chosen)
     if labels == task.label_names:
         return task
-    ood = tuple(replace(s, label_names=labels) if s.label_names == task.label_names else s for s in task.ood)
-    return replace(task, label_names=labels, ood=ood, published_label_names=task.label_names)
+    ood, optional = (
+        tuple(replace(s, label_names=labels) if s.label_names == task.label_names else s for s in sets)
+        for sets in (task.ood, task.optional_ood)
+    )
+    return replace(task, label_names=labels, ood=ood, optional_ood=optional, published_label_names=task.label_names)
 
 
 def id_set_name(task: TaskSpec) -> str:
@@ -412,10 +455,34 @@ def id_set_name(task: TaskSpec) -> str:
     return task.name if task.name != "custom" else "validation"
 
 
+def registered_set(task: TaskSpec, name: str) -> EvalSet:
+    """The evaluation set `name` registered for `task` (`TaskSpec.registered_sets`: a default or an optional
+    OOD set); an unknown name is an `InputError` listing the known ones."""
+    for eval_set in task.registered_sets:
+        if eval_set.name == name:
+            return eval_set
+    known = [s.name for s in task.registered_sets]
+    raise InputError(
+        f"--ood_file {name}: task {task.name!r} has no evaluation set {name!r}"
+        + (f"; its registered sets are {known}" if known else " and registers none")
+        + ". Give a file of another set as --ood_file NAME=PATH."
+    )
+
+
 def ood_file_set(spec: str, task: TaskSpec) -> EvalSet:
-    """The evaluation set of an `--ood_file NAME=PATH`: a NAME starting with `hans` is scored like HANS (2-way
-    labels, 3-way predictions collapsed); any other is scored with the task's labels and metric."""
-    name, path = spec.split("=", 1)
+    """The evaluation set of an `--ood_file NAME=PATH` or `--ood_file NAME`.
+
+    `NAME` alone is a set registered for the task (`registered_set`), read from its own source (under
+    `--data_dir`). With `=PATH`: a NAME of one of the task's optional sets is that set read from PATH (in its
+    format, e.g. a robust-nli folder); any other NAME starting with `hans` is scored like HANS (2-way labels,
+    3-way predictions collapsed), and any other with the task's labels and metric.
+    """
+    name, sep, path = spec.partition("=")
+    if not sep:
+        return registered_set(task, name)
+    optional = next((s for s in task.optional_ood if s.name == name), None)
+    if optional is not None:
+        return replace(optional, source=SplitSource(local_paths=(path,), file_format=optional.source.file_format))
     if name.startswith("hans"):
         return EvalSet(name, SplitSource(local_paths=(path,)), HANS_LABELS, kind="hans")
     return EvalSet(name, SplitSource(local_paths=(path,)), task.label_names)
@@ -430,7 +497,7 @@ def display_name(name: str) -> str:
     for task in TASKS.values():
         if name == task.name and task.display_name:
             return task.display_name
-        for eval_set in task.ood:
+        for eval_set in task.registered_sets:
             if name == eval_set.name and eval_set.display_name:
                 return eval_set.display_name
     head, dash, tail = name.partition("-")
@@ -438,6 +505,7 @@ def display_name(name: str) -> str:
 
 
 def known_set_names() -> list[str]:
-    """The names of every known task and default OOD set, longest first (to find a set's name in a results key)."""
-    names = {t.name for t in TASKS.values()} | {s.name for t in TASKS.values() for s in t.ood}
+    """The names of every known task and registered evaluation set, longest first (to find a set's name in a results
+    key: `mnli_hard_matched` before `mnli`)."""
+    names = {t.name for t in TASKS.values()} | {s.name for t in TASKS.values() for s in t.registered_sets}
     return sorted(names, key=lambda n: (-len(n), n))

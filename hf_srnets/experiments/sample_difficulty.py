@@ -38,7 +38,7 @@ from ..run_files import (
     is_finished,
     write_json,
 )
-from ..runner.data import RunData, check_model_inputs, read_data, run_task, tokenize_data
+from ..runner.data import RunData, check_model_inputs, read_data, run_task, run_transform, tokenize_data
 from ..training.output_dir import check_is_folder
 from .child_runs import run_glue_sparse, sets_flag
 
@@ -213,7 +213,7 @@ def read_run_data(argv: list[str]) -> RunData:
     """The training and ID dev sets exactly as the run with `argv` reads them (files, caps, ids, label order),
     tokenised with the run's tokenizer. OOD sets are not tokenised: they are not scored."""
     run = parse_args(argv)
-    data = read_data(run_task(run.data), run.model, run.data, run.training)
+    data = read_data(run_task(run.data), run.model, run.data, run.training, run_transform(run))
     data.ood = []
     tokenize_data(data, run.model, run.data, run.training)
     return data

@@ -22,7 +22,7 @@ from ..run_files import (
     SWEEP_SUMMARY_TABLE,
     replaced_file,
 )
-from ..runner.data import run_task
+from ..runner.data import run_task, run_transform
 from ..training.output_dir import OutputDirLock, acquire_lock, check_is_folder, handing_over, is_checkpoint
 from .child_runs import run_glue_sparse, sets_flag
 from .summary_pipeline import plot_summary, summarize_runs, summary_markdown
@@ -74,7 +74,9 @@ def recipe_from_run_args(
         "sparsities": sparsities or [0.0],
         "seeds": seeds,
         "metrics": metrics
-        or default_metrics(run_task(data_args), data_args.ood_file, data_args.no_default_ood, data_args.ood_labels),
+        or default_metrics(
+            run_task(data_args), data_args.ood_file, data_args.no_default_ood, data_args.ood_labels, run_transform(run)
+        ),
         "methods": {method_name or f"{model_args.pruning}_{args.loss}": method},
     }
 

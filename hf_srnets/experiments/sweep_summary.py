@@ -29,6 +29,7 @@ import numpy as np
 
 from ..data.splits import ood_eval_sets
 from ..data.tasks import TaskSpec, display_name, id_set_name, known_set_names
+from ..data.transforms import DataTransform
 from ..errors import InputError
 from ..evaluation import primary_metric
 from ..evaluation.eval_predictions import (
@@ -51,12 +52,18 @@ BOOTSTRAP_SEED = 0
 
 
 def default_metrics(
-    task: TaskSpec, ood_files: Sequence[str] = (), no_default_ood: bool = False, ood_labels: Sequence[str] = ()
+    task: TaskSpec,
+    ood_files: Sequence[str] = (),
+    no_default_ood: bool = False,
+    ood_labels: Sequence[str] = (),
+    transform: DataTransform | None = None,
 ) -> list[str]:
     """The all_results.json keys a sweep of `task` reports by default: the ID metric, then each OOD set's primary
     metric (accuracy on HANS-style sets), for the sets the run evaluates (`hf_srnets.data.splits.ood_eval_sets`:
-    the task's, then every `--ood_file NAME=PATH`, a NAME of a default set replacing it)."""
+    the task's, then every `--ood_file NAME=PATH`, a NAME of a default set replacing it, then the sets of the
+    `--data_transform`)."""
     ood_sets = ood_eval_sets(task, ood_files, no_default_ood, ood_labels)
+    ood_sets = [*ood_sets, *(transform.eval_sets(task) if transform is not None else ())]
     keys = [f"eval_{id_set_name(task)}_{task.metric}"]
     return keys + [f"eval_{s.name}_{primary_metric(task, s)}" for s in ood_sets]
 

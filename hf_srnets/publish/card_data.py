@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..data.loading import local_source_path
 from ..data.tasks import EvalSet, SplitSource, TaskSpec
 
 ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
@@ -73,9 +74,8 @@ def describe_split(
     if file:
         origin = f"local file `{os.path.basename(file)}`"
     else:
-        local = next(
-            (rel for rel in source.local_paths if data_dir and os.path.isfile(os.path.join(data_dir, rel))), None
-        )
+        found = local_source_path(source, data_dir)
+        local = os.path.relpath(found, data_dir) if found is not None and data_dir else None
         if local is not None:
             origin = f"`{local}` under `--data_dir`" + (
                 f" (the task's local copy of {_hub_label(source)})" if source.hub_path else ""
@@ -151,9 +151,9 @@ def describe_splits(
             "--max_eval_samples",
         )
     )
-    defaults = {s.source for s in task.ood}
+    registered = {s.source for s in task.registered_sets}  # read from --data_dir or the Hub, not from a given file
     for eval_set, rows in ood:
-        file = None if eval_set.source in defaults else (eval_set.source.local_paths or (None,))[0]
+        file = None if eval_set.source in registered else (eval_set.source.local_paths or (None,))[0]
         splits.append(
             describe_split(
                 "ood",

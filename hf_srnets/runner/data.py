@@ -13,11 +13,13 @@ from datasets import Dataset
 from transformers import AutoTokenizer
 
 from ..cli.arguments import DataArguments, ModelArguments
+from ..cli.options import RunArguments
 from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
 from ..data.label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task
 from ..data.splits import SplitFiles, add_extra_training_data, evenly_spaced_rows, load_splits
 from ..data.tasks import resolve_task
+from ..data.transforms import DataTransform, get_data_transform
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
 from ..run_files import MODEL_CONFIG_NAME, TOKENIZER_FILES, holds_tokenizer_files
@@ -55,6 +57,12 @@ def run_task(data_args: DataArguments) -> TaskSpec:
     return task
 
 
+def run_transform(run: RunArguments) -> DataTransform | None:
+    """The run's `--data_transform` with its options, None without one."""
+    name = run.data.data_transform
+    return None if name is None else get_data_transform(name, run.transform_options)
+
+
 def split_files(data_args: DataArguments) -> SplitFiles:
     """Where the run's splits come from, as `hf_srnets.data.splits` takes it."""
     return SplitFiles(
@@ -69,15 +77,22 @@ def split_files(data_args: DataArguments) -> SplitFiles:
 
 
 def read_data(
-    task: TaskSpec, model_args: ModelArguments, data_args: DataArguments, args: SRNetTrainingArguments
+    task: TaskSpec,
+    model_args: ModelArguments,
+    data_args: DataArguments,
+    args: SRNetTrainingArguments,
+    transform: DataTransform | None = None,
 ) -> RunData:
-    """Load the splits (the main process first: it writes the caches), cap the training rows, mix in
-    `--extra_train`, attach the probability columns, adopt the checkpoint's label order and cap the eval sets.
-    The model and tokenizer paths and `--max_seq_length` are checked first (`check_model_inputs`)."""
+    """Load the splits (the main process first: it writes the caches), apply the `--data_transform`, cap the
+    training rows, mix in `--extra_train`, attach the probability columns, adopt the checkpoint's label order and
+    cap the eval sets. The model and tokenizer paths and `--max_seq_length` are checked first
+    (`check_model_inputs`)."""
     check_model_inputs(model_args, data_args)
     with args.main_process_first(desc="loading data"):
         files = split_files(data_args)
         full_train, validation, ood = load_splits(task, files, model_args.cache_dir)
+        if transform is not None:
+            full_train, validation, ood = transform.apply(task, full_train, validation, ood)
         train = full_train
         if data_args.max_train_samples is not None:
             train = full_train.select(range(min(data_args.max_train_samples, len(full_train))))

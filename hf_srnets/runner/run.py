@@ -31,7 +31,7 @@ from ..evaluation.eval_predictions import write_eval_predictions
 from ..training.collator import SRNetDataCollator
 from ..training.precision import check_precision
 from ..training.trainer import SRNetTrainer
-from .data import RunData, read_data, run_task, tokenize_data
+from .data import RunData, read_data, run_task, run_transform, tokenize_data
 from .model import build_model
 from .outputs import hub_repo_id, push_outputs, save_outputs, write_results, write_train_predictions
 
@@ -48,7 +48,7 @@ def flagged_files_read(run_args: RunArguments) -> list[tuple[str, str | None]]:
     files += [(_column_flag(name), path) for name, path in data_args.example_column_files().items()]
     files += [("--bias_vectors", data_args.bias_vectors), ("--reference_results", data_args.reference_results)]
     files += [("--hard_subset", data_args.hard_subset), ("--data_dir", data_args.data_dir)]
-    files += [("--ood_file", spec.split("=", 1)[-1]) for spec in data_args.ood_file]
+    files += [("--ood_file", spec.partition("=")[2] or None) for spec in data_args.ood_file]  # NAME alone: --data_dir
     return files + [("--extra_train", spec.split("=", 1)[-1]) for spec in data_args.extra_train]
 
 
@@ -70,7 +70,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     # The Trainer would create the repo at start-up and push the whole output dir with its own card;
     # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
     push_to_hub, args.push_to_hub = args.push_to_hub, False
-    data = read_data(task, run_args.model, run_args.data, args)
+    data = read_data(task, run_args.model, run_args.data, args, run_transform(run_args))
     reference = reference_results(run_args, data)  # checked before training: a bad reference fails fast
     tokenize_data(data, run_args.model, run_args.data, args)
     compute_metrics = metrics_function(data.task)

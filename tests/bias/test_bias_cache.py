@@ -52,7 +52,8 @@ def test_public_names_stay_importable_from_the_package():
     names = [
         "BIAS_MODELS", "OVERLAP_FEATURE_NAMES", "BiasModel", "check_split", "choose_bias_model", "claim_features",
         "compute_bias_predictions", "fit_or_load_bias_predictions", "fitted_bias_description", "format_report",
-        "missing_labels_message", "near_uniform_warning",
+        "missing_labels_message", "near_uniform_warning", "ExactBiasModel", "FittedBiasModel", "get_bias_model",
+        "register_bias_model",
         "overlap_features", "save_bias_predictions", "select_C", "split_label_names", "split_report", "tokenize",
         "vocabulary",
     ]  # fmt: skip

@@ -42,6 +42,10 @@ SPECIAL: dict[str, tuple[list[str], list[str], Any]] = {
     "bf16": (["true"], ["--use_cpu", "true"], True),
     "bf16_full_eval": (["true"], ["--use_cpu", "true"], True),
     "dataloader_prefetch_factor": (["3"], ["--dataloader_num_workers", "2"], 3),
+    "cue_rho": (["0.5"], ["--data_transform", "cue"], 0.5),
+    "cue_seed": (["3"], ["--data_transform", "cue"], 3),
+    "cue_tokens": (["a", "b", "c"], ["--data_transform", "cue"], ["a", "b", "c"]),
+    "data_transform": (["cue"], [], "cue"),
     "debug": (["underflow_overflow"], [], [DebugOption.UNDERFLOW_OVERFLOW]),
     "fsdp": (["full_shard"], [], True),  # TrainingArguments turns the deprecated string form into fsdp=True
     "include_num_input_tokens_seen": (["true"], [], "all"),  # TrainingArguments maps True to "all"
@@ -113,7 +117,15 @@ def method_for(dest: str) -> list[str]:
 def parsed_value(run: RunArguments, dest: str) -> Any:
     holders = [
         h
-        for h in (run.model, run.data, run.training, run.pruning, run.objective, run.loss_options)
+        for h in (
+            run.model,
+            run.data,
+            run.training,
+            run.pruning,
+            run.objective,
+            run.loss_options,
+            run.transform_options,
+        )
         if h is not None and hasattr(h, dest)
     ]
     assert holders, f"no dataclass of the run holds {dest}"
