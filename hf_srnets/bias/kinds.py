@@ -88,21 +88,20 @@ register_bias_model(
         lambda vectors: OVERLAP_FEATURE_NAMES,
     )
 )
-register_bias_model(
-    FittedBiasModel(
-        "claim",
-        "max-pooled word vectors of the first text (claim-only)",
-        ("sentence1",),
+
+
+def max_pooled(name: str, column: str, text: str, description: str) -> FittedBiasModel:
+    """A model on the word vectors of one text column, max-pooled per dimension (`features.claim_features`)."""
+    return FittedBiasModel(
+        name,
+        description,
+        (column,),
         lambda texts, vectors: claim_features(texts[0], vectors),
-        lambda vectors: [f"max-pooled claim word vectors ({vectors.dim} dims)"],
+        lambda vectors: [f"max-pooled {text} word vectors ({vectors.dim} dims)"],
     )
-)
-register_bias_model(
-    FittedBiasModel(
-        "hypothesis",
-        "max-pooled word vectors of the second text (hypothesis-only NLI)",
-        ("sentence2",),
-        lambda texts, vectors: claim_features(texts[0], vectors),
-        lambda vectors: [f"max-pooled hypothesis word vectors ({vectors.dim} dims)"],
-    )
-)
+
+
+CLAIM_ONLY = "max-pooled word vectors of the first text (claim-only)"
+HYPOTHESIS_ONLY = "max-pooled word vectors of the second text (hypothesis-only NLI)"
+register_bias_model(max_pooled("claim", "sentence1", "claim", CLAIM_ONLY))
+register_bias_model(max_pooled("hypothesis", "sentence2", "hypothesis", HYPOTHESIS_ONLY))
