@@ -5,6 +5,7 @@ official row count."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ class DataSources:
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
     max_ood_samples: int | None = None
+    transform: str | None = None  # `--data_transform`: what it did to the data, in words
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,16 @@ def describe_splits(
         )
     )
     registered = {s.source for s in task.registered_sets}  # read from --data_dir or the Hub, not from a given file
+    if data_args.transform:  # changed data: no claim of a result on the published split
+        train, *rest = splits
+        splits = [dataclasses.replace(train, origin=f"{train.origin}; then {data_args.transform}", hub=None)]
+        same = "; then the same `--data_transform`"
+        splits += [dataclasses.replace(s, origin=s.origin + same, hub=None) for s in rest]
     for eval_set, rows in ood:
+        if data_args.transform and not (eval_set.source.hub_path or eval_set.source.local_paths):
+            made = f"the ID evaluation set, changed by `--data_transform` ({eval_set.display_name or eval_set.name})"
+            splits.append(SplitUse("ood", eval_set.name, made, rows, _made_selection(rows, data_args), None))
+            continue
         file = None if eval_set.source in registered else (eval_set.source.local_paths or (None,))[0]
         splits.append(
             describe_split(
@@ -177,6 +188,13 @@ def training_datasets(splits: list[SplitUse], task: TaskSpec) -> list[str]:
     if train is None or train.origin.startswith("local file") or task.train.hub_path is None:
         return []
     return [task.train.hub_path]
+
+
+def _made_selection(rows: int, data_args: DataSources) -> str:
+    """How many rows of a set made by the data transform were evaluated."""
+    if data_args.max_ood_samples is not None:
+        return f"{rows:,} rows, evenly spaced (--max_ood_samples {data_args.max_ood_samples})"
+    return f"all {rows:,} rows"
 
 
 def data_section(splits: list[SplitUse]) -> str:

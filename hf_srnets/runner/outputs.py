@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from ..cli.options import RunArguments
-from ..data import EXAMPLE_COLUMNS, id_set_name, write_predictions
+from ..data import EXAMPLE_COLUMNS, TaskSpec, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..data.text_digests import dataset_digests
 from ..errors import InputError, naming_path
@@ -29,7 +29,7 @@ from ..run_files import (
 )
 from ..training.arguments import training_precision
 from ..training.output_dir import is_inside, is_run_output
-from .data import RunData
+from .data import RunData, run_transform
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def save_outputs(
     # the card states the data as read (files, subsets) and the effective settings of the saved model
     splits = describe_splits(
         data.task,
-        data_sources(run),
+        data_sources(run, data.task),
         train_rows=len(data.train),
         train_total=len(data.full_train),
         validation_rows=len(data.validation),
@@ -91,9 +91,9 @@ def write_results(output_dir: str, results: dict[str, Any]) -> None:
     write_json(os.path.join(output_dir, RESULTS_NAME), results, indent=4, sort_keys=True)
 
 
-def data_sources(run: RunArguments) -> DataSources:
-    """Where the run was told to read its data, as the card describes it."""
-    data = run.data
+def data_sources(run: RunArguments, task: TaskSpec) -> DataSources:
+    """Where the run was told to read its data, and what its `--data_transform` did to it, as the card says."""
+    data, transform = run.data, run_transform(run)
     return DataSources(
         train_file=data.train_file,
         validation_file=data.validation_file,
@@ -102,6 +102,7 @@ def data_sources(run: RunArguments) -> DataSources:
         max_train_samples=data.max_train_samples,
         max_eval_samples=data.max_eval_samples,
         max_ood_samples=data.max_ood_samples,
+        transform=transform.description(task) if transform is not None else None,
     )
 
 

@@ -150,8 +150,24 @@ def test_a_run_with_the_cue_and_its_exact_bias_model_reports_the_three_sets(pret
     results = json.loads((out / "all_results.json").read_text())
     for name in ("cue_agree", "cue_disagree", "cue_absent", "hans"):
         assert 0.0 <= results[f"eval_{name}_accuracy"] <= 1.0, name
+    card = (out / "README.md").read_text()
+    assert "then a controlled cue (--data_transform cue): a word per label, 'zebra' (entailment)" in card
+    assert "| cue_disagree | the ID evaluation set, changed by `--data_transform` (cue disagree) |" in card
     report = json.loads(next((out / "bias_model").rglob("bias_report.json")).read_text())
     assert report["model"]["type"].startswith("exact")
     # the training set's p_b: ρ = 0.9 makes the cue's label far more likely than 1/3
     train_pb = [json.loads(line) for line in next((out / "bias_model").rglob("bias_train.jsonl")).open()]
     assert np.mean([max(row["probs"]) for row in train_pb]) > 0.8
+
+
+def test_a_card_claims_no_published_split_for_data_the_transform_changed():
+    """The whole official dev set, read from --data_dir, is a model-index claim; with its cues it is no longer the
+    published split."""
+    from hf_srnets.publish.card_data import DataSources, describe_splits
+
+    rows = MNLI.validation.official_rows
+    kwargs = {"train_rows": 100, "train_total": 100, "validation_rows": rows, "ood": []}
+    plain = describe_splits(MNLI, DataSources(), **kwargs)
+    changed = describe_splits(MNLI, DataSources(transform="a cue"), **kwargs)
+    assert plain[1].hub is not None and plain[1].model_index_dataset() is not None  # the claim without a transform
+    assert changed[1].hub is None and changed[0].origin.endswith("; then a cue")
