@@ -16,6 +16,11 @@ Edge cases: an empty hypothesis (no words, e.g. only punctuation) or an empty pr
 Claims (FEVER, `bias_model="claim"`): the claim's (`sentence1`) word vectors max-pooled per dimension,
 `f_d = max_i v(c_i)_d` over the claim words that have vectors; all zeros if none has.
 
+Hypotheses (NLI, `bias_model="hypothesis"`): a bag of the hypothesis's (`sentence2`) words and word pairs, each
+unigram and bigram hashed into one of `NGRAM_BUCKETS` indicator features (`f_b = 1` if some n-gram hashes to b: the
+first 4 bytes of its BLAKE2b digest modulo the buckets), as the hypothesis-only classifiers of Gururangan et al.
+(2018, fastText bags of n-grams) and Poliak et al. (2018); no word vectors.
+
 Tokenisation (`tokens.tokenize`, shared with the fastText vectors trained on the training text): Unicode
 lowercase, then maximal runs of letters and digits; everything else (punctuation, whitespace, `_`) separates
 words and is dropped. So "Don't stop, Mr. O'Neil!" gives `["don", "t", "stop", "mr", "o", "neil"]`, and the
@@ -24,6 +29,7 @@ NLTK-tokenised MNLI "do n't" gives `["do", "n", "t"]`.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,6 +42,7 @@ __all__ = [
     "TOKEN_PATTERN",
     "claim_feature_names",
     "claim_features",
+    "ngram_features",
     "overlap_features",
     "tokenize",
     "vocabulary",
@@ -106,6 +113,22 @@ def claim_features(claims: Texts, vectors: WordVectors) -> np.ndarray:
         row = row[found[row]] if row.size else row
         if row.size:
             out[i] = table[row].max(axis=0)
+    return out
+
+
+NGRAM_BUCKETS = 1024
+
+
+def ngram_features(texts: Texts, buckets: int = NGRAM_BUCKETS) -> np.ndarray:
+    """Hashed unigram and bigram indicators of each text: an `(n, buckets)` float array (module doc)."""
+    out = np.zeros((len(texts), buckets), dtype=np.float64)
+    index: dict[str, int] = {}
+    for i, words in enumerate(_tokens(texts)):
+        for gram in [*words, *(f"{a} {b}" for a, b in zip(words, words[1:]))]:
+            if gram not in index:
+                digest = hashlib.blake2b(gram.encode("utf-8"), digest_size=4).digest()
+                index[gram] = int.from_bytes(digest, "big") % buckets
+            out[i, index[gram]] = 1.0
     return out
 
 

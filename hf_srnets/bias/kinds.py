@@ -6,8 +6,9 @@ into features for the logistic regression of `pipeline` (Win-win appendix B.3.1,
 - `overlap`: the five word-overlap features of a pair (`sentence1` the premise, `sentence2` the hypothesis), for
   MNLI and QQP (`features.overlap_features`);
 - `claim`: the max-pooled word vectors of the first text (FEVER's claim-only model, Schuster et al. 2019);
-- `hypothesis`: the same of the second text, the hypothesis-only model of NLI (Gururangan et al. 2018; Poliak et
-  al. 2018; the bias model of Karimi Mahabadi et al. 2020 and Utama et al. 2020 on MNLI's hard subsets).
+- `hypothesis`: a hashed bag of the second text's words and word pairs, the hypothesis-only model of NLI
+  (Gururangan et al. 2018; Poliak et al. 2018; the bias model of Karimi Mahabadi et al. 2020 and Utama et al. 2020
+  on MNLI's hard subsets; `features.ngram_features`).
 
 A kind known exactly (`ExactBiasModel`, e.g. a controlled cue of `hf_srnets.data.cues`) gives p_b itself, from
 the training set and the split, with nothing fitted. `register_bias_model` adds either; its name becomes a
@@ -26,7 +27,7 @@ from ..data.tasks import TaskSpec
 from ..errors import InputError
 from ..registry import register
 from ..resources.word_vectors import WordVectors
-from .features import OVERLAP_FEATURE_NAMES, claim_features, overlap_features
+from .features import NGRAM_BUCKETS, OVERLAP_FEATURE_NAMES, claim_features, ngram_features, overlap_features
 
 Tokens = list[list[str]]  # the words of each example of one text column
 
@@ -35,13 +36,14 @@ Tokens = list[list[str]]  # the words of each example of one text column
 class FittedBiasModel:
     """A bias-only model fitted on the training set: `features(texts, vectors)` maps the tokenised `columns` of a
     split (one list of word lists per column, in `columns` order) to its feature matrix; `feature_names(vectors)`
-    names the features in the report."""
+    names the features in the report. Without `uses_vectors`, `vectors` is None."""
 
     name: str
     description: str
     columns: tuple[str, ...]
-    features: Callable[[Sequence[Tokens], WordVectors], np.ndarray]
-    feature_names: Callable[[WordVectors], Sequence[str]]
+    features: Callable[[Sequence[Tokens], WordVectors | None], np.ndarray]
+    feature_names: Callable[[WordVectors | None], Sequence[str]]
+    uses_vectors: bool = True  # False: features of the words alone, no word vectors resolved
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,14 @@ def max_pooled(name: str, column: str, text: str, description: str) -> FittedBia
     )
 
 
-CLAIM_ONLY = "max-pooled word vectors of the first text (claim-only)"
-HYPOTHESIS_ONLY = "max-pooled word vectors of the second text (hypothesis-only NLI)"
-register_bias_model(max_pooled("claim", "sentence1", "claim", CLAIM_ONLY))
-register_bias_model(max_pooled("hypothesis", "sentence2", "hypothesis", HYPOTHESIS_ONLY))
+register_bias_model(max_pooled("claim", "sentence1", "claim", "max-pooled word vectors of the first text (claim-only)"))
+register_bias_model(
+    FittedBiasModel(
+        "hypothesis",
+        "a hashed bag of the second text's words and word pairs (hypothesis-only NLI)",
+        ("sentence2",),
+        lambda texts, vectors: ngram_features(texts[0]),
+        lambda vectors: [f"hashed unigram and bigram indicators of the hypothesis ({NGRAM_BUCKETS} buckets)"],
+        uses_vectors=False,
+    )
+)

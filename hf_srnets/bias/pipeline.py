@@ -131,7 +131,7 @@ def _word_vectors(
 
 
 def _features(
-    kind: FittedBiasModel, tokens: dict[str, list[list[list[str]]]], word_vectors: WordVectors
+    kind: FittedBiasModel, tokens: dict[str, list[list[list[str]]]], word_vectors: WordVectors | None
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Each split's feature matrix (`kind.features`) and a description of the features for the report."""
     features = {name: kind.features(texts, word_vectors) for name, texts in tokens.items()}
@@ -210,13 +210,15 @@ def compute_bias_predictions(
         probabilities = lambda name, ds: kind.probabilities(task, train, ds)  # noqa: E731
     else:
         tokens = {name: [_texts(ds, column) for column in kind.columns] for name, ds in named.items()}
-        word_vectors = _word_vectors(train, tokens, kind, vectors, cache_dir=cache_dir, seed=seed)
+        word_vectors = (
+            _word_vectors(train, tokens, kind, vectors, cache_dir=cache_dir, seed=seed) if kind.uses_vectors else None
+        )
         features, feature_info = _features(kind, tokens, word_vectors)
         model, selection = _fit(task, features["train"], train_labels, C, seed)
         report = {
             "task": task.name,
             "features": feature_info,
-            "vectors": word_vectors.info,
+            "vectors": word_vectors.info if word_vectors is not None else {"kind": "none"},
             "model": {
                 "type": "multinomial logistic regression (standardised features, L-BFGS)",
                 "C": model.C,

@@ -1,6 +1,6 @@
 """The hypothesis-only bias model of NLI (`--bias_model hypothesis`, issue 52; Gururangan et al. 2018, Poliak et al.
-2018): max-pooled word vectors of the second text alone. On pairs whose label shows in the hypothesis words and not
-in the premise, it predicts the label and the claim-only model (the first text) does not."""
+2018): a hashed bag of the second text's words and word pairs. On pairs whose label shows in the hypothesis words and
+not in the premise, it predicts the label and the claim-only model (the first text) does not."""
 
 from __future__ import annotations
 
@@ -48,7 +48,8 @@ def fit(kind: str, data) -> tuple[dict, dict]:
 def test_the_hypothesis_only_model_reads_the_second_text(data):
     predictions, report = fit("hypothesis", data)
     assert report["features"]["kind"] == "hypothesis"
-    assert report["features"]["names"] == ["max-pooled hypothesis word vectors (6 dims)"]
+    assert report["features"]["names"] == ["hashed unigram and bigram indicators of the hypothesis (1024 buckets)"]
+    assert report["vectors"] == {"kind": "none"}  # no word vectors resolved
     assert report["splits"]["validation"]["accuracy"] == 1.0  # the label word is in every hypothesis
     probs = np.array(list(predictions["validation"].values()))
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
@@ -62,3 +63,18 @@ def test_the_claim_only_model_on_the_same_pairs_sees_only_the_premise(data):
 def test_the_kind_declares_its_columns():
     assert get_bias_model("hypothesis").columns == ("sentence2",)
     assert get_bias_model("overlap").columns == ("sentence1", "sentence2")
+
+
+def test_ngram_features_set_the_bucket_of_each_word_and_word_pair():
+    """Buckets computed here with hashlib: BLAKE2b, 4 bytes, big-endian, modulo the buckets."""
+    import hashlib
+
+    from hf_srnets.bias.features import ngram_features
+
+    def bucket(gram: str) -> int:
+        return int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=4).digest(), "big") % 64
+
+    row = ngram_features(["Nobody saw it."], buckets=64)[0]
+    grams = ["nobody", "saw", "it", "nobody saw", "saw it"]
+    assert set(np.flatnonzero(row)) == {bucket(g) for g in grams}
+    assert ngram_features([""], buckets=64).sum() == 0
