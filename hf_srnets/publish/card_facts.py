@@ -45,6 +45,8 @@ class RunDescription:
         mask_learning_rate: `--mask_learning_rate` (None: the mask parameters used `learning_rate`).
         mask_weight_decay, select_best_after: The settings of the mask parameters and of best-model selection.
         precision: `bf16`, `fp16` or `fp32`.
+        world_size, distributed_type, gradient_accumulation_steps, global_train_batch_size: The processes the launch
+            gave the run, their distributed type and the examples of one update (`training.launch.launch_facts`).
         max_seq_length: The truncation length in tokens.
         reference_results: `--reference_results` (the run F_bias compares with), or None.
     """
@@ -68,6 +70,10 @@ class RunDescription:
     mask_weight_decay: float = 0.0
     select_best_after: float = 0.0
     precision: str = "fp32"
+    world_size: int = 1
+    distributed_type: str = "NO"
+    gradient_accumulation_steps: int = 1
+    global_train_batch_size: int | None = None
     max_seq_length: int = 128
     reference_results: str | None = None
 
@@ -189,10 +195,13 @@ def card_training_args(
         "training examples": num_train,
         "learning_rate": run.learning_rate,
         "per_device_train_batch_size": run.per_device_train_batch_size,
+        "processes": f"{run.world_size} ({run.distributed_type})",
         "seed": run.seed,
         "max_seq_length": run.max_seq_length,
         "precision": run.precision,
     }
+    if run.global_train_batch_size is not None:  # examples per update, over processes and accumulation steps
+        out["global batch"] = run.global_train_batch_size
     if run.max_steps is not None and run.max_steps > 0:
         out["max_steps"] = run.max_steps
     else:

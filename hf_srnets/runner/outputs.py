@@ -28,6 +28,7 @@ from ..run_files import (
     write_json,
 )
 from ..training.arguments import training_precision
+from ..training.launch import launch_facts
 from ..training.output_dir import is_inside, is_run_output
 from .data import RunData, run_transform
 
@@ -116,6 +117,7 @@ def describe_run(run: RunArguments) -> RunDescription:
         "step_objective": step or "none",
         "step_objective_options": dict(step_options),
         "precision": training_precision(args),
+        **{k: v for k, v in launch_facts(args).items() if k != "per_device_train_batch_size"},
     }
     given = {}
     for f in dataclasses.fields(RunDescription):

@@ -29,6 +29,7 @@ from ..evaluation import (
 )
 from ..evaluation.eval_predictions import write_eval_predictions
 from ..training.collator import SRNetDataCollator
+from ..training.launch import log_launch
 from ..training.precision import check_precision
 from ..training.trainer import SRNetTrainer
 from .data import RunData, read_data, run_task, run_transform, tokenize_data
@@ -85,6 +86,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         compute_metrics=compute_metrics,
     )
     precision = check_precision(args)
+    launch = log_launch(args)
     results = train(trainer, args) if args.do_train else {}
     evaluated, metric_rows = evaluate(trainer, data, run_args, reference)
     results.update(evaluated)
@@ -98,6 +100,7 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     results["train_examples"] = len(data.train)
     results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
     results.update(precision)
+    results.update(launch)
     results.update(early_start_info)
     if args.should_save:
         repo_id = hub_repo_id(args) if push_to_hub else None
