@@ -45,3 +45,26 @@ def launch(worker: Path, nproc: int, *args: object, timeout: int = 600) -> None:
     cmd = [*(launcher if nproc > 1 else [sys.executable]), str(worker), *map(str, args)]
     result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def launch_nodes(worker: Path, nodes: int, port: int, out: Path, *args: object, timeout: int = 600) -> None:
+    """Run `worker OUT ARGS...` as `nodes` torchrun "nodes" of one process each on this machine, started side by side:
+    a static rendezvous at 127.0.0.1:`port`, node ranks 0..nodes-1 (what several machines run, one command each);
+    each node's output goes to OUT/node<R>.log."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    commands = [
+        [sys.executable, "-m", "torch.distributed.run", f"--nnodes={nodes}", "--nproc_per_node=1",
+         f"--node_rank={rank}", "--master_addr=127.0.0.1", f"--master_port={port}",
+         str(worker), str(out), *map(str, args)]
+        for rank in range(nodes)
+    ]  # fmt: skip
+    logs = [Path(out) / f"node{rank}.log" for rank in range(nodes)]
+    files = [log.open("w") for log in logs]  # files, not pipes: a full pipe would stall a node inside a collective
+    try:
+        processes = [subprocess.Popen(c, env=env, stdout=f, stderr=subprocess.STDOUT) for c, f in zip(commands, files)]
+        codes = [process.wait(timeout=timeout) for process in processes]
+    finally:
+        for f in files:
+            f.close()
+    for rank, (code, log) in enumerate(zip(codes, logs)):
+        assert code == 0, f"node {rank}: {log.read_text()[-3000:]}"
