@@ -73,8 +73,13 @@ class ThresholdedScores(KeepsFloat32):
         self.set_threshold(0.5, 0, False)
 
     def scores_mask(self) -> torch.Tensor:
-        """m = 1[m̂ ≥ φ] with the tie rule, a bool tensor of the scores' shape (no gradient)."""
-        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, self._has_tie)
+        """m = 1[m̂ ≥ φ] with the tie rule, a bool tensor of the scores' shape (no gradient).
+
+        Eager, the Python `_has_tie` skips the tie rule when there is no tie. Under `torch.compile` the tie rule
+        always runs (with `tie_index` 0 when there is no tie it gives the same mask): a Python flag read in the
+        forward would be guarded, and every threshold update that flips it in some layer would recompile."""
+        has_tie = True if torch.compiler.is_compiling() else self._has_tie
+        return binarize(self.mask_scores.detach(), self.threshold, self.tie_index, has_tie)
 
 
 def _sync_has_tie(module: ThresholdedScores, state_dict: dict, prefix: str, *args: Any) -> None:
