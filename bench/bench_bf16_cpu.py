@@ -14,7 +14,11 @@ seconds per timed step, then evaluates `--eval_examples` MNLI dev-matched pairs 
 alternate the order of fp32 and bf16, so a load that drifts during the run affects both alike. The ratios come last:
 
     python bench/bench_bf16_cpu.py --data_dir ../shared/data
-    python bench/bench_bf16_cpu.py --workloads finetune --compile   # adds bf16 + torch.compile (inductor)
+    python bench/bench_bf16_cpu.py --workloads finetune --compile   # adds torch.compile (inductor), fp32 and bf16
+    python bench/bench_bf16_cpu.py --variants fp32 fp32_compile --warmup 3   # compiled against eager, fp32 only
+
+A compiled variant builds its graphs in the warm-up steps (give `--warmup 3`: the first step compiles, a second
+sequence length recompiles once with dynamic shapes), so its seconds per step exclude the build.
 
 A ratio above 1 means bf16 is faster (fp32 time / bf16 time) or needs more memory (bf16 RSS / fp32 RSS).
 
@@ -38,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 WORKLOADS = ("finetune", "mask", "l0_freelb")
+VARIANTS = ("fp32", "bf16", "fp32_compile", "bf16_compile")
 
 
 def minilm_path() -> str:
@@ -185,7 +190,10 @@ def main() -> None:
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
-    parser.add_argument("--compile", action="store_true", help="also measure bf16 with torch.compile (slow to build)")
+    parser.add_argument(
+        "--compile", action="store_true", help="also measure fp32 and bf16 with torch.compile (slow to build)"
+    )
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, help="the variants to measure (default: above)")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--eval_batch_size", type=int, default=128)
     parser.add_argument("--max_length", type=int, default=64)
@@ -199,7 +207,9 @@ def main() -> None:
         workload, variant = options._child.split(":")
         print("RESULT " + json.dumps(run_once(workload, variant, options)))
         return
-    variants = ["fp32", "bf16"] + (["bf16_compile"] if options.compile else [])
+    variants = options.variants or ["fp32", "bf16"] + (["fp32_compile", "bf16_compile"] if options.compile else [])
+    if "fp32" not in variants:
+        parser.error("--variants must include fp32, the base of the ratios")
     runs: dict[tuple[str, str], list[dict[str, float]]] = {(w, v): [] for w in options.workloads for v in variants}
     for round_index in range(options.rounds):
         order = variants if round_index % 2 == 0 else variants[::-1]
