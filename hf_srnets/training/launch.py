@@ -56,6 +56,20 @@ def single_process_launch_warning(facts: Mapping[str, Any], env: Mapping[str, st
     )
 
 
+def engine_warning(args: Any, facts: Mapping[str, Any]) -> str | None:
+    """The warning for `--fsdp` or `--deepspeed` given to a run that does not run under it: on the CPU (`--use_cpu`)
+    accelerate 1.15 makes a multi-process run plain DDP (`MULTI_CPU`) and a one-process run `NO`, and ignores them."""
+    engines = {"--fsdp": "FSDP", "--deepspeed": "DEEPSPEED"}
+    ignored = [f for f, engine in engines.items() if getattr(args, f[2:], None) and facts["distributed_type"] != engine]
+    if not ignored:
+        return None
+    return (
+        f"{' and '.join(ignored)} given, but the run's distributed type is {facts['distributed_type']} with "
+        f"{facts['world_size']} process(es): accelerate applies them only on GPUs (a --use_cpu run ignores them). "
+        "Each process holds the whole model; see docs/scale.md"
+    )
+
+
 def log_launch(args: Any, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Log the launch's facts (and warn about a launch that gave fewer processes than asked); return the facts."""
     facts = launch_facts(args)
@@ -68,7 +82,7 @@ def log_launch(args: Any, env: Mapping[str, str] | None = None) -> dict[str, Any
         facts["gradient_accumulation_steps"],
         facts["global_train_batch_size"],
     )
-    warning = single_process_launch_warning(facts, env)
-    if warning:
-        logger.warning(warning)
+    for warning in (single_process_launch_warning(facts, env), engine_warning(args, facts)):
+        if warning:
+            logger.warning(warning)
     return facts
