@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from datasets import Dataset
 
@@ -104,6 +105,7 @@ class ControlledCue(DataTransform):
 
     name = "cue"
     options_class = CueOptions
+    set_names: ClassVar[dict[str, str]] = {f"cue_{kind}": f"cue {kind}" for kind in CUE_SETS}
 
     def tokens(self, task: TaskSpec) -> tuple[str, ...]:
         """The cue word of each of the task's labels."""
@@ -119,7 +121,9 @@ class ControlledCue(DataTransform):
 
     def eval_sets(self, task: TaskSpec) -> tuple[EvalSet, ...]:
         # made from the ID dev set, on no hub or file of their own: a card claims no published split for them
-        return tuple(EvalSet(f"cue_{k}", SplitSource(), task.label_names, display_name=f"cue {k}") for k in CUE_SETS)
+        return tuple(
+            EvalSet(name, SplitSource(), task.label_names, display_name=shown) for name, shown in self.set_names.items()
+        )
 
     def apply(
         self, task: TaskSpec, train: Dataset, validation: Dataset, ood: EvalSets

@@ -488,6 +488,11 @@ def ood_file_set(spec: str, task: TaskSpec) -> EvalSet:
     return EvalSet(name, SplitSource(local_paths=(path,)), task.label_names)
 
 
+# Evaluation sets a data transform makes (`hf_srnets.data.transforms`): name -> display name, filled when the
+# transform is registered, so results keys and tables name them as the registered sets are named
+DERIVED_SET_NAMES: dict[str, str] = {}
+
+
 def display_name(name: str) -> str:
     """A task's or evaluation set's name as the papers write it (`hans` -> `HANS`, `paws_qqp` -> `PAWS-QQP`).
 
@@ -500,6 +505,8 @@ def display_name(name: str) -> str:
         for eval_set in task.registered_sets:
             if name == eval_set.name and eval_set.display_name:
                 return eval_set.display_name
+    if name in DERIVED_SET_NAMES:
+        return DERIVED_SET_NAMES[name]
     head, dash, tail = name.partition("-")
     return f"{head.upper()}{dash}{tail}"
 
@@ -508,4 +515,5 @@ def known_set_names() -> list[str]:
     """The names of every known task and registered evaluation set, longest first (to find a set's name in a results
     key: `mnli_hard_matched` before `mnli`)."""
     names = {t.name for t in TASKS.values()} | {s.name for t in TASKS.values() for s in t.registered_sets}
+    names |= set(DERIVED_SET_NAMES)
     return sorted(names, key=lambda n: (-len(n), n))

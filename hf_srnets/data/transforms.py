@@ -16,18 +16,21 @@ from datasets import Dataset
 
 from ..errors import InputError
 from ..registry import register
-from .tasks import EvalSet, TaskSpec
+from .tasks import DERIVED_SET_NAMES, EvalSet, TaskSpec
 
 EvalSets = list[tuple[EvalSet, Dataset]]
 
 
 class DataTransform:
     """A change to a run's data. Subclasses set `name`, `options_class` (a dataclass, or None), `citations` and
-    implement `apply` and `eval_sets`; `description` says what was done, in words, for the card."""
+    implement `apply` and `eval_sets` (naming its sets in `set_names`); `description` says what was done, in words,
+    for the card."""
 
     name: ClassVar[str] = ""
     options_class: ClassVar[type | None] = None
     citations: ClassVar[tuple[str, ...]] = ()
+    # the names of the sets `eval_sets` makes -> their display names (results tables, plots)
+    set_names: ClassVar[dict[str, str]] = {}
 
     def __init__(self, options: Any | None = None) -> None:
         cls = type(self)
@@ -61,7 +64,9 @@ def register_data_transform(cls: type[DataTransform]) -> type[DataTransform]:
     """Add a `DataTransform` subclass to `DATA_TRANSFORMS` under its `name` (a `--data_transform` value)."""
     if not (isinstance(cls, type) and issubclass(cls, DataTransform)) or not cls.name:
         raise TypeError(f"register_data_transform takes a named DataTransform subclass, got {cls!r}")
-    return register(DATA_TRANSFORMS, cls.name, cls, "data transform")
+    register(DATA_TRANSFORMS, cls.name, cls, "data transform")
+    DERIVED_SET_NAMES.update(cls.set_names)
+    return cls
 
 
 def get_data_transform(name: str, options: Any | None = None) -> DataTransform:

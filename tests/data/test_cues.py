@@ -171,3 +171,10 @@ def test_a_card_claims_no_published_split_for_data_the_transform_changed():
     changed = describe_splits(MNLI, DataSources(transform="a cue"), **kwargs)
     assert plain[1].hub is not None and plain[1].model_index_dataset() is not None  # the claim without a transform
     assert changed[1].hub is None and changed[0].origin.endswith("; then a cue")
+
+
+def test_tables_name_the_cue_sets_as_the_transform_names_them():
+    from hf_srnets.experiments.sweep_summary import metric_title
+
+    assert metric_title("eval_cue_disagree_accuracy") == "cue disagree accuracy"  # was "CUE disagree accuracy"
+    assert metric_title("f_bias_cue_disagree") == "F_bias cue disagree"  # was "F_bias CUE_DISAGREE"
