@@ -95,12 +95,32 @@ def parse_command(
     later flags override. An unknown option is one `InputError` line; `--help` shows `description` (the command's
     docstring) above the options."""
     parser = SRNetArgumentParser(dtypes, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    argv = list(sys.argv[1:] if argv is None else argv)
     if first is not None:
         option = parser._option_string_actions[f"--{first}"]
         parser.add_argument(first, nargs="?", metavar=first.upper(), help=f"the same as --{first}")
         option.required = False  # given either way; `build` refuses it missing
-    given = parser.given_options(list(sys.argv[1:] if argv is None else argv), config_file=first is None)
+        argv = bare_switches_made_explicit(parser, argv)
+    given = parser.given_options(argv, config_file=first is None)
     return tuple(parser.build(dtype, given) for dtype in dtypes)
+
+
+BOOLEAN_WORDS = {"yes", "no", "true", "false", "t", "f", "y", "n", "1", "0"}  # what `string_to_bool` reads
+
+
+def bare_switches_made_explicit(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`argv` with `true` after each boolean flag followed by a word that is no boolean (`--check results/x`), so
+    the word stays the positional argument instead of being read as the flag's value (as argparse's `store_true`
+    flags of these commands read it before they were dataclasses)."""
+    switches = {s for a in parser._actions if a.type is string_to_bool for s in a.option_strings}
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if word in switches and following is not None and not following.startswith("-"):
+            if following.lower() not in BOOLEAN_WORDS:
+                out.append("true")
+    return out
 
 
 def load_config_file(path: str | Path) -> Any:

@@ -130,3 +130,21 @@ def test_a_malformed_config_file_is_an_input_error_naming_file_and_line(tmp_path
 def test_a_missing_config_file_is_named():
     with pytest.raises(InputError, match=r"config file not found: nowhere/run\.yaml"):
         parser().given_options(["nowhere/run.yaml"])
+
+
+def test_a_command_s_switch_before_its_positional_argument_does_not_swallow_it():
+    """`report --check results/x` (argparse's store_true read it so before the commands' arguments were
+    dataclasses): a boolean flag followed by a word that is no boolean value leaves the word to the positional."""
+    import dataclasses as dc
+
+    from hf_srnets.cli.parser import parse_command
+
+    @dc.dataclass
+    class Args:
+        folder: str = dc.field(metadata={"help": "a folder"})
+        check: bool = dc.field(default=False, metadata={"help": "a switch"})
+
+    assert parse_command([Args], ["--check", "results/x"], first="folder") == (Args("results/x", True),)
+    assert parse_command([Args], ["results/x", "--check"], first="folder") == (Args("results/x", True),)
+    assert parse_command([Args], ["--check", "false", "results/x"], first="folder") == (Args("results/x", False),)
+    assert parse_command([Args], ["--folder", "y", "--check", "no"], first="folder") == (Args("y", False),)
