@@ -14,6 +14,7 @@ from typing import Any
 from ..data.loading import local_source_path
 from ..data.tasks import EvalSet, SplitSource, TaskSpec
 
+EXTRA_TRAIN_NAME = "extra"  # the training row of the `--extra_train` sets
 ROLE_TITLES = {"train": "training", "validation": "ID evaluation", "ood": "OOD evaluation"}
 
 
@@ -123,7 +124,9 @@ def _train_splits(task: TaskSpec, data_args: DataSources, train_rows: int, train
     if train_rows > own:
         names = ", ".join(f"`{re.split(r'[=]', s, maxsplit=1)[0]}`" for s in data_args.extra_train)
         splits.append(
-            SplitUse("train", "extra", f"--extra_train sets {names}", train_rows - own, "all rows, as given", None)
+            SplitUse(
+                "train", EXTRA_TRAIN_NAME, f"--extra_train sets {names}", train_rows - own, "all rows, as given", None
+            )
         )
     return splits
 
@@ -155,10 +158,7 @@ def describe_splits(
     )
     registered = {s.source for s in task.registered_sets}  # read from --data_dir or the Hub, not from a given file
     if data_args.transform:  # changed data: no claim of a result on the published split
-        train, *rest = splits
-        splits = [dataclasses.replace(train, origin=f"{train.origin}; then {data_args.transform}", hub=None)]
-        same = "; then the same `--data_transform`"
-        splits += [dataclasses.replace(s, origin=s.origin + same, hub=None) for s in rest]
+        splits = [_transformed(s, data_args.transform) for s in splits]
     for eval_set, rows in ood:
         if data_args.transform and not (eval_set.source.hub_path or eval_set.source.local_paths):
             made = f"the ID evaluation set, changed by `--data_transform` ({eval_set.display_name or eval_set.name})"
@@ -188,6 +188,16 @@ def training_datasets(splits: list[SplitUse], task: TaskSpec) -> list[str]:
     if train is None or train.origin.startswith("local file") or task.train.hub_path is None:
         return []
     return [task.train.hub_path]
+
+
+def _transformed(split: SplitUse, transform: str) -> SplitUse:
+    """A split as the `--data_transform` left it: the task's own training set and the ID dev set are changed (and no
+    longer the published split); `--extra_train` sets are mixed in after the transform, unchanged."""
+    if split.role == "train" and split.name != EXTRA_TRAIN_NAME:
+        return dataclasses.replace(split, origin=f"{split.origin}; then {transform}", hub=None)
+    if split.role == "validation":
+        return dataclasses.replace(split, origin=f"{split.origin}; then the same `--data_transform`", hub=None)
+    return split
 
 
 def _made_selection(rows: int, data_args: DataSources) -> str:

@@ -178,3 +178,14 @@ def test_tables_name_the_cue_sets_as_the_transform_names_them():
 
     assert metric_title("eval_cue_disagree_accuracy") == "cue disagree accuracy"  # was "CUE disagree accuracy"
     assert metric_title("f_bias_cue_disagree") == "F_bias cue disagree"  # was "F_bias CUE_DISAGREE"
+
+
+def test_the_card_does_not_say_the_extra_training_sets_were_changed():
+    """`--extra_train` rows are mixed in after the transform, unchanged: only the task's own sets say it."""
+    from hf_srnets.publish.card_data import DataSources, describe_splits
+
+    sources = DataSources(transform="a cue", extra_train=("hans=h.tsv",))
+    splits = describe_splits(MNLI, sources, train_rows=150, train_total=100, validation_rows=10, ood=[])
+    own, extra, dev = splits
+    assert own.origin.endswith("; then a cue") and dev.origin.endswith("; then the same `--data_transform`")
+    assert extra.name == "extra" and "then" not in extra.origin
