@@ -8,7 +8,6 @@ and written in the task's own order (`--task`/`--task_labels`), whatever the che
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from datasets import Dataset
 from ..errors import InputError
 from ..run_files import MODEL_CONFIG_NAME
 from .example_columns import per_label_columns
-from .tasks import TaskSpec
+from .tasks import TaskSpec, relabelled
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +82,7 @@ def _canonical(name: str, task: TaskSpec) -> str:
 def reorder_task(task: TaskSpec, order: Sequence[str]) -> TaskSpec:
     """The task with its labels (and those of its default and optional OOD sets that use the task's labels) in
     `order`."""
-    old = tuple(task.label_names)
-    ood, optional = (
-        tuple(dataclasses.replace(s, label_names=tuple(order)) if tuple(s.label_names) == old else s for s in sets)
-        for sets in (task.ood, task.optional_ood)
-    )
-    return dataclasses.replace(task, label_names=tuple(order), ood=ood, optional_ood=optional)
+    return relabelled(task, tuple(order))
 
 
 def label_permutation(old: Sequence[str], new: Sequence[str]) -> list[int]:

@@ -443,11 +443,17 @@ def resolve_task(name: str, task_labels: str | Sequence[str] | None = None) -> T
     labels = tuple(chosen)
     if labels == task.label_names:
         return task
+    return relabelled(task, labels, published_label_names=task.label_names)
+
+
+def relabelled(task: TaskSpec, labels: tuple[str, ...], **changes: Any) -> TaskSpec:
+    """`task` with `labels` (and `changes`), and with them every default and optional OOD set that uses the task's
+    labels (a HANS-style set keeps its own)."""
     ood, optional = (
-        tuple(replace(s, label_names=labels) if s.label_names == task.label_names else s for s in sets)
+        tuple(replace(s, label_names=labels) if tuple(s.label_names) == tuple(task.label_names) else s for s in sets)
         for sets in (task.ood, task.optional_ood)
     )
-    return replace(task, label_names=labels, ood=ood, optional_ood=optional, published_label_names=task.label_names)
+    return replace(task, label_names=labels, ood=ood, optional_ood=optional, **changes)
 
 
 def id_set_name(task: TaskSpec) -> str:
