@@ -23,13 +23,12 @@ def cue_table(task: TaskSpec, train: Dataset) -> np.ndarray:
     """(K + 1) × K: row c < K is p_b(· | cue = c), the last row p_b without a cue (the label distribution)."""
     k = task.num_labels
     cues, labels = _cues(train, "the training set"), np.asarray(train["label"])
-    counts = np.zeros((k + 1, k))
-    np.add.at(counts, (np.where(cues == NO_CUE, k, cues), labels), 1.0)
+    cued = cues != NO_CUE
+    counts = np.zeros((k, k))
+    np.add.at(counts, (cues[cued], labels[cued]), 1.0)
     prior = np.bincount(labels, minlength=k) / len(labels)
     seen = counts.sum(axis=1, keepdims=True)
-    table = np.where(seen > 0, counts / np.maximum(seen, 1.0), prior)
-    table[k] = prior
-    return table
+    return np.vstack([np.where(seen > 0, counts / np.maximum(seen, 1.0), prior), prior])
 
 
 def cue_probabilities(task: TaskSpec, train: Dataset, split: Dataset) -> np.ndarray:
@@ -51,7 +50,7 @@ register_bias_model(
     ExactBiasModel(
         "cue",
         "the exact cue-only model of --data_transform cue, counted on the training set",
-        ("sentence1",),
+        (),  # it reads the `cue` column, no text
         cue_probabilities,
     )
 )

@@ -49,7 +49,8 @@ class FittedBiasModel:
 @dataclass(frozen=True)
 class ExactBiasModel:
     """A bias-only model known exactly: `probabilities(task, train, split)` gives p_b of every row of `split`, an
-    `(n, task.num_labels)` array whose rows sum to 1, from the training set and the split alone."""
+    `(n, task.num_labels)` array whose rows sum to 1, from the training set and the split alone; `columns` are the
+    text columns it needs (none for one that reads a column of its own)."""
 
     name: str
     description: str
