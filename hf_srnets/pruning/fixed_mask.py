@@ -7,6 +7,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from .masked_model import MaskedModel
+from .sharding import full_parameters
 
 
 class FixedMaskCallback(TrainerCallback):
@@ -19,5 +20,6 @@ class FixedMaskCallback(TrainerCallback):
         self.model = model
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
-        self.model.zero_pruned_weights()
+        with full_parameters(self.model):
+            self.model.zero_pruned_weights()
         return control

@@ -16,17 +16,22 @@ import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
 from .masked_model import MaskedModel
+from .sharding import copy_state, full_parameters
 
 logger = logging.getLogger(__name__)
 
-# chooses the masks (module name -> bool keep-mask) of a model from the training batches
+# chooses the masks (module name -> bool keep-mask) of a model from the training batches; called with the model's
+# parameters as they are (sharded under FSDP): a chooser gathers what it reads (`sharding.full_parameters`)
 MaskChooser = Callable[[MaskedModel, Iterable[Any]], dict[str, torch.Tensor]]
 
 
 def keep_all(srnet: MaskedModel) -> dict[str, Any]:
     """Set every mask to keep all weights (the dense model calibrates); the masked layers by name."""
     layers = srnet.masked_layers()
-    srnet.set_masks({name: torch.ones_like(lay.base_layer.weight, dtype=torch.bool) for name, lay in layers.items()})
+    with full_parameters(srnet):
+        srnet.set_masks(
+            {name: torch.ones_like(lay.base_layer.weight, dtype=torch.bool) for name, lay in layers.items()}
+        )
     return layers
 
 
@@ -42,7 +47,6 @@ class OneShotCallback(TrainerCallback):
         if state.global_step > 0:
             raise ValueError("Resuming a one-shot run is not supported: θ_0 is kept in memory. Restart the run.")
         base = self.model.base_model
-        self.initial_state = {k: v.detach().clone() for k, v in base.state_dict().items()}
         was_training = base.training
         base.eval()
         try:
@@ -50,16 +54,18 @@ class OneShotCallback(TrainerCallback):
                 masks = self.choose(self.model, kwargs.get("train_dataloader") or [])
         finally:
             base.train(was_training)
-        self.model.set_masks(masks)
-        self.model.zero_pruned_weights()
-        self.initial_state = {k: v.detach().clone() for k, v in base.state_dict().items()}
+        with full_parameters(self.model):
+            self.model.set_masks(masks)
+            self.model.zero_pruned_weights()
+            self.initial_state = {k: v.detach().clone() for k, v in base.state_dict().items()}
+            sparsity = self.model.sparsity_report()["sparsity"]
         control.should_training_stop = True
-        logger.info(f"one-shot masks set: sparsity {self.model.sparsity_report()['sparsity']:.4f}; no retraining")
+        logger.info(f"one-shot masks set: sparsity {sparsity:.4f}; no retraining")
         return control
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         if self.initial_state is not None:
-            with torch.no_grad():
-                self.model.base_model.load_state_dict(self.initial_state)
+            with full_parameters(self.model):
+                copy_state(self.model.base_model, self.initial_state)
         control.should_training_stop = True
         return control

@@ -12,6 +12,7 @@ from torch import nn
 from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from ..schedule import linear_warmup
+from ..sharding import whole
 from .config import L0Config
 from .extract import extract_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
@@ -32,7 +33,8 @@ def lambda_at(step: int, max_steps: int, config: L0Config) -> float:
 def l0_penalty(layers: list[HardConcreteLinear], temperature: float) -> torch.Tensor:
     """R(m) of Eq. 4 over all gates of θ_pr together: Σ_layers Σ_i P(m_i ≠ 0) / |m|."""
     total = sum(layer.log_alpha.numel() for layer in layers)
-    return sum(expected_nonzero(layer.log_alpha, temperature).sum() for layer in layers) / total
+    # under FSDP the step's penalty is computed on the shards of log α (outside any forward): summed whole
+    return sum(whole(expected_nonzero(layer.log_alpha, temperature).sum()) for layer in layers) / total
 
 
 @register_pruning_method

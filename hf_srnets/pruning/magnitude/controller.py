@@ -13,6 +13,7 @@ from ..fixed_mask import FixedMaskCallback
 from ..magnitude_masks import magnitude_prune
 from ..masked_model import MaskedModel
 from ..schedule import interval_in_steps, is_round_step, staircase_rounds, staircase_value
+from ..sharding import copy_state, full_parameters
 from .rounds import imp_rounds
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,8 @@ class IMPCallback(FixedMaskCallback):
         if self.rewind:
             if state.global_step > 0:
                 raise ValueError("Resuming imp-rw is not supported: θ_0 is kept in memory. Restart the search.")
-            self.initial_state = {k: v.detach().clone() for k, v in self.model.base_model.state_dict().items()}
+            with full_parameters(self.model):
+                self.initial_state = {k: v.detach().clone() for k, v in self.model.base_model.state_dict().items()}
         if state.global_step > 0:  # resumed: the rounds at steps 0, Δt, … up to global_step are done
             self.unit_rounds = staircase_rounds(state.global_step, self.interval_steps, self.target_rounds)
         else:
@@ -95,6 +97,10 @@ class IMPCallback(FixedMaskCallback):
         return control
 
     def _prune_round(self, control: TrainerControl) -> None:
+        with full_parameters(self.model):  # every shard's weights (FSDP)
+            self._prune_whole_round(control)
+
+    def _prune_whole_round(self, control: TrainerControl) -> None:
         done = self.rounds_done()
         if done >= self.target_rounds:  # imp: the extra Δt of training at the target sparsity is over
             control.should_training_stop = True
@@ -104,7 +110,7 @@ class IMPCallback(FixedMaskCallback):
         if self.rewind and done + 1 >= self.target_rounds:
             with torch.no_grad():
                 masks = self.model.binary_masks()
-                self.model.base_model.load_state_dict(self.initial_state)
+                copy_state(self.model.base_model, self.initial_state)
                 self.model.set_masks(masks)
                 self.model.zero_pruned_weights()
             control.should_training_stop = True

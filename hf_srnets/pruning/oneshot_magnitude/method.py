@@ -20,14 +20,16 @@ from ..magnitude_masks import magnitude_prune
 from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
 from ..oneshot import OneShotCallback, keep_all
+from ..sharding import full_parameters
 from .config import OneShotMagnitudeConfig
 
 
 def magnitude_masks(srnet: MaskedModel, batches: Iterable[Any], sparsity: float) -> dict[str, torch.Tensor]:
     """IMP's magnitude selection at `sparsity` from all-ones masks (no data needed)."""
     keep_all(srnet)
-    magnitude_prune(srnet, sparsity)
-    return srnet.binary_masks()
+    with full_parameters(srnet):
+        magnitude_prune(srnet, sparsity)
+        return srnet.binary_masks()
 
 
 @register_pruning_method

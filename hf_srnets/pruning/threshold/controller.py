@@ -8,6 +8,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 from transformers.utils import logging
 
 from ..masked_model import MaskedModel
+from ..sharding import full_parameters
 from .schedules import sparsity_at
 from .thresholds import update_thresholds
 
@@ -35,7 +36,8 @@ class MaskThresholdCallback(TrainerCallback):
         return sparsity_at(state.global_step, state.max_steps, self.model.srnet_config)
 
     def _update(self, sparsity: float) -> None:
-        update_thresholds(self.model, sparsity)
+        with full_parameters(self.model):  # every shard's scores (FSDP)
+            update_thresholds(self.model, sparsity)
 
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
         interval = self.model.srnet_config.update_interval

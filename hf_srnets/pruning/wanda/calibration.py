@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..sharding import all_reduce_sum
+
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -48,6 +50,13 @@ class InputNorms:
         for handle in self.handles:
             handle.remove()
         self.handles = []
+
+    def sum_over_processes(self) -> None:
+        """Add up the statistics of every process (each calibrated on its own batches: DDP, FSDP), so that all of
+        them choose the same masks; nothing in one process."""
+        for name, squares in self.squares.items():
+            all_reduce_sum(squares)
+            self.calls[name] = int(all_reduce_sum(torch.tensor(self.calls[name])))
 
     def norms(self) -> dict[str, torch.Tensor]:
         """‖X_j‖₂ (float32) of every layer's inputs so far; ValueError naming a layer whose input never came."""

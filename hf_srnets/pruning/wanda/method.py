@@ -15,6 +15,7 @@ from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
 from ..oneshot import OneShotCallback, keep_all
+from ..sharding import all_reduce_sum, full_parameters, process_share
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
 from .selection import nm_mask, row_mask, wanda_scores
@@ -34,10 +35,13 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
     # hook the masked layers themselves: their forward multiplies base_layer.weight by the mask without calling
     # base_layer, so a hook on base_layer never fires (all norms 0, every row pruned by position)
     with InputNorms(layers) as norms:
-        for inputs in calibration_inputs(batches, config.calibration_samples, device):
+        # several processes (DDP, FSDP): each its share of the examples from its own batches, statistics summed
+        for inputs in calibration_inputs(batches, process_share(config.calibration_samples), device):
             norms.attention_mask = inputs.get("attention_mask")
-            srnet.base_model(**inputs)
+            srnet(**inputs)  # the model itself, not its base model: under FSDP its forward gathers the parameters
             seen += len(next(iter(inputs.values())))
+    norms.sum_over_processes()
+    seen = int(all_reduce_sum(torch.tensor(seen)))
     if seen == 0:
         raise InputError("--pruning wanda found no training examples to calibrate on: give --train_file data.")
     if seen < config.calibration_samples:
@@ -48,9 +52,10 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
         srnet.srnet_config.calibration_samples = seen  # a WandaConfig: the model's own copy (`PruningMethod.config`)
     nm = parse_nm(config.wanda_nm) if config.wanda_nm else None
     masks = {}
-    for name, norm in norms.norms().items():
-        scores = wanda_scores(layers[name].base_layer.weight, norm)
-        masks[name] = nm_mask(scores, *nm) if nm else row_mask(scores, config.sparsity)
+    with full_parameters(srnet):
+        for name, norm in norms.norms().items():
+            scores = wanda_scores(layers[name].base_layer.weight, norm)
+            masks[name] = nm_mask(scores, *nm) if nm else row_mask(scores, config.sparsity)
     return masks
 
 
