@@ -1,4 +1,5 @@
-"""Every shipped accelerate config parses with accelerate's own loader; the DeepSpeed one is ZeRO stage 2 in fp16."""
+"""Every shipped accelerate config parses with accelerate's own loader; the DeepSpeed one is ZeRO stage 2 in fp16,
+the FSDP one FSDP2 with full sharding."""
 
 from pathlib import Path
 
@@ -12,7 +13,7 @@ CONFIGS = sorted((Path(__file__).resolve().parents[1] / "accelerate_configs").gl
 def test_the_folder_has_the_documented_configs():
     names = {path.name for path in CONFIGS}
     expected = {"cpu.yaml", "single_gpu.yaml", "multi_gpu.yaml", "single_gpu_fp16.yaml", "multi_gpu_fp16.yaml"}
-    assert expected | {"deepspeed_zero2.yaml"} <= names
+    assert expected | {"deepspeed_zero2.yaml", "fsdp.yaml"} <= names
     readme = (CONFIGS[0].parent / "README.md").read_text(encoding="utf-8")
     assert all(name in readme for name in names)
 
@@ -30,9 +31,14 @@ def test_config_parses_with_accelerate(path):
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_each_config_sets_the_machine_its_name_says(path):
-    """multi_gpu*: DDP over several processes; single_gpu* and cpu: one process; deepspeed_zero2: DeepSpeed."""
+    """multi_gpu*: DDP over several processes; single_gpu* and cpu: one process; deepspeed_zero2: DeepSpeed; fsdp:
+    FSDP."""
     config = load_config_from_file(str(path))
-    expected = {"multi": DistributedType.MULTI_GPU, "deepspeed": DistributedType.DEEPSPEED}
+    expected = {
+        "multi": DistributedType.MULTI_GPU,
+        "deepspeed": DistributedType.DEEPSPEED,
+        "fsdp": DistributedType.FSDP,
+    }
     assert config.distributed_type == expected.get(path.stem.split("_")[0], DistributedType.NO)
     assert (config.num_processes > 1) == (config.distributed_type != DistributedType.NO)
 
@@ -42,3 +48,11 @@ def test_deepspeed_config_is_zero_stage_2_fp16():
     assert config.distributed_type == DistributedType.DEEPSPEED
     assert config.deepspeed_config["zero_stage"] == 2
     assert config.mixed_precision == "fp16"  # V100-class cards have no bf16
+
+
+def test_fsdp_config_is_fsdp2_full_shard_by_transformer_layers():
+    """FSDP2: accelerate's default FSDP1 does not run on CPU processes (`training.fsdp`)."""
+    config = load_config_from_file(str(CONFIGS[0].parent / "fsdp.yaml"))
+    assert config.fsdp_config["fsdp_version"] == 2
+    assert config.fsdp_config["fsdp_reshard_after_forward"] is True
+    assert config.fsdp_config["fsdp_auto_wrap_policy"] == "TRANSFORMER_BASED_WRAP"

@@ -8,6 +8,7 @@ tokenising, model loading, training): keep it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -16,6 +17,7 @@ from transformers import set_seed
 
 from ..cli.options import RunArguments
 from ..data import EXAMPLE_COLUMNS, SplitSource, id_set_name
+from ..errors import InputError
 from ..evaluation import (
     MetricRow,
     check_reference,
@@ -28,6 +30,7 @@ from ..evaluation import (
     run_evaluation,
 )
 from ..evaluation.eval_predictions import write_eval_predictions
+from ..pruning.sharding import full_parameters
 from ..training.collator import SRNetDataCollator
 from ..training.launch import log_launch
 from ..training.precision import check_precision
@@ -85,28 +88,31 @@ def run(run_args: RunArguments) -> dict[str, Any]:
         data_collator=SRNetDataCollator(data.tokenizer),
         compute_metrics=compute_metrics,
     )
+    check_sharded_outputs(run_args, trainer)
     precision = check_precision(args)
     launch = log_launch(args)
     results = train(trainer, args) if args.do_train else {}
     evaluated, metric_rows = evaluate(trainer, data, run_args, reference)
     results.update(evaluated)
     srnet = trainer.srnet_model
-    sparsity = srnet.sparsity_report() if srnet is not None else None
-    results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0  # of the evaluated model
-    if srnet is not None:
-        saved = srnet.sparsity_report(srnet.method.saved_masks(srnet))["sparsity"]
-        if saved != results["sparsity"]:  # an l0 search saves the ticket at --sparsity, not its Eq. 5 gates
-            results["saved_ticket_sparsity"] = saved
-    results["train_examples"] = len(data.train)
-    results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
-    results.update(precision)
-    results.update(launch)
-    results.update(early_start_info)
-    if args.should_save:
-        repo_id = hub_repo_id(args) if push_to_hub else None
-        save_outputs(
-            run_args, trainer, data, results, metric_rows, sparsity=sparsity, fresh_head=fresh_head, repo_id=repo_id
-        )
+    # under FSDP every process gathers the whole masks (a collective) and the main process writes them
+    with full_parameters(srnet) if srnet is not None else contextlib.nullcontext():
+        sparsity = srnet.sparsity_report() if srnet is not None else None
+        results["sparsity"] = sparsity["sparsity"] if sparsity else 0.0  # of the evaluated model
+        if srnet is not None:
+            saved = srnet.sparsity_report(srnet.method.saved_masks(srnet))["sparsity"]
+            if saved != results["sparsity"]:  # an l0 search saves the ticket at --sparsity, not its Eq. 5 gates
+                results["saved_ticket_sparsity"] = saved
+        results["train_examples"] = len(data.train)
+        results["torch_num_threads"] = torch.get_num_threads()  # bit-identical reruns need the same thread count
+        results.update(precision)
+        results.update(launch)
+        results.update(early_start_info)
+        if args.should_save:
+            repo_id = hub_repo_id(args) if push_to_hub else None
+            save_outputs(
+                run_args, trainer, data, results, metric_rows, sparsity=sparsity, fresh_head=fresh_head, repo_id=repo_id
+            )
     if run_args.data.write_train_predictions:
         write_train_predictions(run_args, trainer, data)
     if args.should_save:  # the results last: they mark the run finished
@@ -116,6 +122,19 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     if args.should_save:  # last, so a failed upload leaves every local output in place
         push_outputs(run_args, srnet is not None, push_to_hub)
     return results
+
+
+def check_sharded_outputs(run_args: RunArguments, trainer: SRNetTrainer) -> None:
+    """Refuse, before training, the merged or compact checkpoint of a run under FSDP: merging rewrites the sharded
+    layers. Such a run saves its masks; merging them is a one-process run after it."""
+    model = run_args.model
+    if trainer.is_fsdp_enabled and (model.save_merged or model.push_merged or model.save_compact):
+        raise InputError(
+            "--save_merged, --push_merged and --save_compact are not available under FSDP (the merge rewrites sharded "
+            "layers). Train without them (the run saves its masks), then merge in one process: python "
+            "run_glue_sparse.py --model_name_or_path BASE_MODEL --mask_from OUTPUT_DIR --pruning METHOD --save_merged "
+            "true (no --do_train; docs/scale.md)"
+        )
 
 
 def print_results(run_args: RunArguments, results: dict[str, Any], metric_rows: list[MetricRow], id_name: str) -> None:

@@ -58,15 +58,16 @@ def single_process_launch_warning(facts: Mapping[str, Any], env: Mapping[str, st
 
 def engine_warning(args: Any, facts: Mapping[str, Any]) -> str | None:
     """The warning for `--fsdp` or `--deepspeed` given to a run that does not run under it: on the CPU (`--use_cpu`)
-    accelerate 1.15 makes a multi-process run plain DDP (`MULTI_CPU`) and a one-process run `NO`, and ignores them."""
+    accelerate 1.15 makes a one-process run `NO` and ignores them, and a multi-process run plain DDP (`MULTI_CPU`),
+    which hf_srnets then shards for `--fsdp` (`training.fsdp`) but not for `--deepspeed`."""
     engines = {"--fsdp": "FSDP", "--deepspeed": "DEEPSPEED"}
     ignored = [f for f, engine in engines.items() if getattr(args, f[2:], None) and facts["distributed_type"] != engine]
     if not ignored:
         return None
     return (
         f"{' and '.join(ignored)} given, but the run's distributed type is {facts['distributed_type']} with "
-        f"{facts['world_size']} process(es): accelerate applies them only on GPUs (a --use_cpu run ignores them). "
-        "Each process holds the whole model; see docs/scale.md"
+        f"{facts['world_size']} process(es): on the CPU, --fsdp shards only with several processes and --deepspeed "
+        "not at all. Each process holds the whole model; see docs/scale.md"
     )
 
 

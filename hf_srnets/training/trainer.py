@@ -34,8 +34,10 @@ from ..errors import InputError, InputTypeError, check_model_argument, naming_pa
 from ..losses import DebiasingLoss
 from ..masking import TRAINING_STATE_NAME, SRNetModel
 from ..objectives import LossObjective, Objective, build_objective
+from ..pruning.sharding import full_parameters
 from ..run_files import TRAINER_STATE_NAME, detach_links
 from .arguments import SRNetTrainingArguments
+from .fsdp import enable_cpu_fsdp, set_default_units, wants_cpu_fsdp
 from .length_sorted_eval import (
     LengthSortedSampler,
     example_lengths,
@@ -122,6 +124,15 @@ class SRNetTrainer(Trainer):
             self.label_names = ["labels"]
         if isinstance(model, SRNetModel):
             self._add_method_callbacks(model)
+        if self.is_fsdp_enabled:
+            set_default_units(self.accelerator.state.fsdp_plugin, model)
+
+    def create_accelerator_and_postprocess(self) -> None:
+        """The Trainer's accelerator; `--fsdp` in a multi-process CPU run shards the model (`training.fsdp`)."""
+        super().create_accelerator_and_postprocess()
+        if wants_cpu_fsdp(self.accelerator, self.args):
+            enable_cpu_fsdp(self.accelerator, self.args)
+            self.is_fsdp_enabled = True
 
     def _add_method_callbacks(self, srnet: SRNetModel) -> None:
         """Add the pruning method's callbacks, skipping any whose class (or a subclass) was passed already."""
@@ -176,12 +187,14 @@ class SRNetTrainer(Trainer):
             self._loss_metrics.clear()
         srnet = self.srnet_model
         if srnet is not None and ("loss" in logs or "train_runtime" in logs):
-            logs["sparsity"] = srnet.sparsity_report()["sparsity"]
+            with full_parameters(srnet):  # every process logs (an all-gather under FSDP)
+                logs["sparsity"] = srnet.sparsity_report()["sparsity"]
+                method_metrics = srnet.method.log_metrics(srnet)
             # masks loaded from a file (--mask_from) are their own target: what they are comes from them, not from
             # the `sparsity` their config records as the search's goal
             target = srnet.method.target_sparsity(self.state.global_step, self.state.max_steps)
             logs["target_sparsity"] = target if srnet.is_search else logs["sparsity"]
-            logs.update(srnet.method.log_metrics(srnet))
+            logs.update(method_metrics)
         super().log(logs, start_time)
 
     # -- evaluation ------------------------------------------------------------------------------------------
@@ -350,6 +363,11 @@ class SRNetTrainer(Trainer):
         """`Trainer.save_model`; an OS error that names no file (a full disk met by torch.save or safetensors) is
         raised naming `output_dir` (`errors.naming_path`)."""
         with naming_path(output_dir if output_dir is not None else self.args.output_dir):
+            srnet = self.srnet_model
+            if srnet is not None and self.is_fsdp_enabled:  # every process gathers; the main one writes the masks
+                with full_parameters(srnet):
+                    self._save(output_dir)
+                return
             super().save_model(output_dir, _internal_call)
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:

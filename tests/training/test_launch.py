@@ -10,12 +10,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import mnli_run_args
 
 from hf_srnets.training.arguments import SRNetTrainingArguments
-from hf_srnets.training.launch import launch_facts, single_process_launch_warning
+from hf_srnets.training.launch import engine_warning, launch_facts, single_process_launch_warning
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE_LAUNCHER_ENV = {"ACCELERATE_USE_CPU": "True", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
@@ -55,6 +56,23 @@ def test_the_simple_launchers_single_process_is_named_with_the_command_that_work
 )
 def test_other_launches_are_not_warned_about(env):
     assert single_process_launch_warning(FACTS, env) is None
+
+
+@pytest.mark.parametrize(
+    "asked, distributed_type, world_size, warned",
+    [
+        ({"fsdp": "full_shard"}, "FSDP", 2, None),  # sharded (on CPU processes too: training.fsdp)
+        ({"fsdp": "full_shard"}, "NO", 1, "--fsdp"),  # one process: nothing to shard over
+        ({"deepspeed": "ds.json"}, "MULTI_CPU", 2, "--deepspeed"),  # on the CPU accelerate applies no DeepSpeed
+        ({}, "MULTI_CPU", 2, None),
+    ],
+)
+def test_an_engine_that_the_run_does_not_get_is_named(asked, distributed_type, world_size, warned):
+    args = SimpleNamespace(**{"fsdp": None, "deepspeed": None, **asked})
+    warning = engine_warning(args, {"distributed_type": distributed_type, "world_size": world_size})
+    assert (warning is None) == (warned is None)
+    if warned:
+        assert warning.startswith(f"{warned} given") and f"distributed type is {distributed_type}" in warning
 
 
 def _accelerate_launch(launch_args: list[str], run_args: list[str]) -> subprocess.CompletedProcess:
