@@ -131,9 +131,9 @@ def check_sharded_outputs(run_args: RunArguments, trainer: SRNetTrainer) -> None
     if trainer.is_fsdp_enabled and (model.save_merged or model.push_merged or model.save_compact):
         raise InputError(
             "--save_merged, --push_merged and --save_compact are not available under FSDP (the merge rewrites sharded "
-            "layers). Train without them (the run saves its masks), then merge in one process: python "
-            "run_glue_sparse.py --model_name_or_path BASE_MODEL --mask_from OUTPUT_DIR --pruning METHOD --save_merged "
-            "true (no --do_train; docs/scale.md)"
+            "layers). Train without them (the run saves its masks), then merge in one process: "
+            "SRNetModel.from_pretrained(base_model, OUTPUT_DIR).merge_and_unload().save_pretrained(MERGED_DIR) "
+            "(hf_srnets.SRNetModel; merge_and_unload(compact=True) for the compact model; docs/scale.md)"
         )
 
 

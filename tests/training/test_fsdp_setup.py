@@ -55,6 +55,6 @@ def test_a_merged_checkpoint_under_fsdp_is_refused_before_training(flag):
     model_args = SimpleNamespace(save_merged=False, push_merged=False, save_compact=False)
     setattr(model_args, flag, True)
     run_args = SimpleNamespace(model=model_args)
-    with pytest.raises(InputError, match=r"not available under FSDP.*--mask_from"):
+    with pytest.raises(InputError, match=r"not available under FSDP.*SRNetModel.from_pretrained"):
         check_sharded_outputs(run_args, SimpleNamespace(is_fsdp_enabled=True))
     check_sharded_outputs(run_args, SimpleNamespace(is_fsdp_enabled=False))  # DDP or one process: allowed
