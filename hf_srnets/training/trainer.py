@@ -37,6 +37,7 @@ from ..objectives import LossObjective, Objective, build_objective
 from ..pruning.sharding import full_parameters
 from ..run_files import TRAINER_STATE_NAME, detach_links
 from .arguments import SRNetTrainingArguments
+from .deepspeed import check_deepspeed_masks
 from .fsdp import enable_cpu_fsdp, set_default_units, wants_cpu_fsdp
 from .length_sorted_eval import (
     LengthSortedSampler,
@@ -126,6 +127,8 @@ class SRNetTrainer(Trainer):
             self._add_method_callbacks(model)
         if self.is_fsdp_enabled:
             set_default_units(self.accelerator.state.fsdp_plugin, model)
+        if self.is_deepspeed_enabled and isinstance(model, SRNetModel):
+            check_deepspeed_masks(self.callback_handler.callbacks, self.accelerator.state.deepspeed_plugin.zero_stage)
 
     def create_accelerator_and_postprocess(self) -> None:
         """The Trainer's accelerator; `--fsdp` in a multi-process CPU run shards the model (`training.fsdp`)."""
