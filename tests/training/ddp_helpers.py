@@ -68,3 +68,16 @@ def launch_nodes(worker: Path, nodes: int, port: int, out: Path, *args: object, 
             f.close()
     for rank, (code, log) in enumerate(zip(codes, logs)):
         assert code == 0, f"node {rank}: {log.read_text()[-3000:]}"
+
+
+BOOKKEEPING = ("world_size", "flipped", "sharded")
+
+
+def masks_of(state: dict) -> dict:
+    """The masks of a state `ddp_worker.py` wrote (its bookkeeping and thresholds left out)."""
+    return {k: v for k, v in state.items() if k not in BOOKKEEPING and not k.endswith("threshold")}
+
+
+def mask_agreement(a: dict, b: dict) -> float:
+    """The share of mask positions where `a` and `b` agree."""
+    return sum(int((a[k] == b[k]).sum()) for k in a) / sum(a[k].numel() for k in a)

@@ -1,8 +1,10 @@
-"""Worker for the multi-process tests: `torchrun --nproc_per_node N ddp_worker.py OUT PER_DEVICE_BATCH [FSDP [METHOD]]`.
+"""Worker for the multi-process tests: `torchrun --nproc_per_node N ddp_worker.py OUT BATCH [FSDP [METHODS]]`.
 
-Searches masks on a tiny BERT with METHOD (`mask`, the default: mask training; `imp`, `l0`, `wanda`), as plain DDP or,
-with FSDP `full_shard` / `shard_grad_op` (`-` for none), sharded; writes each rank's masks (the ticket the method
-saves), thresholds and whether the parameters were sharded to OUT/rank{R}.pt, and the run's output dir to OUT/run.
+Searches masks on a tiny BERT, BATCH examples per process, with each of METHODS (comma-separated, one after the
+other in the same processes: `mask`, the default: mask training; `imp`, `l0`, `wanda`), as plain DDP or, with FSDP
+`full_shard` / `shard_grad_op` (`-` for none), sharded; writes each rank's masks (the ticket the method saves),
+thresholds and whether the parameters were sharded to OUT/METHOD/rank{R}.pt, and the run's output dir to
+OUT/METHOD/run.
 """
 
 import os
@@ -33,7 +35,13 @@ METHODS = {
 }
 
 
-def main(out: str, per_device_batch: int, fsdp: str = "-", method: str = "mask") -> None:
+def main(out: str, per_device_batch: int, fsdp: str = "-", methods: str = "mask") -> None:
+    for method in methods.split(","):
+        search(os.path.join(out, method), per_device_batch, fsdp, method)
+    end_process_group()
+
+
+def search(out: str, per_device_batch: int, fsdp: str, method: str) -> None:
     rank = int(os.environ.get("RANK", 0))
     torch.manual_seed(0)
     model = without_dropout(tiny_model("bert"))
@@ -63,7 +71,6 @@ def main(out: str, per_device_batch: int, fsdp: str = "-", method: str = "mask")
     flipped = sum(int((state[n] != initial[n]).sum()) for n in initial)
     state["flipped"] = torch.tensor(flipped / sum(m.numel() for m in initial.values()))
     torch.save(state, os.path.join(out, f"rank{rank}.pt"))
-    end_process_group()
 
 
 if __name__ == "__main__":

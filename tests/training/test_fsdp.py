@@ -1,8 +1,7 @@
 """FSDP2 with masks on CPU processes (gloo), issue 53: `--fsdp full_shard` / `shard_grad_op` shards the model
 (`training.fsdp`), and every method's masks come from whole tensors (`pruning.sharding`): mask training's exact
 thresholds, IMP's magnitude rounds, L0's penalty and ticket, Wanda's calibration and selection give two sharded
-processes of 4 examples the masks of one process of 8, after a search that moved them; the run saves them once.
-Wanda under plain DDP gives every process the same masks (each calibrated on its own batches before)."""
+processes of 4 examples the masks of one process of 8, after a search that moved them; the run saves them once."""
 
 from __future__ import annotations
 
@@ -14,65 +13,43 @@ import torch
 from conftest import mnli_run_args
 
 from hf_srnets.pruning.random.method import read_masks
-from training.ddp_helpers import launch
+from training.ddp_helpers import launch, mask_agreement, masks_of
 from training.test_launch import ROOT, _accelerate_launch
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
-BOOKKEEPING = ("world_size", "flipped", "sharded")
-
-
-def _masks(state: dict) -> dict:
-    return {k: v for k, v in state.items() if k not in BOOKKEEPING and not k.endswith("threshold")}
+LAUNCHES = {"full_shard": "mask,imp,l0,wanda", "shard_grad_op": "mask,imp"}  # methods searched in each launch
 
 
 @pytest.fixture(scope="module")
-def one_process(tmp_path_factory):
-    """method -> the masks of one process of 8 examples (computed once per method)."""
-    cache: dict[str, dict] = {}
+def sharded(tmp_path_factory):
+    """(fsdp, method) -> the two ranks' states, each engine's methods searched in one two-process launch."""
+    outs: dict[str, Path] = {}
 
-    def run(method: str) -> dict:
-        if method not in cache:
-            out = tmp_path_factory.mktemp(f"single_{method}")
-            launch(WORKER, 1, out, 8, "-", method)
-            cache[method] = torch.load(out / "rank0.pt")
-        return cache[method]
+    def states(fsdp: str, method: str) -> tuple[dict, dict, Path]:
+        if fsdp not in outs:
+            outs[fsdp] = tmp_path_factory.mktemp(fsdp)
+            launch(WORKER, 2, outs[fsdp], 4, fsdp, LAUNCHES[fsdp])
+        folder = outs[fsdp] / method
+        return torch.load(folder / "rank0.pt"), torch.load(folder / "rank1.pt"), folder / "run"
 
-    return run
-
-
-def _two_processes(tmp_path: Path, fsdp: str, method: str) -> tuple[dict, dict]:
-    launch(WORKER, 2, tmp_path, 4, fsdp, method)
-    return torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
-
-
-def _agreement(a: dict, b: dict) -> float:
-    return sum(int((a[k] == b[k]).sum()) for k in a) / sum(a[k].numel() for k in a)
+    return states
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "method, fsdp",
-    [("mask", "full_shard"), ("imp", "shard_grad_op"), ("l0", "full_shard"), ("wanda", "full_shard")],
+    "fsdp, method", [(fsdp, method) for fsdp, methods in LAUNCHES.items() for method in methods.split(",")]
 )
-def test_sharded_processes_find_the_masks_of_one_process(method, fsdp, tmp_path, one_process):
-    rank0, rank1 = _two_processes(tmp_path, fsdp, method)
+def test_sharded_processes_find_the_masks_of_one_process(fsdp, method, sharded, one_process):
+    rank0, rank1, run = sharded(fsdp, method)
     single = one_process(method)
     assert int(rank0["world_size"]) == 2 and bool(rank0["sharded"]) and not bool(single["sharded"])
     for key in rank0:
         assert torch.equal(rank0[key], rank1[key]), key
     assert float(single["flipped"]) > 0.02  # the search moved the masks: agreement below is not trivial
-    assert _agreement(_masks(rank0), _masks(single)) >= 0.99
-    _, saved = read_masks(tmp_path / "run")  # written once, by the main process, from the whole scores
-    assert set(saved) == set(_masks(rank0))
+    assert mask_agreement(masks_of(rank0), masks_of(single)) >= 0.99
+    _, saved = read_masks(run)  # written once, by the main process, from the whole scores
+    assert set(saved) == set(masks_of(rank0))
     assert all(torch.equal(saved[k].bool(), rank0[k].bool()) for k in saved)
-
-
-@pytest.mark.slow
-def test_wanda_under_ddp_calibrates_every_process_on_the_same_examples(tmp_path, one_process):
-    rank0, rank1 = _two_processes(tmp_path, "-", "wanda")
-    assert not bool(rank0["sharded"])
-    assert all(torch.equal(rank0[k], rank1[k]) for k in _masks(rank0))  # 196 positions differed before
-    assert _agreement(_masks(rank0), _masks(one_process("wanda"))) >= 0.99
 
 
 @pytest.mark.slow
