@@ -1,6 +1,8 @@
-"""Every shipped accelerate config parses with accelerate's own loader; the DeepSpeed one is ZeRO stage 2 in fp16,
-the FSDP one FSDP2 with full sharding."""
+"""Every shipped accelerate config parses with accelerate's own loader; the DeepSpeed ones are ZeRO stage 2 in fp16
+and stage 3 in bf16, each with the Trainer's `--deepspeed` file of the same stage beside it (the files the CPU runs of
+tests/training/test_deepspeed.py pass); the FSDP one FSDP2 with full sharding."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ CONFIGS = sorted((Path(__file__).resolve().parents[1] / "accelerate_configs").gl
 def test_the_folder_has_the_documented_configs():
     names = {path.name for path in CONFIGS}
     expected = {"cpu.yaml", "single_gpu.yaml", "multi_gpu.yaml", "single_gpu_fp16.yaml", "multi_gpu_fp16.yaml"}
-    assert expected | {"deepspeed_zero2.yaml", "fsdp.yaml"} <= names
+    assert expected | {"deepspeed_zero2.yaml", "deepspeed_zero3.yaml", "fsdp.yaml"} <= names
     readme = (CONFIGS[0].parent / "README.md").read_text(encoding="utf-8")
     assert all(name in readme for name in names)
 
@@ -48,6 +50,21 @@ def test_deepspeed_config_is_zero_stage_2_fp16():
     assert config.distributed_type == DistributedType.DEEPSPEED
     assert config.deepspeed_config["zero_stage"] == 2
     assert config.mixed_precision == "fp16"  # V100-class cards have no bf16
+
+
+def test_deepspeed_zero_3_config_is_stage_3_bf16_loading_whole_models():
+    config = load_config_from_file(str(CONFIGS[0].parent / "deepspeed_zero3.yaml"))
+    assert config.deepspeed_config["zero_stage"] == 3 and config.mixed_precision == "bf16"
+    assert config.deepspeed_config["zero3_init_flag"] is False  # masked layers are built from whole weights
+
+
+@pytest.mark.parametrize("stage", [2, 3])
+def test_each_deepspeed_config_has_a_trainer_file_of_its_stage(stage):
+    folder = CONFIGS[0].parent
+    trainer_config = json.loads((folder / f"deepspeed_zero{stage}.json").read_text())
+    assert trainer_config["zero_optimization"]["stage"] == stage
+    assert load_config_from_file(str(folder / f"deepspeed_zero{stage}.yaml")).deepspeed_config["zero_stage"] == stage
+    assert f"deepspeed_zero{stage}.json" in (folder / "README.md").read_text(encoding="utf-8")
 
 
 def test_fsdp_config_is_fsdp2_full_shard_by_transformer_layers():

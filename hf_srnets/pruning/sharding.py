@@ -11,6 +11,11 @@ the same whole tensors (the gradients are averaged), so the shards stay consiste
 without `DTensor` parameters (one process, DDP). Do not run a forward pass of the sharded modules inside: FSDP's
 hooks would swap its own parameters in.
 
+Under DeepSpeed ZeRO (`training.deepspeed`) the block gathers stage 3's partitioned parameters (DeepSpeed's
+`GatheredParameters`; on leaving, the main process's values are partitioned again), and at every stage a trainable
+parameter changed inside is also written into the optimizer's fp32 copy, which would otherwise put the old value back
+at the next step.
+
 `all_reduce_sum` sums a tensor over the processes (a no-op in one process): calibration statistics gathered on each
 process's own batches become those of all of them, so every process chooses the same masks.
 """
@@ -43,8 +48,9 @@ def _sharded_parameters(model: nn.Module) -> list[tuple[nn.Module, str, nn.Param
 
 
 def is_sharded(model: nn.Module) -> bool:
-    """Whether any parameter of `model` is a `DTensor` (FSDP2, or another tensor-parallel plan)."""
-    return bool(_sharded_parameters(model))
+    """Whether any parameter of `model` is a `DTensor` (FSDP2, or another tensor-parallel plan) or partitioned by
+    DeepSpeed ZeRO-3."""
+    return bool(_sharded_parameters(model)) or any(hasattr(p, "ds_id") for p in model.parameters())
 
 
 def _reshard(model: nn.Module) -> None:
@@ -57,12 +63,57 @@ def _reshard(model: nn.Module) -> None:
             module.reshard()
 
 
+def _zero_parameters(model: nn.Module) -> list[nn.Parameter]:
+    """The parameters of `model` DeepSpeed ZeRO holds: partitioned (stage 3, `ds_id`), or with an fp32 copy in the
+    optimizer (stages 1 and 2, `_hp_mapping`)."""
+    return [p for p in model.parameters() if hasattr(p, "ds_id") or hasattr(p, "_hp_mapping")]
+
+
+@contextlib.contextmanager
+def _zero_full_parameters(params: list[nn.Parameter]) -> Iterator[None]:
+    """`full_parameters` under DeepSpeed ZeRO: stage 3's partitions gathered (and re-partitioned on leaving, from the
+    main process's values: every process computes the same); a trainable parameter changed in the block is also
+    written into the optimizer's fp32 copy, which would otherwise put the old value back at the next step."""
+    from deepspeed.runtime.zero import GatheredParameters
+
+    partitioned = [p for p in params if hasattr(p, "ds_id")]
+    with GatheredParameters(partitioned, modifier_rank=0, enabled=bool(partitioned)):
+        trainable = [p for p in params if p.requires_grad]
+        before = [p.detach().clone() for p in trainable]
+        yield
+        with torch.no_grad():
+            for param, old in zip(trainable, before):
+                if not torch.equal(param, old):
+                    _set_fp32_copy(param, param.detach())
+
+
+def _set_fp32_copy(param: nn.Parameter, value: torch.Tensor) -> None:
+    """Write `value` (the whole parameter) into this process's part of ZeRO's fp32 copy of `param`."""
+    if not hasattr(param, "ds_id"):  # stages 1 and 2
+        from deepspeed.utils import safe_set_full_fp32_param
+
+        safe_set_full_fp32_param(param, value)
+        return
+    # stage 3: DeepSpeed 0.19's `set_full_hp_param` reads past the end of a parameter whose size the number of
+    # processes does not divide (the last partition is padded), so this process's slice is copied here
+    optimizer = param._z3_optimizer
+    partition, _ = optimizer._get_fp32_opt_state_partition(param, release_swap_buffers=False)
+    size = partition.numel()
+    piece = value.flatten()[size * optimizer._get_param_partition_rank(param) :][:size]
+    partition.data[: piece.numel()].copy_(piece)
+
+
 @contextlib.contextmanager
 def full_parameters(model: nn.Module) -> Iterator[None]:
     """Within the block, every sharded parameter of `model` is whole; changes to them reach the shards on leaving.
 
     A parameter several modules share (the scores of a unit spanning several matrices) is one whole tensor in all of
     them, written back once."""
+    zero = _zero_parameters(model)
+    if zero:
+        with _zero_full_parameters(zero):
+            yield
+        return
     _reshard(model)
     sharded = _sharded_parameters(model)
     whole: dict[int, nn.Parameter] = {}

@@ -32,6 +32,7 @@ from ..evaluation import (
 from ..evaluation.eval_predictions import write_eval_predictions
 from ..pruning.sharding import full_parameters
 from ..training.collator import SRNetDataCollator
+from ..training.deepspeed import whole_model_loading
 from ..training.launch import log_launch
 from ..training.precision import check_precision
 from ..training.trainer import SRNetTrainer
@@ -78,7 +79,8 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     reference = reference_results(run_args, data)  # checked before training: a bad reference fails fast
     tokenize_data(data, run_args.model, run_args.data, args)
     compute_metrics = metrics_function(data.task)
-    model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)
+    with whole_model_loading(args):  # ZeRO-3 partitions at the Trainer's start (training.deepspeed)
+        model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)
     trainer = SRNetTrainer(
         model=model,
         args=args,

@@ -37,7 +37,7 @@ from ..objectives import LossObjective, Objective, build_objective
 from ..pruning.sharding import full_parameters
 from ..run_files import TRAINER_STATE_NAME, detach_links
 from .arguments import SRNetTrainingArguments
-from .deepspeed import check_deepspeed_masks
+from .deepspeed import check_deepspeed_masks, enable_cpu_deepspeed, set_zero3_units, wants_cpu_deepspeed
 from .fsdp import enable_cpu_fsdp, set_default_units, wants_cpu_fsdp
 from .length_sorted_eval import (
     LengthSortedSampler,
@@ -128,14 +128,21 @@ class SRNetTrainer(Trainer):
         if self.is_fsdp_enabled:
             set_default_units(self.accelerator.state.fsdp_plugin, model)
         if self.is_deepspeed_enabled and isinstance(model, SRNetModel):
-            check_deepspeed_masks(self.callback_handler.callbacks, self.accelerator.state.deepspeed_plugin.zero_stage)
+            stage = self.accelerator.state.deepspeed_plugin.zero_stage
+            check_deepspeed_masks(model.method, stage)
+            if stage == 3:
+                set_zero3_units(model)
 
     def create_accelerator_and_postprocess(self) -> None:
-        """The Trainer's accelerator; `--fsdp` in a multi-process CPU run shards the model (`training.fsdp`)."""
+        """The Trainer's accelerator; `--fsdp` and `--deepspeed` in a multi-process CPU run do what they say
+        (`training.fsdp`, `training.deepspeed`)."""
         super().create_accelerator_and_postprocess()
         if wants_cpu_fsdp(self.accelerator, self.args):
             enable_cpu_fsdp(self.accelerator, self.args)
             self.is_fsdp_enabled = True
+        if wants_cpu_deepspeed(self.args):
+            enable_cpu_deepspeed(self.accelerator, self.args)
+            self.is_deepspeed_enabled = True
 
     def _add_method_callbacks(self, srnet: SRNetModel) -> None:
         """Add the pruning method's callbacks, skipping any whose class (or a subclass) was passed already."""
@@ -367,7 +374,7 @@ class SRNetTrainer(Trainer):
         raised naming `output_dir` (`errors.naming_path`)."""
         with naming_path(output_dir if output_dir is not None else self.args.output_dir):
             srnet = self.srnet_model
-            if srnet is not None and self.is_fsdp_enabled:  # every process gathers; the main one writes the masks
+            if srnet is not None and (self.is_fsdp_enabled or self.is_deepspeed_enabled):  # all gather, main writes
                 with full_parameters(srnet):
                     self._save(output_dir)
                 return

@@ -1,7 +1,9 @@
-"""The one-process references of the multi-process tests (DDP, two nodes, FSDP), computed once per test run."""
+"""The one-process references of the multi-process tests (DDP, two nodes, FSDP, DeepSpeed), computed once per test
+run."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +21,10 @@ METHODS = "mask,imp,l0,wanda"
 def one_process(tmp_path_factory) -> Callable[[str], dict]:
     """method -> the state `ddp_worker.py` writes for one process of 8 examples; every method searched in one launch,
     shared by the pytest-xdist workers through a folder and a lock (the recipe of pytest-xdist's docs)."""
-    root = tmp_path_factory.getbasetemp().parent / "one_process_masks"
+    # under pytest-xdist the workers' temporary folders share this run's parent; without it, the parent holds every
+    # run's folder, and a reference left by an earlier run (of older code) would be read
+    run_folder = tmp_path_factory.getbasetemp()
+    root = (run_folder.parent if "PYTEST_XDIST_WORKER" in os.environ else run_folder) / "one_process_masks"
     with FileLock(f"{root}.lock"):
         if not (root / "done").is_file():
             root.mkdir(exist_ok=True)

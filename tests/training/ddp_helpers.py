@@ -38,6 +38,15 @@ def ddp_cpu_args(output_dir: str, per_device_batch: int, **options: Any) -> SRNe
     return SRNetTrainingArguments(**{**defaults, **options})
 
 
+def without_inference_kernel() -> None:
+    """DeepSpeed builds its CPU shared-memory all-reduce (a C++ op, about 2 minutes on the first use on a machine)
+    when its communication starts; only its inference all-reduce uses it (training's collectives are torch's, gloo
+    here). The tests skip the build: DeepSpeed then falls back to gloo for that too."""
+    import deepspeed.ops
+
+    deepspeed.ops.__compatible_ops__["deepspeed_shm_comm"] = False
+
+
 def launch(worker: Path, nproc: int, *args: object, timeout: int = 600) -> None:
     """Run `worker ARGS...` in `nproc` torchrun processes (one: a plain process), one thread each."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -70,14 +79,27 @@ def launch_nodes(worker: Path, nodes: int, port: int, out: Path, *args: object, 
         assert code == 0, f"node {rank}: {log.read_text()[-3000:]}"
 
 
-BOOKKEEPING = ("world_size", "flipped", "sharded")
+BOOKKEEPING = ("world_size", "flipped", "sharded", "deepspeed")
 
 
 def masks_of(state: dict) -> dict:
     """The masks of a state `ddp_worker.py` wrote (its bookkeeping and thresholds left out)."""
-    return {k: v for k, v in state.items() if k not in BOOKKEEPING and not k.endswith("threshold")}
+    return {k: v for k, v in state.items() if k not in BOOKKEEPING and not k.endswith(("threshold", "base_weight"))}
 
 
 def mask_agreement(a: dict, b: dict) -> float:
     """The share of mask positions where `a` and `b` agree."""
     return sum(int((a[k] == b[k]).sum()) for k in a) / sum(a[k].numel() for k in a)
+
+
+def assert_weights_match(state: dict, single: dict) -> None:
+    """The masked layers' base weights of a multi-process run's state as one process's (trained by IMP, kept by the
+    other methods; float sums in another order differ in the last bits)."""
+    for name in masks_of(single):
+        torch.testing.assert_close(state[f"{name}.base_weight"], single[f"{name}.base_weight"], atol=1e-5, rtol=0)
+
+
+def pruned_but_nonzero(state: dict) -> int:
+    """Weights a state's masks prune that are not 0 (0 for the methods that zero them: IMP, the one-shot ones)."""
+    masks = masks_of(state)
+    return sum(int(((~masks[name].bool()) & (state[f"{name}.base_weight"] != 0)).sum()) for name in masks)

@@ -13,7 +13,7 @@ import torch
 from conftest import mnli_run_args
 
 from hf_srnets.pruning.random.method import read_masks
-from training.ddp_helpers import launch, mask_agreement, masks_of
+from training.ddp_helpers import assert_weights_match, launch, mask_agreement, masks_of, pruned_but_nonzero
 from training.test_launch import ROOT, _accelerate_launch
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
@@ -47,6 +47,9 @@ def test_sharded_processes_find_the_masks_of_one_process(fsdp, method, sharded, 
         assert torch.equal(rank0[key], rank1[key]), key
     assert float(single["flipped"]) > 0.02  # the search moved the masks: agreement below is not trivial
     assert mask_agreement(masks_of(rank0), masks_of(single)) >= 0.99
+    assert_weights_match(rank0, single)
+    if method in ("imp", "wanda"):  # the methods that zero pruned weights
+        assert pruned_but_nonzero(rank0) == 0
     _, saved = read_masks(run)  # written once, by the main process, from the whole scores
     assert set(saved) == set(masks_of(rank0))
     assert all(torch.equal(saved[k].bool(), rank0[k].bool()) for k in saved)

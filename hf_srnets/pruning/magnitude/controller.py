@@ -87,7 +87,8 @@ class IMPCallback(FixedMaskCallback):
         return control
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any):
-        done = self.rounds_done()
+        with full_parameters(self.model):  # the masks (ZeRO-3: partitioned outside the forward)
+            done = self.rounds_done()
         if done < self.target_rounds:  # stopped early (another callback, an interrupted run)
             logger.warning(
                 f"IMP ended after {done} of {self.target_rounds} pruning rounds: the masks are "
