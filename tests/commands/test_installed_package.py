@@ -52,20 +52,37 @@ def test_child_runs_start_the_package_command_not_a_repository_file(monkeypatch)
     assert calls == [[sys.executable, "-m", "hf_srnets.commands.glue_sparse", "--output_dir", "x"]]
 
 
+# runs `python -m hf_srnets.commands.NAME --help` for each NAME given, in one interpreter (the imports they share are
+# paid once), and prints {name: [exit code, whether the output holds "usage:"]} as JSON, then hf_srnets' location
+HELP_DRIVER = """
+import contextlib, io, json, runpy, sys
+import hf_srnets
+answers = {}
+for name in sys.argv[1:]:
+    out = io.StringIO()
+    sys.argv = [name, "--help"]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_module(f"hf_srnets.commands.{name}", run_name="__main__", alter_sys=True)
+    except SystemExit as exit:
+        code = exit.code or 0
+    answers[name] = [code, "usage:" in out.getvalue()]
+print(json.dumps(answers))
+print(hf_srnets.__file__)
+"""
+
+
 @pytest.mark.slow
 def test_every_command_answers_help_from_the_installed_package(installed, tmp_path):
-    for name in COMMANDS:
-        result = subprocess.run(
-            [sys.executable, "-m", f"hf_srnets.commands.{name}", "--help"],
-            cwd=tmp_path, env=_env(installed), capture_output=True, text=True,
-        )  # fmt: skip
-        assert result.returncode == 0, (name, result.stderr[-2000:])
-        assert "usage:" in result.stdout, name
-    where = subprocess.run(
-        [sys.executable, "-c", "import hf_srnets; print(hf_srnets.__file__)"],
-        cwd=tmp_path, env=_env(installed), capture_output=True, text=True, check=True,
+    result = subprocess.run(
+        [sys.executable, "-c", HELP_DRIVER, *COMMANDS],
+        cwd=tmp_path, env=_env(installed), capture_output=True, text=True,
     )  # fmt: skip
-    assert where.stdout.strip() == str(installed / "hf_srnets" / "__init__.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    answers, where = result.stdout.strip().splitlines()[-2:]
+    assert json.loads(answers) == {name: [0, True] for name in COMMANDS}, result.stderr[-3000:]
+    assert where == str(installed / "hf_srnets" / "__init__.py")
 
 
 @pytest.mark.slow
