@@ -90,14 +90,18 @@ def test_run_glue_sparse_with_zero_3_on_two_cpu_processes(pretrained, data_dir, 
     assert sum(int((~m.bool()).sum()) for m in masks.values()) == sum(m.numel() // 2 for m in masks.values())
 
 
-def test_deepspeed_in_one_cpu_process_names_the_command_that_works(tmp_path):
+def test_deepspeed_in_one_cpu_process_names_the_command_that_works(tmp_path, monkeypatch):
     from accelerate.state import AcceleratorState
+    from transformers.integrations.deepspeed import unset_hf_deepspeed_config
 
     from hf_srnets.training.trainer import SRNetTrainer
 
+    # accelerate sets ACCELERATE_USE_DEEPSPEED in the process: later TrainingArguments would all ask for DeepSpeed
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "false")  # restored (unset) after the test
     args = ddp_cpu_args(str(tmp_path), 4, deepspeed=str(ROOT / "accelerate_configs" / "deepspeed_zero2.json"))
     try:
         with pytest.raises(InputError, match=r"one process.*torchrun --standalone --nproc_per_node 2"):
             SRNetTrainer(model=tiny_model("bert"), args=args)
     finally:
         AcceleratorState._reset_state(reset_partial_state=True)
+        unset_hf_deepspeed_config()
