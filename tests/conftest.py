@@ -75,12 +75,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit("SRNETS_REQUIRE_DATA=1 and " + "; ".join(missing), returncode=pytest.ExitCode.USAGE_ERROR)
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slow tests first, each group in collection order: pytest-xdist hands them out while every worker is busy
-    anyway, instead of one worker finishing a long test alone at the end of the run."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """Under `SRNETS_REQUIRE_DATA=1`, a skip for a missing resource is reported as a failure with its reason."""

@@ -27,7 +27,11 @@ def process_group(tmp_path_factory):
         env.setenv("LOCAL_RANK", "0")  # what a launcher sets; DeepSpeed's engine asks for it
         store = tmp_path_factory.mktemp("group") / "store"
         dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
+        linear = torch.nn.functional.linear
         yield
+        # a ZeRO-3 engine replaces F.linear for the whole process ("This will persist unless manually reset"): the
+        # later tests of this pytest-xdist worker would run DeepSpeed's version (which fails on 0-width layers)
+        torch.nn.functional.linear = linear
         dist.destroy_process_group()
 
 

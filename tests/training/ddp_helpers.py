@@ -56,6 +56,24 @@ def launch(worker: Path, nproc: int, *args: object, timeout: int = 600) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+def launched_once(tmp_path_factory: Any, name: str, worker: Path, nproc: int, *args: object) -> Path:
+    """The folder of `launch(worker, nproc, FOLDER, *args)`, run once per test run and shared by the pytest-xdist
+    workers through a lock (the recipe of pytest-xdist's docs): tests of one launch that different workers run wait
+    for it instead of launching it again."""
+    from filelock import FileLock
+
+    # under pytest-xdist the workers' temporary folders share this run's parent; without it, the parent holds every
+    # run's folder, and a launch left by an earlier run (of older code) would be read
+    run_folder = tmp_path_factory.getbasetemp()
+    folder = (run_folder.parent if "PYTEST_XDIST_WORKER" in os.environ else run_folder) / name
+    with FileLock(f"{folder}.lock"):
+        if not (folder / "done").is_file():
+            folder.mkdir(exist_ok=True)
+            launch(worker, nproc, folder, *args)
+            (folder / "done").touch()
+    return folder
+
+
 def launch_nodes(worker: Path, nodes: int, port: int, out: Path, *args: object, timeout: int = 600) -> None:
     """Run `worker OUT ARGS...` as `nodes` torchrun "nodes" of one process each on this machine, started side by side:
     a static rendezvous at 127.0.0.1:`port`, node ranks 0..nodes-1 (what several machines run, one command each);

@@ -21,6 +21,7 @@ from training.ddp_helpers import (
     assert_weights_match,
     ddp_cpu_args,
     launch,
+    launched_once,
     mask_agreement,
     masks_of,
     pruned_but_nonzero,
@@ -30,20 +31,17 @@ from training.test_launch import ROOT
 pytestmark = pytest.mark.skipif(find_spec("deepspeed") is None, reason="DeepSpeed (optional): pip install deepspeed")
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
-LAUNCHES = {"zero2": "mask,l0,imp,wanda", "zero3": "mask,imp,wanda"}  # L0 at stage 3 is refused (its penalty)
+# L0 at stage 3 is refused (its penalty); Wanda at stage 2 reads replicated weights (it ran: masks of one process)
+LAUNCHES = {"zero2": "mask,l0,imp", "zero3": "mask,imp,wanda"}
 WRITES_WEIGHTS = {"imp", "wanda"}  # pruned weights set to 0 between steps
 
 
 @pytest.fixture(scope="module")
 def zero(tmp_path_factory):
-    """(stage, method) -> the two ranks' states, each stage's methods searched in one two-process launch."""
-    outs: dict[str, Path] = {}
+    """(stage, method) -> the two ranks' states, each stage's methods searched in one two-process launch, run once."""
 
     def states(stage: str, method: str) -> tuple[dict, dict, Path]:
-        if stage not in outs:
-            outs[stage] = tmp_path_factory.mktemp(stage)
-            launch(WORKER, 2, outs[stage], 4, stage, LAUNCHES[stage])
-        folder = outs[stage] / method
+        folder = launched_once(tmp_path_factory, f"deepspeed_{stage}", WORKER, 2, 4, stage, LAUNCHES[stage]) / method
         return torch.load(folder / "rank0.pt"), torch.load(folder / "rank1.pt"), folder / "run"
 
     return states

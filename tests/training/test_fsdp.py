@@ -13,7 +13,13 @@ import torch
 from conftest import mnli_run_args
 
 from hf_srnets.pruning.random.method import read_masks
-from training.ddp_helpers import assert_weights_match, launch, mask_agreement, masks_of, pruned_but_nonzero
+from training.ddp_helpers import (
+    assert_weights_match,
+    launched_once,
+    mask_agreement,
+    masks_of,
+    pruned_but_nonzero,
+)
 from training.test_launch import ROOT, _accelerate_launch
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
@@ -22,14 +28,10 @@ LAUNCHES = {"full_shard": "mask,imp,l0,wanda", "shard_grad_op": "mask,imp"}  # m
 
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory):
-    """(fsdp, method) -> the two ranks' states, each engine's methods searched in one two-process launch."""
-    outs: dict[str, Path] = {}
+    """(fsdp, method) -> the two ranks' states, each engine's methods searched in one two-process launch, run once."""
 
     def states(fsdp: str, method: str) -> tuple[dict, dict, Path]:
-        if fsdp not in outs:
-            outs[fsdp] = tmp_path_factory.mktemp(fsdp)
-            launch(WORKER, 2, outs[fsdp], 4, fsdp, LAUNCHES[fsdp])
-        folder = outs[fsdp] / method
+        folder = launched_once(tmp_path_factory, f"fsdp_{fsdp}", WORKER, 2, 4, fsdp, LAUNCHES[fsdp]) / method
         return torch.load(folder / "rank0.pt"), torch.load(folder / "rank1.pt"), folder / "run"
 
     return states
