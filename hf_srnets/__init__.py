@@ -1,22 +1,35 @@
-"""hf_srnets: sparse and robust subnetworks (SRNets) of BERT-family models with the Hugging Face Trainer."""
+"""hf_srnets: sparse and robust subnetworks (SRNets) of BERT-family models with the Hugging Face Trainer.
 
-from .compact import compact_model, load_pretrained_model, save_pretrained_model
-from .evaluation import Evaluator, register_evaluator
-from .losses import DebiasingLoss, get_loss, register_loss
-from .masking import SRNetModel
-from .objectives import LossObjective, Objective, StepObjective, build_objective, register_objective
-from .pruning import (
-    MaskedLinear,
-    PruningConfig,
-    PruningMethod,
-    ThresholdConfig,
-    register_pruning_method,
-    resolve_pruning,
-)
-from .training.arguments import SRNetTrainingArguments
-from .training.collator import SRNetDataCollator
-from .training.trainer import SRNetTrainer
+The public names below load on first use (PEP 562), as in transformers: `import hf_srnets` and the commands that need
+no model (`report`, the sweep's bookkeeping) start without importing torch and transformers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .version import __version__
+
+_EXPORTS = {
+    ".compact": ("compact_model", "load_pretrained_model", "save_pretrained_model"),
+    ".evaluation": ("Evaluator", "register_evaluator"),
+    ".losses": ("DebiasingLoss", "get_loss", "register_loss"),
+    ".masking": ("SRNetModel",),
+    ".objectives": ("LossObjective", "Objective", "StepObjective", "build_objective", "register_objective"),
+    ".pruning": (
+        "MaskedLinear",
+        "PruningConfig",
+        "PruningMethod",
+        "ThresholdConfig",
+        "register_pruning_method",
+        "resolve_pruning",
+    ),
+    ".training.arguments": ("SRNetTrainingArguments",),
+    ".training.collator": ("SRNetDataCollator",),
+    ".training.trainer": ("SRNetTrainer",),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "DebiasingLoss",
@@ -44,3 +57,34 @@ __all__ = [
     "resolve_pruning",
     "save_pretrained_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .compact import compact_model, load_pretrained_model, save_pretrained_model
+    from .evaluation import Evaluator, register_evaluator
+    from .losses import DebiasingLoss, get_loss, register_loss
+    from .masking import SRNetModel
+    from .objectives import LossObjective, Objective, StepObjective, build_objective, register_objective
+    from .pruning import (
+        MaskedLinear,
+        PruningConfig,
+        PruningMethod,
+        ThresholdConfig,
+        register_pruning_method,
+        resolve_pruning,
+    )
+    from .training.arguments import SRNetTrainingArguments
+    from .training.collator import SRNetDataCollator
+    from .training.trainer import SRNetTrainer

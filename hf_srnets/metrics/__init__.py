@@ -1,5 +1,5 @@
-"""Evaluation metrics computed locally: accuracy and weighted F1 (scikit-learn), softmax, HANS cells, relative bias
-F_bias, the sparsity report of binary masks; HANS and F_bias also as `evaluate` modules loadable by path
+"""Evaluation metrics computed locally: accuracy and weighted F1 (scikit-learn's arithmetic), softmax, HANS cells,
+relative bias F_bias, the sparsity report of binary masks; HANS and F_bias also as `evaluate` modules loadable by path
 (`HANS_METRIC_PATH`, `RELATIVE_BIAS_METRIC_PATH`)."""
 
 from .classification import METRICS, accuracy, f1_weighted, softmax

@@ -1,9 +1,10 @@
-"""Metrics: accuracy and class-weighted F1 through scikit-learn (equal to the loop they replaced), HANS cells,
-the relative bias F_bias."""
+"""Metrics: accuracy and class-weighted F1 (equal to the bit to scikit-learn's and to the loop they replaced), HANS
+cells, the relative bias F_bias."""
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import accuracy_score, f1_score
 
 from hf_srnets.metrics import (
     accuracy,
@@ -34,7 +35,7 @@ def real_labels(data_dir):
 
 
 @pytest.mark.parametrize("num_classes", [2, 3])
-def test_sklearn_metrics_equal_the_formulas_on_real_labels_and_a_random_classifier(data_dir, num_classes):
+def test_metrics_equal_sklearns_and_the_formulas_on_real_labels_and_a_random_classifier(data_dir, num_classes):
     rng = np.random.default_rng(num_classes)
     rest = [0.1 / (num_classes - 1)] * (num_classes - 1)
     distributions = [
@@ -49,7 +50,19 @@ def test_sklearn_metrics_equal_the_formulas_on_real_labels_and_a_random_classifi
             for _ in range(3):
                 predictions = rng.choice(num_classes, size=len(labels), p=p)
                 assert accuracy(predictions, labels) == float((predictions == labels).mean())
-                assert f1_weighted(predictions, labels) == loop_f1_weighted(predictions, labels)  # bit for bit
+                assert accuracy(predictions, labels) == accuracy_score(labels, predictions)
+                f1 = f1_weighted(predictions, labels)
+                assert f1 == loop_f1_weighted(predictions, labels)  # bit for bit
+                assert f1 == f1_score(labels, predictions, average="weighted", zero_division=0.0)
+
+
+def test_weighted_f1_equals_sklearns_on_labels_a_model_never_sees_and_classes_it_never_predicts():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, num_classes = int(rng.integers(1, 60)), int(rng.integers(2, 6))
+        labels, predictions = rng.integers(0, num_classes, n), rng.integers(0, num_classes + 1, n)
+        want = f1_score(labels, predictions, average="weighted", zero_division=0.0)
+        assert f1_weighted(predictions, labels) == want, (labels, predictions)
 
 
 def test_empty_input_is_nan_and_shapes_must_match():
