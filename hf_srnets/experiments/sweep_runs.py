@@ -278,9 +278,10 @@ def run_status(run: PlannedRun) -> RunStatus:
 
 
 def status_report(statuses: list[RunStatus]) -> str:
-    """`N runs: D done, R to resume, S to start[, C with other settings]` and one line per run not done."""
+    """`N run(s): D done, R to resume, S to start[, C with other settings]` and one line per run not done."""
     counts = {state: sum(s.state == state for s in statuses) for state in STATES}
-    head = f"{len(statuses)} runs: {counts['done']} done, {counts['resume']} to resume, {counts['start']} to start"
+    runs = f"{len(statuses)} run{'' if len(statuses) == 1 else 's'}"
+    head = f"{runs}: {counts['done']} done, {counts['resume']} to resume, {counts['start']} to start"
     if counts["changed"]:
         head += f", {counts['changed']} made with other settings"
     lines = [head]

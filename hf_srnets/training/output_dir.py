@@ -120,8 +120,13 @@ def is_checkpoint(path: str) -> bool:
 
 
 def is_complete_checkpoint(path: str) -> bool:
-    """A checkpoint whose saving finished: it holds `trainer_state.json`, which the Trainer writes last."""
-    return os.path.isfile(os.path.join(path, TRAINER_STATE_NAME))
+    """A checkpoint whose saving finished: it holds a whole `trainer_state.json`, which the Trainer writes last (and
+    not atomically: a run killed while writing it leaves an empty or cut file, which does not parse)."""
+    try:
+        with open(os.path.join(path, TRAINER_STATE_NAME), encoding="utf-8") as f:
+            return isinstance(json.load(f), dict)
+    except (OSError, ValueError):
+        return False
 
 
 def run_outputs(output_dir: str, ignore: Iterable[str] = ()) -> list[str]:
@@ -186,13 +191,13 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
 
 
 def _incomplete_note(output_dir: str) -> str:
-    """Names the checkpoints past the last complete one that a run stopped while saving (no trainer_state.json)."""
+    """Names the checkpoints past the last complete one that a run stopped while saving (trainer_state.json cut)."""
     last = last_complete_checkpoint(output_dir)
     after = _step(last) if last else -1
     cut = [os.path.basename(p) for p in _checkpoints(output_dir) if _step(p) > after and not is_complete_checkpoint(p)]
     if not cut:
         return ""
-    return f" ({_short_list(cut)}: incomplete, no {TRAINER_STATE_NAME}, cut short while saving)"
+    return f" ({_short_list(cut)}: incomplete, no whole {TRAINER_STATE_NAME}, cut short while saving)"
 
 
 def check_resume_checkpoint(resume: str) -> None:
@@ -208,8 +213,8 @@ def check_resume_checkpoint(resume: str) -> None:
     last = last_complete_checkpoint(os.path.dirname(os.path.normpath(resume)))
     fix = f"resume from {last}, the last complete checkpoint" if last else "start the run again"
     raise OutputDirError(
-        f"--resume_from_checkpoint {resume} is incomplete: it has no {TRAINER_STATE_NAME} (the Trainer writes it last, "
-        f"so the run was stopped while saving this checkpoint): {fix}."
+        f"--resume_from_checkpoint {resume} is incomplete: it has no whole {TRAINER_STATE_NAME} (the Trainer writes it "
+        f"last, so the run was stopped while saving this checkpoint): {fix}."
     )
 
 

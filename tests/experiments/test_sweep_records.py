@@ -54,7 +54,7 @@ def test_an_empty_or_cut_results_file_is_not_counted_as_done_and_the_run_is_made
     status = run_status(run)
     assert status.state == "start"
     assert status_report([status]).splitlines() == [
-        "1 runs: 0 done, 0 to resume, 1 to start",
+        "1 run: 0 done, 0 to resume, 1 to start",
         "  start full_ce sparsity=0 seed=1 (its all_results.json is empty, cut or not a JSON object: the run did "
         "not finish)",
     ]

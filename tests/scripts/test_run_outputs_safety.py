@@ -109,5 +109,5 @@ def test_a_resumed_run_reports_the_whole_runs_train_loss_and_refuses_a_checkpoin
         run_glue_sparse.main(_tiny_run(pretrained, data_dir, out))
     assert f"--resume_from_checkpoint {out / 'checkpoint-8'} to continue" in str(err.value)
     assert "checkpoint-12: incomplete" in str(err.value)
-    with pytest.raises(InputError, match=re.escape(f"{cut} is incomplete: it has no trainer_state.json")):
+    with pytest.raises(InputError, match=re.escape(f"{cut} is incomplete: it has no whole trainer_state.json")):
         run_glue_sparse.main(_tiny_run(pretrained, data_dir, out, "--resume_from_checkpoint", str(cut)))

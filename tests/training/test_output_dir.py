@@ -277,12 +277,26 @@ def test_a_checkpoint_cut_short_is_named_and_the_last_complete_one_offered(tmp_p
     assert f"--resume_from_checkpoint {out / 'checkpoint-6'} to continue" in message
     assert "checkpoint-8: incomplete" in message and f"--resume_from_checkpoint {out / 'checkpoint-8'}" not in message
     for resume in ["checkpoint-8", "checkpoint-4"]:
-        with pytest.raises(OutputDirError, match=rf"{resume} is incomplete: it has no trainer_state\.json"):
+        with pytest.raises(OutputDirError, match=rf"{resume} is incomplete: it has no whole trainer_state\.json"):
             od.check_output_dir(str(out), overwrite=False, resume=str(out / resume))
         with pytest.raises(OutputDirError, match=re.escape(f"resume from {out / 'checkpoint-6'}, the last complete")):
             od.check_output_dir(str(tmp_path / "fresh"), overwrite=False, resume=str(out / resume))
     (out / "checkpoint-6" / "trainer_state.json").unlink()
     with pytest.raises(OutputDirError, match=r"checkpoint-8 is incomplete.*start the run again"):
+        od.check_output_dir(str(out), overwrite=False, resume=str(out / "checkpoint-8"))
+
+
+@pytest.mark.parametrize("written", ["", '{"global_step": 8, "log_history": [{"loss": 0.6'])
+def test_a_checkpoint_killed_while_writing_its_trainer_state_is_not_complete(tmp_path, written):
+    """The Trainer writes trainer_state.json last but not atomically (`open(path, "w")`, then the text): a run killed
+    in between leaves an empty or cut file. Such a checkpoint was taken as complete, and its resume failed."""
+    out = tmp_path / "out"
+    _earlier_run(out)  # checkpoint-6 is complete
+    (out / "checkpoint-8").mkdir()
+    (out / "checkpoint-8" / "srnet_training_state.safetensors").write_bytes(b"x")
+    (out / "checkpoint-8" / "trainer_state.json").write_text(written)
+    assert od.last_complete_checkpoint(str(out)) == str(out / "checkpoint-6")
+    with pytest.raises(OutputDirError, match=r"checkpoint-8 is incomplete: it has no whole trainer_state\.json"):
         od.check_output_dir(str(out), overwrite=False, resume=str(out / "checkpoint-8"))
 
 
