@@ -121,3 +121,37 @@ def pruned_but_nonzero(state: dict) -> int:
     """Weights a state's masks prune that are not 0 (0 for the methods that zero them: IMP, the one-shot ones)."""
     masks = masks_of(state)
     return sum(int(((~masks[name].bool()) & (state[f"{name}.base_weight"] != 0)).sum()) for name in masks)
+
+
+WRITES_WEIGHTS = {"imp", "wanda"}  # the methods that set pruned weights to 0 between steps
+
+
+def engine_states(tmp_path_factory: Any, prefix: str, launches: dict[str, str], worker: Path):
+    """(engine, method) -> the two ranks' states and the run folder; each engine's `launches[engine]` methods are
+    searched in one two-process `worker` launch of 4 examples per process, run once per test run."""
+
+    def states(engine: str, method: str) -> tuple[dict, dict, Path]:
+        launched = launched_once(tmp_path_factory, f"{prefix}_{engine}", worker, 2, 4, engine, launches[engine])
+        folder = launched / method
+        return torch.load(folder / "rank0.pt"), torch.load(folder / "rank1.pt"), folder / "run"
+
+    return states
+
+
+def assert_matches_one_process(rank0: dict, rank1: dict, run: Path, single: dict, method: str) -> None:
+    """Two processes of a sharded engine against one process of 8 examples: the ranks agree, the masks are one
+    process's after a search that moved them, the weights too (pruned ones 0 where the method zeroes them), and the
+    masks were saved once from the whole tensors."""
+    from hf_srnets.pruning.random.method import read_masks
+
+    assert int(rank0["world_size"]) == 2
+    for key in rank0:
+        assert torch.equal(rank0[key], rank1[key]), key
+    assert float(single["flipped"]) > 0.02  # the search moved the masks: agreement below is not trivial
+    assert mask_agreement(masks_of(rank0), masks_of(single)) >= 0.99
+    assert_weights_match(rank0, single)
+    if method in WRITES_WEIGHTS:
+        assert pruned_but_nonzero(rank0) == 0
+    _, saved = read_masks(run)  # written once, by the main process
+    assert set(saved) == set(masks_of(rank0))
+    assert all(torch.equal(saved[k].bool(), rank0[k].bool()) for k in saved)

@@ -9,17 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 from conftest import mnli_run_args
 
 from hf_srnets.pruning.random.method import read_masks
-from training.ddp_helpers import (
-    assert_weights_match,
-    launched_once,
-    mask_agreement,
-    masks_of,
-    pruned_but_nonzero,
-)
+from training.ddp_helpers import assert_matches_one_process, engine_states
 from training.test_launch import ROOT, _accelerate_launch
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
@@ -28,13 +21,7 @@ LAUNCHES = {"full_shard": "mask,imp,l0,wanda", "shard_grad_op": "mask,imp"}  # m
 
 @pytest.fixture(scope="module")
 def sharded(tmp_path_factory):
-    """(fsdp, method) -> the two ranks' states, each engine's methods searched in one two-process launch, run once."""
-
-    def states(fsdp: str, method: str) -> tuple[dict, dict, Path]:
-        folder = launched_once(tmp_path_factory, f"fsdp_{fsdp}", WORKER, 2, 4, fsdp, LAUNCHES[fsdp]) / method
-        return torch.load(folder / "rank0.pt"), torch.load(folder / "rank1.pt"), folder / "run"
-
-    return states
+    return engine_states(tmp_path_factory, "fsdp", LAUNCHES, WORKER)
 
 
 @pytest.mark.slow
@@ -44,17 +31,8 @@ def sharded(tmp_path_factory):
 def test_sharded_processes_find_the_masks_of_one_process(fsdp, method, sharded, one_process):
     rank0, rank1, run = sharded(fsdp, method)
     single = one_process(method)
-    assert int(rank0["world_size"]) == 2 and bool(rank0["sharded"]) and not bool(single["sharded"])
-    for key in rank0:
-        assert torch.equal(rank0[key], rank1[key]), key
-    assert float(single["flipped"]) > 0.02  # the search moved the masks: agreement below is not trivial
-    assert mask_agreement(masks_of(rank0), masks_of(single)) >= 0.99
-    assert_weights_match(rank0, single)
-    if method in ("imp", "wanda"):  # the methods that zero pruned weights
-        assert pruned_but_nonzero(rank0) == 0
-    _, saved = read_masks(run)  # written once, by the main process, from the whole scores
-    assert set(saved) == set(masks_of(rank0))
-    assert all(torch.equal(saved[k].bool(), rank0[k].bool()) for k in saved)
+    assert bool(rank0["sharded"]) and not bool(single["sharded"])
+    assert_matches_one_process(rank0, rank1, run, single, method)
 
 
 @pytest.mark.slow
