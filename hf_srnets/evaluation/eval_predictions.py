@@ -177,12 +177,18 @@ def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[
     if not runs:
         raise ValueError("no runs to align")
     first = runs[0]
-    position = {key: i for i, key in enumerate(first.keys)}
-    names = sorted({*first.labels, *(p for run in runs for p in run.predictions)})
+    names = sorted(set(first.labels).union(*(run.predictions for run in runs)))
     code = {name: i for i, name in enumerate(names)}
     labels = np.array([code[y] for y in first.labels])
     predicted = np.empty((len(runs), len(first.keys)), dtype=np.int64)
+    position: dict[str, int] | None = None
     for r, run in enumerate(runs):
+        if run.keys == first.keys:  # the same examples in the same order: most runs, compared without a lookup
+            if run.labels != first.labels:
+                raise ValueError("the runs give the same examples different gold labels")
+            predicted[r] = [code[p] for p in run.predictions]
+            continue
+        position = position or {key: i for i, key in enumerate(first.keys)}
         if set(run.keys) != set(position) or len(run.keys) != len(position):
             raise ValueError(f"the runs evaluated different examples ({len(run.keys)} and {len(position)})")
         order = np.array([position[key] for key in run.keys])
