@@ -3,7 +3,8 @@
 # pip MiniLM, fp32, one thread per process. First the bias model (hypothesis-only, all 9,832 pairs of MNLI
 # dev-mismatched, C = 0.001: the C chosen on held-out rows when it was first fitted), then seeds 42 and 43 side by
 # side (each sweep's methods in the recipe's order: the dense models first), then seed 44; then the table from the
-# per-example files: results/hard_minilm_mnli/report.md (paired against dense_poe, F_bias against dense_ce).
+# per-example files: results/hard_minilm_mnli/report.md (paired against dense_poe, F_bias against dense_ce; per column
+# against each dense model and each one-shot pruning of it, at the same sparsity: search against one-shot).
 # Resumable: a sweep skips its finished runs and resumes an unfinished one from its last checkpoint (every 50
 # steps); run the script again after a stop. SEEDS_FIRST / SEEDS_THEN change the seeds; extra arguments go to every
 # run_sweep.py call (e.g. --methods dense_ce,dense_poe).
@@ -19,4 +20,6 @@ mkdir -p outputs "$RESULTS"
     --vectors glove --C 0.001 --output_dir "$OUT/bias" --overwrite_output_dir true
 sweep_seeds "$RECIPE" "$OUT" "$@"
 python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline dense_poe --reference dense_ce \
-    --metrics eval_mnli_accuracy,eval_mnli_hard_matched_accuracy,eval_hans_accuracy
+    --metrics eval_mnli_accuracy,eval_mnli_hard_matched_accuracy,eval_hans_accuracy \
+    --columns "ID=mnli,hard=mnli_hard_matched,HANS=hans,HANS non-ent=hans:non-entailment,F_bias=mnli>mnli_hard_matched" \
+    --column_baselines dense_poe,dense_ce,wanda_poe,magnitude_poe,wanda_ce,magnitude_ce
