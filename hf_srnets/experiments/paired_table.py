@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
-from ..metrics.bootstrap import PairedInterval, bootstrap_interval
+from ..metrics.bootstrap import PairedInterval, bootstrap_count_interval
 from ..metrics.significance import holm, paired_t_test
 from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, baseline_runs, predictions_file
 
@@ -79,13 +79,13 @@ def accuracy_comparison(
     """Δ accuracy of `method` minus `base` (runs paired by position) on `column`'s examples."""
     k = len(method)
     hits = correct([*method, *base], column.set_name, column.label)
+    n = hits.shape[1]
 
-    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
-        w = weights[0]
-        acc = (w @ hits.T) / w.sum(axis=1, keepdims=True)
+    def statistic(sums: Sequence[np.ndarray]) -> np.ndarray:
+        acc = sums[0] / n  # Σ_i w_i = n on every replicate
         return (acc[:, :k] - acc[:, k:]).mean(axis=1)
 
-    interval = bootstrap_interval(statistic, [hits.shape[1]], n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
+    interval = bootstrap_count_interval(statistic, [hits], n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
     per_run = hits.mean(axis=1)
     return Comparison(interval, tuple(float(d) for d in per_run[:k] - per_run[k:]))
 
@@ -113,13 +113,12 @@ def f_bias_comparison(
     runs = [*method, *base, teacher]
     hits = [correct(runs, column.set_name), correct(runs, column.ood_set)]
 
-    def statistic(weights: Sequence[np.ndarray]) -> np.ndarray:
-        dev, ood = ((w @ c.T) / w.sum(axis=1, keepdims=True) for w, c in zip(weights, hits))
+    def statistic(sums: Sequence[np.ndarray]) -> np.ndarray:
+        dev, ood = (s / c.shape[1] for s, c in zip(sums, hits))  # Σ_i w_i = n on every replicate of each set
         values = f_bias_values(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
         return (values[:, :k] - values[:, k:]).mean(axis=1)
 
-    sizes = [c.shape[1] for c in hits]
-    interval = bootstrap_interval(statistic, sizes, n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
+    interval = bootstrap_count_interval(statistic, hits, n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
     observed = f_bias_values(*(c.mean(axis=1)[None, :-1] for c in hits), *(c.mean(axis=1)[-1:] for c in hits))[0]
     return Comparison(interval, tuple(float(d) for d in observed[:k] - observed[k:]))
 

@@ -24,12 +24,15 @@ deviation over seeds says that). Statistics over several evaluation sets (F_bias
 each set on its own, keeping its size (`bootstrap_replicates` with several `sizes`).
 
 A replicate is held as its draw counts w_i (how often example i was drawn, Σ_i w_i = n), so every sum over the
-replicate is w·x, a matrix product over a chunk of replicates.
+replicate is w·x, a matrix product over a chunk of replicates. Statistics of correctness (x_i 0 or 1) need only the
+replicates' count sums Σ_i w_i·x_i of each run (`count_sums`, `bootstrap_count_interval`): integers of at most n,
+exact in float32 below 2^24, computed once per run and set however many comparisons use them.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -138,12 +141,74 @@ def bootstrap_interval(
     if not np.isfinite(observed):
         raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
     values = bootstrap_replicates(statistic, sizes, n_resamples, seed)
+    return _percentile_interval(observed, values, confidence, int(sum(sizes)), n_seeds)
+
+
+def _percentile_interval(
+    observed: float, values: np.ndarray, confidence: float, n_examples: int, n_seeds: int
+) -> PairedInterval:
     values = values[np.isfinite(values)]
     if not values.size:
         raise ValueError("the statistic is undefined on every bootstrap replicate")
     alpha = 1.0 - confidence
     low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return PairedInterval(observed, float(low), float(high), confidence, int(sum(sizes)), n_seeds, int(values.size))
+    return PairedInterval(observed, float(low), float(high), confidence, n_examples, n_seeds, int(values.size))
+
+
+# (set sizes, resamples, seed, set index, a run's 0/1 row as bytes) -> its replicates' count sums [B]; about 256 MB
+_SUMS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_SUMS_VALUES = 2**25
+
+
+def count_sums(hits: Sequence[np.ndarray], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> list[np.ndarray]:
+    """Per evaluation set k, the [n_resamples, rows] count sums Σ_i w_i·hits_k[r, i] of 0/1 rows `hits[k]`
+    [rows, n_k] on the replicates of `bootstrap_replicates(..., sizes=[n_1, ..., n_K], n_resamples, seed)`, float64.
+    Exact: integers of at most n_k < 2^24, summed in float32. A row summed before on the same draws is not summed
+    again (a report pairs each run with several baselines, on several columns)."""
+    hits = [np.asarray(h) for h in hits]
+    if any(h.ndim != 2 or not np.isin(h, (0, 1)).all() for h in hits):
+        raise ValueError("count sums need 0/1 rows [rows, examples] per set")
+    sizes = tuple(h.shape[1] for h in hits)
+    if not sizes or min(sizes) < 1 or max(sizes) >= 2**24:
+        raise ValueError(f"count sums need between 1 and 2^24 examples per set, got set sizes {list(sizes)}")
+    return [_set_count_sums(sizes, n_resamples, seed, k, h) for k, h in enumerate(hits)]
+
+
+def _set_count_sums(sizes: tuple[int, ...], n_resamples: int, seed: int, k: int, hits: np.ndarray) -> np.ndarray:
+    keys = [(sizes, n_resamples, seed, k, row.astype(np.uint8).tobytes()) for row in hits]
+    missing = list(dict.fromkeys(key for key in keys if key not in _SUMS))
+    if missing:
+        rows = np.stack([np.frombuffer(key[-1], dtype=np.uint8) for key in missing]).astype(np.float32)
+        chunks = _replicate_counts(sizes, n_resamples, seed)
+        sums = np.concatenate([chunk[k].astype(np.float32) @ rows.T for chunk in chunks]).astype(np.float64)
+        for j, key in enumerate(missing):
+            _SUMS[key] = sums[:, j].copy()
+    for key in keys:
+        _SUMS.move_to_end(key)
+    while len(_SUMS) > max(len(keys), _SUMS_VALUES // max(n_resamples, 1)):
+        _SUMS.popitem(last=False)
+    return np.stack([_SUMS[key] for key in keys], axis=1)
+
+
+def bootstrap_count_interval(
+    statistic: Statistic,
+    hits: Sequence[np.ndarray],
+    *,
+    n_seeds: int = 1,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> PairedInterval:
+    """`bootstrap_interval` for a statistic of count sums: `statistic` maps per set the [B, rows] sums Σ_i w_i·x_ri
+    of the 0/1 rows `hits[k]` to B values; on the examples as they are, the sums are the rows' totals. Equal to the
+    bit to `bootstrap_interval` of the statistic written with the draw counts (w @ hits[k].T), on the same draws."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    observed = float(np.asarray(statistic([np.asarray(h, dtype=float).sum(axis=1)[None, :] for h in hits]))[0])
+    if not np.isfinite(observed):
+        raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
+    values = np.asarray(statistic(count_sums(hits, n_resamples, seed)), dtype=float)
+    return _percentile_interval(observed, values, confidence, int(sum(np.shape(h)[1] for h in hits)), n_seeds)
 
 
 def paired_rows(*arrays: np.ndarray | Sequence) -> list[np.ndarray]:

@@ -24,6 +24,7 @@ from hf_srnets.experiments.paired_table import (
 )
 from hf_srnets.experiments.report import report_text
 from hf_srnets.experiments.sweep_runs import RUN_META, run_dir
+from hf_srnets.metrics.bootstrap import bootstrap_interval
 
 DEV = ["entailment", "neutral", "contradiction", "entailment"]
 OOD = ["entailment", "non-entailment", "entailment", "non-entailment"]
@@ -84,6 +85,45 @@ def test_f_bias_difference_and_its_undefined_cases_by_hand(tmp_path):
     assert found.interval.n_examples == 8 and found.interval.low <= found.interval.difference <= found.interval.high
     values = f_bias_values(np.array([[0.75, 0.0]]), np.array([[0.5, 0.0]]), np.array([0.5]), np.array([0.5]))
     assert np.isnan(values).all()  # teacher without a gap; a run at 0 ID accuracy
+
+
+def test_float32_draw_counts_give_the_intervals_of_float64_to_the_bit(tmp_path):
+    """The comparisons take the draw counts as float32 (sums of 0/1 hits are integers, exact below 2^24): their
+    intervals must equal those of the float64 statistic written from the formula, Σ_i w_i·hit_i / Σ_i w_i."""
+    rng = np.random.default_rng(7)
+    n_dev, n_ood = 1500, 2500
+    root = tmp_path / "sweep"
+
+    def big_run(method: str, seed: int, p: float) -> tuple[dict, np.ndarray, np.ndarray]:
+        out = Path(run_dir(str(root), method, 0.5, seed))
+        dev, ood = ((rng.random(n) < p).astype(int) for n in (n_dev, n_ood))
+        write_set(out / "eval_predictions" / "mnli.jsonl", (DEV * n_dev)[:n_dev], dev.tolist(), WRONG)
+        write_set(out / "eval_predictions" / "hans.jsonl", (OOD * n_ood)[:n_ood], ood.tolist(), FLIP)
+        return {"method": method, "sparsity": 0.5, "seed": seed, "run_dir": str(out)}, dev, ood
+
+    methods = [big_run("m", s, 0.7) for s in (1, 2, 3)]
+    bases = [big_run("b", s, 0.6) for s in (1, 2, 3)]
+    teacher = big_run("t", 0, 0.8)
+    hits_dev = np.array([r[1] for r in [*methods, *bases, teacher]], dtype=float)
+    hits_ood = np.array([r[2] for r in [*methods, *bases, teacher]], dtype=float)
+
+    def accuracy64(weights):
+        w = weights[0]
+        acc = (w @ hits_dev[:6].T) / w.sum(axis=1, keepdims=True)
+        return (acc[:, :3] - acc[:, 3:]).mean(axis=1)
+
+    def f_bias64(weights):
+        dev, ood = ((w @ h.T) / w.sum(axis=1, keepdims=True) for w, h in zip(weights, (hits_dev, hits_ood)))
+        values = f_bias_values(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
+        return (values[:, :3] - values[:, 3:]).mean(axis=1)
+
+    runs = ([r[0] for r in methods], [r[0] for r in bases])
+    got = accuracy_comparison(*runs, MNLI, 2000).interval
+    want = bootstrap_interval(accuracy64, [n_dev], n_seeds=3, n_resamples=2000, seed=0)
+    assert (got.difference, got.low, got.high) == (want.difference, want.low, want.high)
+    got = f_bias_comparison(*runs, teacher[0], F_BIAS, 2000).interval
+    want = bootstrap_interval(f_bias64, [n_dev, n_ood], n_seeds=3, n_resamples=2000, seed=0)
+    assert (got.difference, got.low, got.high) == (want.difference, want.low, want.high)
 
 
 def test_rows_pair_by_seed_and_holm_adjusts_each_column(tmp_path):

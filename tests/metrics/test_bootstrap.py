@@ -14,7 +14,10 @@ from sklearn.metrics import f1_score
 from hf_srnets.metrics import bootstrap
 from hf_srnets.metrics.bootstrap import (
     PairedInterval,
+    bootstrap_count_interval,
+    bootstrap_interval,
     bootstrap_replicates,
+    count_sums,
     paired_bootstrap,
     paired_bootstrap_predictions,
     paired_bootstrap_ratio,
@@ -137,6 +140,40 @@ def test_the_same_seed_gives_the_same_interval_whatever_the_chunking(monkeypatch
     monkeypatch.setattr(bootstrap, "_CHUNK_VALUES", 7 * 40)  # 7 replicates per chunk
     assert paired_bootstrap(method, baseline, seed=3) == whole
     assert paired_bootstrap(method, baseline, seed=4) != whole
+
+
+def test_count_sums_are_the_draw_counts_times_the_rows_on_the_same_draws() -> None:
+    """Σ_i w_i·x_ri computed from the draw counts that `bootstrap_replicates` hands a statistic (float64), for two
+    sets drawn together (as F_bias's ID and OOD sets), and asked again for rows already summed."""
+    rng = np.random.default_rng(5)
+    dev, ood = rng.integers(0, 2, (3, 50)), rng.integers(0, 2, (2, 70))
+    want_dev = bootstrap_replicates(lambda w: w[0] @ dev.T, [50, 70], n_resamples=300, seed=9)
+    want_ood = bootstrap_replicates(lambda w: w[1] @ ood.T, [50, 70], n_resamples=300, seed=9)
+    got_dev, got_ood = count_sums([dev, ood], n_resamples=300, seed=9)
+    assert got_dev.dtype == np.float64 and got_dev.shape == (300, 3) and got_ood.shape == (300, 2)
+    assert np.array_equal(got_dev, want_dev) and np.array_equal(got_ood, want_ood)
+    again = count_sums([dev[[2, 0]], ood], n_resamples=300, seed=9)[0]  # rows seen before, in another order
+    assert np.array_equal(again, got_dev[:, [2, 0]])
+    alone = count_sums([dev], n_resamples=300, seed=9)[0]  # drawn without the OOD set: other draws
+    assert not np.array_equal(alone, got_dev)
+
+
+def test_the_count_interval_is_the_draw_count_interval_to_the_bit() -> None:
+    rng = np.random.default_rng(6)
+    hits = rng.integers(0, 2, (4, 300)).astype(float)  # two seeds of a method, two of its baseline
+
+    def from_counts(weights):
+        acc = (weights[0] @ hits.T) / weights[0].sum(axis=1, keepdims=True)
+        return (acc[:, :2] - acc[:, 2:]).mean(axis=1)
+
+    def from_sums(sums):
+        acc = sums[0] / 300
+        return (acc[:, :2] - acc[:, 2:]).mean(axis=1)
+
+    want = bootstrap_interval(from_counts, [300], n_seeds=2, n_resamples=1000, seed=2)
+    assert bootstrap_count_interval(from_sums, [hits], n_seeds=2, n_resamples=1000, seed=2) == want
+    with pytest.raises(ValueError, match="0/1 rows"):
+        count_sums([hits * 0.5])
 
 
 def test_bad_inputs_are_refused() -> None:
