@@ -203,3 +203,17 @@ def test_a_sweep_killed_mid_run_finishes_with_the_results_of_one_never_stopped(t
         assert got[key] == pytest.approx(want[key], abs=1e-6), key
     again = subprocess.run(sweep_command(killed), env=env, capture_output=True, text=True, check=True)
     assert "1 run: 1 done, 0 to resume, 0 to start" in again.stdout
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_finished_run_whose_checkpoints_a_killed_sweep_left_loses_them_on_the_next_sweep(tmp_path, keep):
+    """Issue 33, round 4: a sweep killed between a run's end and its clean-up left that run's checkpoint for good
+    (the next sweep skipped the finished run); now the next sweep removes it, unless keep_checkpoints."""
+    recipe, calls = recipe_for(tmp_path, seeds=[1], checkpoint_steps=4, keep_checkpoints=keep), []
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
+    (run,) = planned_runs(recipe)
+    fake_checkpoint(run.output_dir, 4)  # the run saved it, finished, and the sweep was killed before removing it
+    assert run_status(run).state == "done"
+    sweep_lib.sweep(recipe, runner=finishing_runner(calls))
+    assert len(calls) == 1 and run_status(run).state == "done"
+    assert os.path.isdir(os.path.join(run.output_dir, "checkpoint-4")) == keep
