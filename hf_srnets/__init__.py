@@ -1,7 +1,7 @@
 """hf_srnets: sparse and robust subnetworks (SRNets) of BERT-family models with the Hugging Face Trainer.
 
-The public names below load on first use (PEP 562), as in transformers: `import hf_srnets` and the commands that need
-no model (`report`, the sweep's bookkeeping) start without importing torch and transformers.
+The public names below load on first use (PEP 562), as in transformers: `import hf_srnets` imports neither torch nor
+transformers; a submodule imports what it uses (the commands, `report` and the sweep included, still load both).
 """
 
 from __future__ import annotations

@@ -135,18 +135,27 @@ def bootstrap_interval(
 ) -> PairedInterval:
     """The observed `statistic` (every example drawn once) and the percentile interval of its replicates;
     undefined (non-finite) replicates are dropped. Raises when the observed value or every replicate is undefined."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    observed = float(np.asarray(statistic([np.ones((1, n)) for n in sizes]), dtype=float)[0])
-    if not np.isfinite(observed):
-        raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
-    values = bootstrap_replicates(statistic, sizes, n_resamples, seed)
-    return _percentile_interval(observed, values, confidence, int(sum(sizes)), n_seeds)
+    on_examples = [np.ones((1, n)) for n in sizes]
+    replicates = functools.partial(bootstrap_replicates, statistic, sizes, n_resamples, seed)
+    return _percentile_interval(statistic, on_examples, replicates, confidence, int(sum(sizes)), n_seeds)
 
 
 def _percentile_interval(
-    observed: float, values: np.ndarray, confidence: float, n_examples: int, n_seeds: int
+    statistic: Statistic,
+    on_examples: list[np.ndarray],
+    replicates: Callable[[], np.ndarray],
+    confidence: float,
+    n_examples: int,
+    n_seeds: int,
 ) -> PairedInterval:
+    """`statistic` on the examples as they are (`on_examples`, its input then) and the percentile interval of the
+    values `replicates()` returns; refuses a confidence outside (0, 1) and an undefined observed value first."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    observed = float(np.asarray(statistic(on_examples), dtype=float)[0])
+    if not np.isfinite(observed):
+        raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
+    values = np.asarray(replicates(), dtype=float)
     values = values[np.isfinite(values)]
     if not values.size:
         raise ValueError("the statistic is undefined on every bootstrap replicate")
@@ -202,13 +211,13 @@ def bootstrap_count_interval(
     """`bootstrap_interval` for a statistic of count sums: `statistic` maps per set the [B, rows] sums Σ_i w_i·x_ri
     of the 0/1 rows `hits[k]` to B values; on the examples as they are, the sums are the rows' totals. Equal to the
     bit to `bootstrap_interval` of the statistic written with the draw counts (w @ hits[k].T), on the same draws."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    observed = float(np.asarray(statistic([np.asarray(h, dtype=float).sum(axis=1)[None, :] for h in hits]))[0])
-    if not np.isfinite(observed):
-        raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
-    values = np.asarray(statistic(count_sums(hits, n_resamples, seed)), dtype=float)
-    return _percentile_interval(observed, values, confidence, int(sum(np.shape(h)[1] for h in hits)), n_seeds)
+    on_examples = [np.asarray(h, dtype=float).sum(axis=1)[None, :] for h in hits]
+    n_examples = int(sum(np.shape(h)[1] for h in hits))
+
+    def replicates() -> np.ndarray:
+        return statistic(count_sums(hits, n_resamples, seed))
+
+    return _percentile_interval(statistic, on_examples, replicates, confidence, n_examples, n_seeds)
 
 
 def paired_rows(*arrays: np.ndarray | Sequence) -> list[np.ndarray]:
