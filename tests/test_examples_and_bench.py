@@ -113,6 +113,49 @@ def test_structured_weights_recipe_runs_three_recipes_per_unit_and_recovers_each
     assert {seed for *_, seed in parsed} == {42, 43, 44}
 
 
+@pytest.mark.parametrize("name", ["cue_minilm_mnli.yaml", "hard_minilm_mnli.yaml"])
+def test_issue_52_recipes_search_on_the_ce_model_and_prune_each_dense_model_one_shot(name, monkeypatch):
+    """Issue 52: the masks are searched on dense_ce's frozen weights (Win-win's claim that the biased model holds
+    SRNets), one-shot pruning starts from the dense model its name says, the structured SRNets train their weights
+    with distillation from the model they start from, every PoE run uses the testbed's bias model; three seeds."""
+    _, runs = planned(name, monkeypatch)
+    parsed = {(m, sp, seed): parse_args(argv) for m, sp, seed, argv in fields(runs)}
+    out = "outputs/" + name.removesuffix(".yaml")
+    bias = {"cue_minilm_mnli.yaml": ("cue", None), "hard_minilm_mnli.yaml": (None, f"{out}/bias/bias_train.jsonl")}
+    for (method, sparsity, seed), run in parsed.items():
+        source = (
+            f"{out}/dense_poe/s0/seed{seed}"
+            if method.endswith("_poe_from_poe") or method in ("magnitude_poe", "wanda_poe")
+            else f"{out}/dense_ce/s0/seed{seed}"
+        )
+        if method.startswith("dense_"):
+            assert run.pruning is None and run.model.model_name_or_path == "/models/minilm"
+            continue
+        assert run.model.model_name_or_path == source, method
+        assert run.training.loss == ("poe" if method.startswith(("dense_poe", "mask_poe", "hybrid")) else "ce"), method
+        poe_bias = bias[name] if run.training.loss == "poe" else (None, None)
+        assert (run.data.bias_model, run.data.bias_predictions) == poe_bias, method
+        if method.startswith("mask_"):
+            assert run.training.do_train and not run.pruning.train_weights and run.pruning.mask_granularity == "element"
+        if method.startswith("hybrid"):
+            assert run.pruning.train_weights and run.pruning.mask_granularity == "hybrid" and sparsity == 0.5
+            assert run.training.step_objective_options["teacher_model"] == source, method
+    methods = {m for m, *_ in parsed}
+    assert {
+        "dense_ce",
+        "dense_poe",
+        "mask_ce",
+        "mask_poe",
+        "magnitude_ce",
+        "wanda_ce",
+        "magnitude_poe",
+        "wanda_poe",
+        "hybrid_poe",
+    } <= methods
+    assert {s for m, s, _ in parsed if m.startswith(("mask_", "magnitude", "wanda"))} == {0.3, 0.5, 0.7}
+    assert {seed for *_, seed in parsed} == {42, 43, 44}
+
+
 def test_rmc_recipe_compares_the_losses_on_the_same_teacher(monkeypatch):
     _, runs = planned("rmc_minilm_mnli.yaml", monkeypatch)
     runs = {method: parse_args(argv) for method, _sparsity, _seed, argv in fields(runs)}
