@@ -114,10 +114,11 @@ def test_structured_weights_recipe_runs_three_recipes_per_unit_and_recovers_each
 
 
 @pytest.mark.parametrize("name", ["cue_minilm_mnli.yaml", "hard_minilm_mnli.yaml"])
-def test_issue_52_recipes_search_on_the_ce_model_and_prune_each_dense_model_one_shot(name, monkeypatch):
+def test_issue_52_recipes_search_on_each_dense_model_and_prune_it_one_shot(name, monkeypatch):
     """Issue 52: the masks are searched on dense_ce's frozen weights (Win-win's claim that the biased model holds
-    SRNets), one-shot pruning starts from the dense model its name says, the structured SRNets train their weights
-    with distillation from the model they start from, every PoE run uses the testbed's bias model; three seeds."""
+    SRNets) and, with PoE, on dense_poe's (against the one-shot pruning of the same dense model); one-shot pruning
+    starts from the dense model its name says, the structured SRNets train their weights with distillation from the
+    model they start from, every PoE run uses the testbed's bias model; three seeds."""
     _, runs = planned(name, monkeypatch)
     parsed = {(m, sp, seed): parse_args(argv) for m, sp, seed, argv in fields(runs)}
     out = "outputs/" + name.removesuffix(".yaml")
@@ -125,7 +126,7 @@ def test_issue_52_recipes_search_on_the_ce_model_and_prune_each_dense_model_one_
     for (method, sparsity, seed), run in parsed.items():
         source = (
             f"{out}/dense_poe/s0/seed{seed}"
-            if method.endswith("_poe_from_poe") or method in ("magnitude_poe", "wanda_poe")
+            if method.endswith("_from_poe") or method in ("magnitude_poe", "wanda_poe")
             else f"{out}/dense_ce/s0/seed{seed}"
         )
         if method.startswith("dense_"):
@@ -146,6 +147,7 @@ def test_issue_52_recipes_search_on_the_ce_model_and_prune_each_dense_model_one_
         "dense_poe",
         "mask_ce",
         "mask_poe",
+        "mask_poe_from_poe",
         "magnitude_ce",
         "wanda_ce",
         "magnitude_poe",
