@@ -1,9 +1,11 @@
 """A run's evaluation: the ID dev set through the Trainer's `compute_metrics`, each OOD set through its evaluator.
 
 Results keys are `eval_<set>_<metric>`; the ID set's are written by `Trainer.evaluate` (with its loss and speed),
-the OOD sets' from `Trainer.predict` outputs scored by the set's evaluator (`EvalSet.kind`). Every set's example
-count is `eval_<set>_examples` (F_bias pools OOD sets by it). An ID set with a `hard` column also gets the
-easy/hard metrics (`easy_hard.py`), from the predictions `Trainer.evaluate` made (`SRNetTrainer.last_eval_output`).
+the OOD sets' from `Trainer.predict` outputs scored by the set's evaluator (`EvalSet.kind`), with `predict`'s speed
+(`eval_<set>_runtime`, which the sweep's budget line sums) but not its loss or task metric (the set's labels need
+not be the task's). Every set's example count is `eval_<set>_examples` (F_bias pools OOD sets by it). An ID set with
+a `hard` column also gets the easy/hard metrics (`easy_hard.py`), from the predictions `Trainer.evaluate` made
+(`SRNetTrainer.last_eval_output`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .easy_hard import HARD_COLUMN
 logger = logging.getLogger(__name__)
 
 MetricRow = tuple[str, str, dict[str, Any]]  # (set name, results key of its primary metric, card dataset entry)
+SPEED_METRICS = ("runtime", "samples_per_second", "steps_per_second")  # what `Trainer.predict` times
 
 
 def metrics_function(task: TaskSpec) -> Callable[[Any], dict[str, float]]:
@@ -79,10 +82,17 @@ def run_evaluation(
         output = trainer.predict(dataset, metric_key_prefix=f"eval_{eval_set.name}")
         scores = evaluator(output.predictions, np.asarray(dataset["label"]), dataset)
         results.update({f"eval_{eval_set.name}_{k}": v for k, v in scores.items()})
+        results.update(speed_metrics(output.metrics, f"eval_{eval_set.name}"))
         results[f"eval_{eval_set.name}_examples"] = len(dataset)
         key = f"eval_{eval_set.name}_{evaluator.primary_metric}"
         rows.append((eval_set.name, key, eval_set.source.dataset_entry(eval_set.name)))
     return results, rows
+
+
+def speed_metrics(metrics: dict[str, Any] | None, prefix: str) -> dict[str, Any]:
+    """The `<prefix>_runtime`, `_samples_per_second` and `_steps_per_second` of a `Trainer.predict` output's metrics."""
+    keys = [f"{prefix}_{name}" for name in SPEED_METRICS]
+    return {key: metrics[key] for key in keys if key in (metrics or {})}
 
 
 def easy_hard_results(trainer: Any, task: TaskSpec, id_name: str, id_dataset: Any) -> dict[str, Any]:

@@ -182,8 +182,14 @@ class FakeTrainer:
         return {f"{metric_key_prefix}_loss": 0.5, **{f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}}
 
     def predict(self, dataset, metric_key_prefix):
+        """Logits, and the metrics `Trainer.predict` gives: the loss and `compute_metrics` against the set's labels
+        (wrong for a set whose labels are not the task's, HANS's two) and the speed of the pass."""
         self.calls.append(("predict", metric_key_prefix))
-        return SimpleNamespace(predictions=self.logits_of(dataset), metrics={})
+        speed = {"runtime": 2.5, "samples_per_second": len(dataset) / 2.5, "steps_per_second": 0.4}
+        metrics = {"loss": 9.9, "accuracy": -1.0, **speed}
+        return SimpleNamespace(
+            predictions=self.logits_of(dataset), metrics={f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
+        )
 
 
 def logits_from_column(dataset):
@@ -213,12 +219,19 @@ def test_run_evaluation_gives_the_results_and_card_rows_of_a_run():
         "eval_mnli_accuracy": previous_score_predictions(task, id_set["logits"], id_set["label"])["accuracy"],
         "eval_mnli_examples": 40,  # every set's count (F_bias pools OOD sets by it)
         **{f"eval_hans_{k}": v for k, v in hans_scores.items()},
+        # predict's speed is kept (the sweep's budget sums every set's runtime), not its loss or accuracy
+        "eval_hans_runtime": 2.5,
+        "eval_hans_samples_per_second": 24.0,
+        "eval_hans_steps_per_second": 0.4,
         "eval_hans_examples": 60,
         "eval_mm_accuracy": previous_score_predictions(task, mm_set["logits"], np.asarray(mm_set["label"]))["accuracy"],
+        "eval_mm_runtime": 2.5,
+        "eval_mm_samples_per_second": 12.0,
+        "eval_mm_steps_per_second": 0.4,
         "eval_mm_examples": 30,
     }
     assert list(results) == list(expected) and results == expected
-    assert len([k for k in results if k.startswith("eval_hans_")]) == 10
+    assert len([k for k in results if k.startswith("eval_hans_")]) == 13
     assert rows == [
         ("mnli", "eval_mnli_accuracy", card_dataset("mnli", task.validation)),
         ("hans", "eval_hans_accuracy", card_dataset("hans", hans.source)),

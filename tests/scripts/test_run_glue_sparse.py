@@ -98,6 +98,9 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
     for key in ["eval_hans_lexical_overlap_entailment_accuracy", "eval_hans_constituent_non-entailment_accuracy"]:
         assert key in saved, key
     assert results["eval_mnli_accuracy"] == saved["eval_mnli_accuracy"]
+    # every set's evaluation is timed, so a sweep's budget line counts the OOD sets too
+    assert saved["eval_mnli_runtime"] > 0 and saved["eval_hans_runtime"] > 0
+    assert "eval_hans_loss" not in saved  # HANS's two labels are not the task's three: no loss against them
     assert_logged_components(out, ("loss_poe", "loss_ce", "sparsity"))
     assert {"srnet_config.json", "srnet_masks.safetensors", "README.md", "sparsity_report.json"} <= set(os.listdir(out))
     assert "model.safetensors" not in os.listdir(out)
