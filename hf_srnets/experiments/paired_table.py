@@ -10,6 +10,9 @@ paired with each seed. For each cell:
     acc = (1/n) Σ_i 1[pred_i = gold_i]                                over the set's n examples (or those of a label)
     F_bias = Δ_run / Δ_teacher,  Δ = (acc_ID − acc_OOD) / acc_ID       (§3.4, `hf_srnets.metrics.relative_bias`)
 
+F_bias divides by the teacher's Δ: the reference run of the run's own seed (each seed's dense model, the one its
+pruned models came from), else of the reference's lowest seed (one dense model every seed starts from).
+
 The interval is the 95% percentile interval of `RESAMPLES` paired bootstrap resamples of the examples
 (`hf_srnets.metrics.bootstrap`; F_bias resamples the ID and the OOD set each on its own and recomputes the teacher's Δ
 on each replicate). Beside it, the seed-level paired t-test over the S per-seed differences
@@ -91,36 +94,54 @@ def accuracy_comparison(
 
 
 def f_bias_values(dev: np.ndarray, ood: np.ndarray, teacher_dev: np.ndarray, teacher_ood: np.ndarray) -> np.ndarray:
-    """F_bias of each run ([B, S] accuracies) against the teacher's ([B]), NaN where it is undefined (the teacher's
-    Δ ≤ 0 or an accuracy of 0), as a run's own F_bias is not reported then."""
+    """F_bias of each run ([B, S] accuracies) against the teacher's ([B]: one for every run; [B, S]: each run's
+    own), NaN where it is undefined (the teacher's Δ ≤ 0 or an accuracy of 0), as a run's own F_bias is not
+    reported then."""
+    teacher_dev, teacher_ood = (t[:, None] if t.ndim == 1 else t for t in (teacher_dev, teacher_ood))
     with np.errstate(divide="ignore", invalid="ignore"):
         teacher_gap = (teacher_dev - teacher_ood) / teacher_dev
-        values = ((dev - ood) / dev) / teacher_gap[:, None]
-    defined = (teacher_dev > 0)[:, None] & (teacher_gap > 0)[:, None] & (dev > 0)
+        values = ((dev - ood) / dev) / teacher_gap
+    defined = (teacher_dev > 0) & (teacher_gap > 0) & (dev > 0)
     return np.where(defined, values, np.nan)
+
+
+def teacher_of(run: dict[str, Any], teachers: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The reference run `run`'s F_bias divides by: the one of its seed, else the one of the lowest seed."""
+    same_seed = [t for t in teachers if t["seed"] == run["seed"]]
+    return same_seed[0] if same_seed else min(teachers, key=lambda t: t["seed"])
 
 
 def f_bias_comparison(
     method: Sequence[dict[str, Any]],
     base: Sequence[dict[str, Any]],
-    teacher: dict[str, Any],
+    teacher: dict[str, Any] | Sequence[dict[str, Any]],
     column: Column,
     n_resamples: int = RESAMPLES,
 ) -> Comparison:
-    """Δ F_bias of `method` minus `base` (runs paired by position) against `teacher`, on `column`'s two sets."""
+    """Δ F_bias of `method` minus `base` (runs paired by position) on `column`'s two sets, against `teacher`: one
+    run for every pair, or one per pair (each pair's seed's dense model)."""
     assert column.ood_set is not None
     k = len(method)
-    runs = [*method, *base, teacher]
+    teachers = [teacher] * k if isinstance(teacher, dict) else list(teacher)
+    if len(teachers) != k:
+        raise ValueError(f"{len(teachers)} teachers for {k} pairs of runs: give one, or one per pair")
+    distinct = list({id(t): t for t in teachers}.values())
+    which = [next(i for i, d in enumerate(distinct) if d is t) for t in teachers] * 2  # a pair shares its teacher
+    runs = [*method, *base, *distinct]
     hits = [correct(runs, column.set_name), correct(runs, column.ood_set)]
+
+    def f_bias_difference(dev: np.ndarray, ood: np.ndarray) -> np.ndarray:
+        teacher_dev, teacher_ood = (x[:, 2 * k :][:, which] for x in (dev, ood))
+        values = f_bias_values(dev[:, : 2 * k], ood[:, : 2 * k], teacher_dev, teacher_ood)
+        return values[:, :k] - values[:, k:]
 
     def statistic(sums: Sequence[np.ndarray]) -> np.ndarray:
         dev, ood = (s / c.shape[1] for s, c in zip(sums, hits))  # Σ_i w_i = n on every replicate of each set
-        values = f_bias_values(dev[:, :-1], ood[:, :-1], dev[:, -1], ood[:, -1])
-        return (values[:, :k] - values[:, k:]).mean(axis=1)
+        return f_bias_difference(dev, ood).mean(axis=1)
 
     interval = bootstrap_count_interval(statistic, hits, n_seeds=k, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
-    observed = f_bias_values(*(c.mean(axis=1)[None, :-1] for c in hits), *(c.mean(axis=1)[-1:] for c in hits))[0]
-    return Comparison(interval, tuple(float(d) for d in observed[:k] - observed[k:]))
+    observed = f_bias_difference(*(c.mean(axis=1)[None, :] for c in hits))[0]
+    return Comparison(interval, tuple(float(d) for d in observed))
 
 
 def paired_runs(
@@ -139,7 +160,7 @@ def paired_runs(
 
 
 def run_value(run: dict[str, Any], column: Column, teacher: dict[str, Any] | None) -> float:
-    """The column's metric of one run, recomputed from its per-example predictions."""
+    """The column's metric of one run, recomputed from its per-example predictions (F_bias against `teacher`)."""
     if column.is_f_bias:
         assert teacher is not None and column.ood_set is not None
         dev, ood = (correct([run, teacher], name).mean(axis=1) for name in (column.set_name, column.ood_set))
@@ -151,26 +172,29 @@ def comparison_rows(
     records: Sequence[dict[str, Any]],
     columns: Sequence[Column],
     baseline: str,
-    teacher: dict[str, Any] | None = None,
+    teacher: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
     n_resamples: int = RESAMPLES,
 ) -> list[dict[str, Any]]:
     """A row per (method, sparsity) in the records' order: seeds, each column's mean and sample std over the seeds,
-    and (for every method but the baseline, with paired seeds) each column's `Comparison` and Holm-adjusted p."""
+    and (for every method but the baseline, with paired seeds) each column's `Comparison` and Holm-adjusted p.
+    F_bias columns need `teacher`: the reference's run, or its runs (each run against its seed's, `teacher_of`)."""
+    teachers = [teacher] if isinstance(teacher, dict) else list(teacher or [])
     groups = list(dict.fromkeys((r["method"], float(r["sparsity"])) for r in records))
     rows = []
     for method, sparsity in groups:
         runs = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity]
         row: dict[str, Any] = {"method": method, "sparsity": sparsity, "seeds": [r["seed"] for r in runs]}
         for column in columns:
-            if column.is_f_bias and (teacher is None or method == teacher.get("method")):
+            if column.is_f_bias and (not teachers or method == teachers[0].get("method")):
                 continue
-            values = [run_value(r, column, teacher) for r in runs]
+            values = [run_value(r, column, teacher_of(r, teachers) if column.is_f_bias else None) for r in runs]
             row[column.title] = (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
         mine, base = paired_runs(records, method, sparsity, baseline)
         if method != baseline and mine:
             for column in columns:
-                if column.is_f_bias and teacher is not None:
-                    row[f"Δ {column.title}"] = f_bias_comparison(mine, base, teacher, column, n_resamples)
+                if column.is_f_bias and teachers:
+                    pair_teachers = [teacher_of(r, teachers) for r in mine]
+                    row[f"Δ {column.title}"] = f_bias_comparison(mine, base, pair_teachers, column, n_resamples)
                 elif not column.is_f_bias:
                     row[f"Δ {column.title}"] = accuracy_comparison(mine, base, column, n_resamples)
         rows.append(row)

@@ -129,13 +129,17 @@ def column_section(
     records: Sequence[dict[str, Any]], columns: Sequence[Column], baseline: str, reference: str | None
 ) -> str:
     """The manifest's `columns` against the baseline (`hf_srnets.experiments.paired_table`): accuracy on a gold
-    label's examples and F_bias get paired intervals here, against the reference's run of its lowest seed."""
+    label's examples and F_bias get paired intervals here, F_bias against the reference's run of each run's seed,
+    else of its lowest seed."""
     teachers = sorted((r for r in records if r["method"] == reference), key=lambda r: r["seed"])
     if any(c.is_f_bias for c in columns) and not teachers:
         raise InputError(f"the manifest's F_bias column needs the reference method's runs; none of {reference!r}")
-    teacher = teachers[0] if teachers else None
-    rows = comparison_rows(records, columns, baseline, teacher)
-    where = f", F_bias against {reference} (seed {teacher['seed']})" if teacher else ""
+    rows = comparison_rows(records, columns, baseline, teachers)
+    where = ""
+    if len(teachers) == 1:
+        where = f", F_bias against {reference} (seed {teachers[0]['seed']})"
+    elif teachers:
+        where = f", F_bias against the {reference} run of the same seed (else of seed {teachers[0]['seed']})"
     return (
         f"\n## Paired by column against {baseline}\n\nMean ± sample std over the seeds, then each method minus "
         f"{baseline} on the same examples over the seeds both ran{where}: the 95% interval of {RESAMPLES:,} paired "

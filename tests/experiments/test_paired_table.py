@@ -201,6 +201,32 @@ def test_the_report_command_adds_the_column_section_with_an_extra_teacher_run(tm
     assert "identical" in capsys.readouterr().out
 
 
+def test_f_bias_divides_by_the_teacher_of_each_runs_seed(tmp_path, capsys):
+    """Each seed fine-tunes its own dense model and prunes it: a run's F_bias is against that seed's dense model
+    (as the sweep summary's `add_f_bias`), a seed without one against the lowest seed's."""
+    sweep = tmp_path / "sweep"
+    # dense seed 1: dev 4/4, HANS 2/4, Δ_t = 0.5; dense seed 2: dev 4/4, HANS 3/4, Δ_t = 0.25
+    run(sweep, "dense", 0.0, 1, [1, 1, 1, 1], [1, 1, 0, 0])
+    run(sweep, "dense", 0.0, 2, [1, 1, 1, 1], [1, 1, 1, 0])
+    for seed in (1, 2, 3):  # mask: dev 3/4, HANS 2/4, Δ = 1/3; oneshot: dev 4/4, HANS 1/4, Δ = 3/4
+        run(sweep, "mask", 0.5, seed, [1, 1, 1, 0], [1, 0, 1, 0])
+        run(sweep, "oneshot", 0.5, seed, [1, 1, 1, 1], [0, 0, 1, 0])
+    results = tmp_path / "results"
+    results.mkdir()
+    argv = [str(results), "--collect_from", str(sweep), "--metrics", "eval_mnli_accuracy,eval_hans_accuracy"]
+    argv += ["--baseline", "mask", "--reference", "dense", "--no_plots", "--columns", "F_bias=mnli>hans"]
+    assert report_command.main(argv) == 0
+    text = report_text(str(results))[0]
+    assert "F_bias against the dense run of the same seed (else of seed 1)" in text
+    section = text.split("## Paired by column against mask")[1]
+    # mask F_bias: seed 1 (1/3)/0.5 = 2/3, seed 2 (1/3)/0.25 = 4/3, seed 3 (no dense run) against seed 1's: 2/3;
+    # mean 8/9 = 0.889, sample std 0.385; oneshot: 1.5, 3, 1.5 -> mean 2, std 0.866
+    assert "| mask | 50% | 3 | 0.889 ± 0.385 |" in section and "| oneshot | 50% | 3 | 2.000 ± 0.866 |" in section
+    # oneshot − mask by seed: 1.5 − 2/3, 3 − 4/3, 1.5 − 2/3 = 5/6, 5/3, 5/6: mean 10/9 = 1.111
+    line = [x for x in section.splitlines() if x.startswith("| oneshot | 50% | 3 |") and "[" in x][-1]
+    assert "| +1.111 [" in line
+
+
 def test_an_extra_run_of_another_sweep_keeps_its_sparsity_and_seed(tmp_path):
     """`--extra_run hybrid=<other sweep>/hybrid/s0.5/seed42`: collected at 50%, seed 42 (its sweep_run.json), and
     paired with this sweep's seed 42 at 50%; a run outside any sweep (the teacher) stays at 0%, seed 0."""
