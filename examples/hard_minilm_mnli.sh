@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 52, testbed 2: MNLI's hard subset with a hypothesis-only bias model (examples/hard_minilm_mnli.yaml), on the
 # pip MiniLM, fp32, one thread per process. First the bias model (hypothesis-only, all 9,832 pairs of MNLI
-# dev-mismatched, C = 0.001: the C chosen on held-out rows when it was first fitted), then seeds 42 and 43 side by
-# side (each sweep's methods in the recipe's order: the dense models first), then seed 44; then the table from the
+# dev-mismatched, C = 0.001: the C chosen on held-out rows when it was first fitted; hashed word n-grams, no word
+# vectors), then seeds 42 and 43 side by side (each sweep's methods in the recipe's order: the dense models first),
+# then seed 44; then the table from the
 # per-example files: results/hard_minilm_mnli/report.md (paired against dense_poe, F_bias against dense_ce; per column
 # against each dense model and each one-shot pruning of it, at the same sparsity: search against one-shot).
 # Resumable: a sweep skips its finished runs and resumes an unfinished one from its last checkpoint (every 50
@@ -16,8 +17,8 @@ OUT=outputs/hard_minilm_mnli
 RESULTS=${RESULTS:-results/hard_minilm_mnli}
 mkdir -p outputs "$RESULTS"
 [ -f "$OUT/bias/bias_train.jsonl" ] || python run_bias_model.py --task mnli --data_dir "$DATA_DIR" \
-    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --bias_model hypothesis \
-    --vectors glove --C 0.001 --output_dir "$OUT/bias" --overwrite_output_dir true
+    --train_file "$DATA_DIR/mnli/dev_mismatched.tsv" --bias_model hypothesis --C 0.001 \
+    --output_dir "$OUT/bias" --overwrite_output_dir true
 sweep_seeds "$RECIPE" "$OUT" "$@"
 python -m hf_srnets.commands.report "$RESULTS" --collect_from "$OUT" --baseline dense_poe --reference dense_ce \
     --metrics eval_mnli_accuracy,eval_mnli_hard_matched_accuracy,eval_hans_accuracy \

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.bias.kinds import get_bias_model, uses_word_vectors
+from hf_srnets.cli import bias_model_arguments, parse_args, validate_args
 from hf_srnets.experiments import sweep_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,7 +235,8 @@ def test_every_flag_in_the_example_shell_scripts_is_an_option_of_its_script():
 def test_every_example_recipe_that_fits_a_bias_model_names_its_vectors_and_c():
     """run_bias_model.py's defaults (the vectors found, C chosen on held-out rows) may change between versions and
     machines, and p_b with them: results/sweep_minilm_mnli moved by up to 12 points of HANS entailment when they did.
-    A recipe behind committed results names both, so running it again fits the same bias model."""
+    A recipe behind committed results names both (the vectors where its bias model uses any: run_bias_model.py
+    refuses --vectors for one that does not), so running it again fits the same bias model."""
     calls = [
         call
         for name in SHELL_SCRIPTS
@@ -242,5 +244,30 @@ def test_every_example_recipe_that_fits_a_bias_model_names_its_vectors_and_c():
         if call.script == "run_bias_model.py"
     ]
     assert len(calls) >= 7, [call.where for call in calls]  # every MNLI recipe with PoE/RMC runs
-    unpinned = [call.where for call in calls if not {"--vectors", "--C"} <= {flag for flag, _ in call.flags}]
-    assert not unpinned, f"run_bias_model.py without --vectors and --C: {unpinned}"
+
+    def pinned(call) -> bool:
+        flags, kind = {flag for flag, _ in call.flags}, call_value(call, "--bias_model")
+        needs_vectors = kind is None or uses_word_vectors(get_bias_model(kind))
+        return "--C" in flags and ("--vectors" in flags or not needs_vectors)
+
+    unpinned = [call.where for call in calls if not pinned(call)]
+    assert not unpinned, f"run_bias_model.py without --C, or without the --vectors its bias model uses: {unpinned}"
+    assert any(call_value(call, "--bias_model") == "hypothesis" for call in calls)  # one that uses no vectors
+    for call in calls:  # and run_bias_model.py takes the call's options together (its checks before any work)
+        bias_model_arguments.parse_args(call_words(call)[call_words(call).index("run_bias_model.py") + 1 :])
+
+
+def call_words(call) -> list[str]:
+    """The words of the shell-script call `call` (its logical line, comments stripped)."""
+    import test_docs as docs
+
+    name, line = call.where.removeprefix("examples/").rsplit(":", 1)
+    text = (ROOT / "examples" / name).read_text(encoding="utf-8").splitlines()
+    body = "\n".join(docs.strip_comment(x) for x in text)
+    return docs.shell_words(dict(docs.logical_lines(1, body))[int(line)], call.where)
+
+
+def call_value(call, flag: str) -> str | None:
+    """The word after `flag` in the shell-script call `call`, None without the flag."""
+    words = call_words(call)
+    return words[words.index(flag) + 1] if flag in words else None

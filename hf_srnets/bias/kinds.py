@@ -77,6 +77,12 @@ def get_bias_model(name: str, flag: str = "--bias_model") -> BiasModelKind:
     return BIAS_MODELS[name]
 
 
+def uses_word_vectors(kind: BiasModelKind) -> bool:
+    """Whether fitting `kind` resolves word vectors (`--vectors`, `--bias_vectors`): not the hashed n-grams of the
+    hypothesis-only model, not an exact model."""
+    return isinstance(kind, FittedBiasModel) and kind.uses_vectors
+
+
 def bias_model_help() -> str:
     """The registered kinds in words, for `--bias_model`'s help."""
     return "; ".join(f"{name}: {kind.description}" for name, kind in BIAS_MODELS.items())

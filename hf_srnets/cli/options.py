@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..bias.kinds import get_bias_model
+from ..bias.kinds import get_bias_model, uses_word_vectors
 from ..data.tasks import registered_set, resolve_task
 from ..data.transforms import DATA_TRANSFORMS, get_data_transform
 from ..errors import InputError
@@ -315,11 +315,30 @@ def validate_args(run: RunArguments) -> None:
     if run.pruning is not None:
         validate_method(run)
     check_column_files(args.loss, data)
-    if data.bias_model is not None:
-        get_bias_model(data.bias_model)  # an unknown kind: one line listing the kinds
+    refuse_unused_bias_options(data)
     for spec in data.ood_file:
         if "=" not in spec:  # NAME alone: a set registered for the task, e.g. mnli_hard_matched
             registered_set(resolve_task(data.task, data.task_labels), spec)
+
+
+def refuse_unused_bias_options(data: DataArguments) -> None:
+    """An unknown `--bias_model` (one line listing the kinds), and `InputError` for the bias-model options the run
+    would not use: `--bias_model` and `--bias_vectors` with `--bias_predictions` (p_b is read, nothing is fitted),
+    `--bias_vectors` with a bias model fitted without word vectors."""
+    kind = get_bias_model(data.bias_model) if data.bias_model is not None else None
+    if data.bias_predictions:
+        given = [f"--{o}" for o in ("bias_model", "bias_vectors") if getattr(data, o) is not None]
+        if given:
+            raise InputError(
+                f"{' and '.join(given)} would do nothing with --bias_predictions {data.bias_predictions}: p_b is read "
+                f"from that file and no bias model is fitted. Drop {' and '.join(given)}, or drop --bias_predictions "
+                "to fit the bias model in the run."
+            )
+    if data.bias_vectors is not None and kind is not None and not uses_word_vectors(kind):
+        raise InputError(
+            f"--bias_vectors {data.bias_vectors} would do nothing with --bias_model {data.bias_model} "
+            f"({kind.description}): it uses no word vectors. Drop --bias_vectors."
+        )
 
 
 def validate_compact(run: RunArguments) -> None:

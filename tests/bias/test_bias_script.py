@@ -105,6 +105,16 @@ def test_custom_task_needs_a_training_file(tmp_path):
         load_script().main(["--task", "custom", "--task_labels", "a,b", "--output_dir", str(tmp_path)])
 
 
+@pytest.mark.parametrize("bias_model", ["hypothesis", "cue"])
+def test_vectors_for_a_bias_model_without_word_vectors_are_refused_before_any_work(tmp_path, bias_model):
+    """The hypothesis-only model hashes the hypothesis's words and word pairs, the cue model counts cues: neither
+    resolves word vectors, so --vectors would do nothing; it is refused before the output dir is made."""
+    argv = ["--task", "mnli", "--bias_model", bias_model, "--vectors", "glove", "--output_dir", str(tmp_path / "out")]
+    with pytest.raises(ValueError, match=f"--vectors glove would do nothing with --bias_model {bias_model} "):
+        load_script().main(argv)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_help_works_and_names_the_new_flags():
     done = subprocess.run(

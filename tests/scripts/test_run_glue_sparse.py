@@ -186,6 +186,24 @@ def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
             "--threshold_update_interval, --mask_learning_rate configure --pruning l0 / threshold and would do "
             "nothing with --pruning none",
         ),
+        # p_b read from a file: no bias model is fitted, so neither its kind nor its vectors apply
+        (
+            ["--loss", "poe", "--bias_predictions", "b.jsonl", "--bias_model", "hypothesis"],
+            "--bias_model would do nothing with --bias_predictions b.jsonl: p_b is read from that file",
+        ),
+        (
+            ["--loss", "poe", "--bias_predictions", "b.jsonl", "--bias_vectors", "glove.txt"],
+            "--bias_vectors would do nothing with --bias_predictions b.jsonl",
+        ),
+        # the hypothesis-only model hashes the hypothesis's n-grams; the cue model counts cues: no word vectors
+        (
+            ["--loss", "poe", "--bias_model", "hypothesis", "--bias_vectors", "glove.txt"],
+            "--bias_vectors glove.txt would do nothing with --bias_model hypothesis",
+        ),
+        (
+            ["--loss", "poe", "--data_transform", "cue", "--bias_model", "cue", "--bias_vectors", "glove.txt"],
+            "--bias_vectors glove.txt would do nothing with --bias_model cue",
+        ),
     ],
 )
 def test_settings_that_do_not_apply_are_refused_before_loading(flags, error):
