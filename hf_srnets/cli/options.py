@@ -327,7 +327,8 @@ def refuse_unused_bias_options(data: DataArguments) -> None:
     `--bias_vectors` with a bias model fitted without word vectors."""
     kind = get_bias_model(data.bias_model) if data.bias_model is not None else None
     if data.bias_predictions:
-        given = [f"--{o}" for o in ("bias_model", "bias_vectors") if getattr(data, o) is not None]
+        options = {"--bias_model": data.bias_model, "--bias_vectors": data.bias_vectors}
+        given = [flag for flag, value in options.items() if value is not None]
         if given:
             raise InputError(
                 f"{' and '.join(given)} would do nothing with --bias_predictions {data.bias_predictions}: p_b is read "
