@@ -3,9 +3,9 @@
 # pip MiniLM, fp32, one thread per process. First the bias model (hypothesis-only, all 9,832 pairs of MNLI
 # dev-mismatched, C = 0.001: the C chosen on held-out rows when it was first fitted; hashed word n-grams, no word
 # vectors), then seeds 42 and 43 side by side (each sweep's methods in the recipe's order: the dense models first),
-# then seed 44; then the table from the
-# per-example files: results/hard_minilm_mnli/report.md (paired against dense_poe, F_bias against dense_ce; per column
-# against each dense model and each one-shot pruning of it, at the same sparsity: search against one-shot).
+# then seed 44; then the table from the per-example files: results/hard_minilm_mnli/report.md (paired against
+# dense_poe, F_bias against dense_ce; per column against each dense model and each one-shot pruning of it, at the
+# same sparsity: search against one-shot).
 # Resumable: a sweep skips its finished runs and resumes an unfinished one from its last checkpoint (every 50
 # steps); run the script again after a stop. SEEDS_FIRST / SEEDS_THEN change the seeds; extra arguments go to every
 # run_sweep.py call (e.g. --methods dense_ce,dense_poe).

@@ -192,12 +192,19 @@ def test_every_example_shell_script_is_valid_bash(name):
     assert result.returncode == 0, result.stderr
 
 
+def script_body(path: Path) -> str:
+    """A shell script's text with its comments stripped (test_docs.py's reading), line numbers kept."""
+    import test_docs as docs
+
+    return "\n".join(docs.strip_comment(line) for line in path.read_text(encoding="utf-8").splitlines())
+
+
 def shell_script_calls(path: Path) -> list:
     """The project-script calls of one example shell script (test_docs.py's reading of a bash block, with the arrays
     this script defines), each with its flags."""
     import test_docs as docs
 
-    body = "\n".join(docs.strip_comment(line) for line in path.read_text(encoding="utf-8").splitlines())
+    body = script_body(path)
     arrays: dict[str, list[list[str]]] = {}
     for match in docs.ARRAY_DEFINITION.finditer(body):
         arrays.setdefault(match[1], []).append(docs.shell_words(match[2], path.name))
@@ -254,7 +261,8 @@ def test_every_example_recipe_that_fits_a_bias_model_names_its_vectors_and_c():
     assert not unpinned, f"run_bias_model.py without --C, or without the --vectors its bias model uses: {unpinned}"
     assert any(call_value(call, "--bias_model") == "hypothesis" for call in calls)  # one that uses no vectors
     for call in calls:  # and run_bias_model.py takes the call's options together (its checks before any work)
-        bias_model_arguments.parse_args(call_words(call)[call_words(call).index("run_bias_model.py") + 1 :])
+        words = call_words(call)
+        bias_model_arguments.parse_args(words[words.index("run_bias_model.py") + 1 :])
 
 
 def call_words(call) -> list[str]:
@@ -262,8 +270,7 @@ def call_words(call) -> list[str]:
     import test_docs as docs
 
     name, line = call.where.removeprefix("examples/").rsplit(":", 1)
-    text = (ROOT / "examples" / name).read_text(encoding="utf-8").splitlines()
-    body = "\n".join(docs.strip_comment(x) for x in text)
+    body = script_body(ROOT / "examples" / name)
     return docs.shell_words(dict(docs.logical_lines(1, body))[int(line)], call.where)
 
 

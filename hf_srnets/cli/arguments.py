@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..bias.kinds import bias_model_help
+from ..bias.kinds import bias_model_help, get_bias_model, uses_word_vectors
 from ..data.example_columns import BIAS, DIFFICULTY, EXAMPLE_COLUMNS, TEACHER
 from ..data.transforms import DATA_TRANSFORMS
 from ..errors import InputError
@@ -270,6 +270,17 @@ class DataArguments(TaskDataArguments):
         columns = EXAMPLE_COLUMNS.items()
         files = {name: getattr(self, column.flag, None) or self.column_files.get(name) for name, column in columns}
         return {name: path for name, path in files.items() if path}
+
+
+def check_vectors_apply(flag: str, vectors: str | None, bias_model: str | None) -> None:
+    """Before any work: `flag` (`--vectors`, `--bias_vectors`) would do nothing with a `--bias_model` that uses no word
+    vectors (`bias.kinds.uses_word_vectors`); an unknown `--bias_model` is refused listing the kinds."""
+    kind = get_bias_model(bias_model) if bias_model is not None else None
+    if vectors is not None and kind is not None and not uses_word_vectors(kind):
+        raise InputError(
+            f"{flag} {vectors} would do nothing with --bias_model {bias_model} ({kind.description}): it uses no "
+            f"word vectors. Drop {flag}."
+        )
 
 
 def check_set_names(option: str, specs: list[str], example: str) -> None:

@@ -7,10 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..bias.kinds import get_bias_model, uses_word_vectors
 from ..errors import InputError
 from ..run_files import BIAS_PREDICTIONS_PATTERN, BIAS_REPORT_NAME, bias_predictions_name
-from .arguments import TaskDataArguments
+from .arguments import TaskDataArguments, check_vectors_apply
 from .parser import parse_command
 
 CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir
@@ -59,13 +58,7 @@ class BiasModelArguments(TaskDataArguments):
                 f"--C must be a positive number (the inverse L2 strength), got {self.C:g}: e.g. --C 1, or leave it "
                 "out to choose C on held-out training rows"
             )
-        if self.vectors is not None and self.bias_model is not None:
-            kind = get_bias_model(self.bias_model)
-            if not uses_word_vectors(kind):
-                raise InputError(
-                    f"--vectors {self.vectors} would do nothing with --bias_model {self.bias_model} "
-                    f"({kind.description}): it uses no word vectors. Drop --vectors."
-                )
+        check_vectors_apply("--vectors", self.vectors, self.bias_model)
 
 
 def parse_ood_file(spec: str) -> tuple[str, str]:

@@ -21,7 +21,6 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..bias.kinds import get_bias_model, uses_word_vectors
 from ..data.tasks import registered_set, resolve_task
 from ..data.transforms import DATA_TRANSFORMS, get_data_transform
 from ..errors import InputError
@@ -30,7 +29,7 @@ from ..objectives import OBJECTIVES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, pruning_choices, resolve_pruning
 from ..training.arguments import SRNetTrainingArguments
 from ..training.precision import cpu_bf16_overrides
-from .arguments import DataArguments, ModelArguments
+from .arguments import DataArguments, ModelArguments, check_vectors_apply
 from .column_options import check_column_files, column_options_class, plugin_column_files, refuse_unread_columns
 from .parser import SRNetArgumentParser, cli_field_names
 
@@ -325,7 +324,7 @@ def refuse_unused_bias_options(data: DataArguments) -> None:
     """An unknown `--bias_model` (one line listing the kinds), and `InputError` for the bias-model options the run
     would not use: `--bias_model` and `--bias_vectors` with `--bias_predictions` (p_b is read, nothing is fitted),
     `--bias_vectors` with a bias model fitted without word vectors."""
-    kind = get_bias_model(data.bias_model) if data.bias_model is not None else None
+    check_vectors_apply("--bias_vectors", data.bias_vectors, data.bias_model)
     if data.bias_predictions:
         options = {"--bias_model": data.bias_model, "--bias_vectors": data.bias_vectors}
         given = [flag for flag, value in options.items() if value is not None]
@@ -335,11 +334,6 @@ def refuse_unused_bias_options(data: DataArguments) -> None:
                 f"from that file and no bias model is fitted. Drop {' and '.join(given)}, or drop --bias_predictions "
                 "to fit the bias model in the run."
             )
-    if data.bias_vectors is not None and kind is not None and not uses_word_vectors(kind):
-        raise InputError(
-            f"--bias_vectors {data.bias_vectors} would do nothing with --bias_model {data.bias_model} "
-            f"({kind.description}): it uses no word vectors. Drop --bias_vectors."
-        )
 
 
 def validate_compact(run: RunArguments) -> None:
