@@ -130,6 +130,7 @@ def test_issue_52_recipes_search_on_each_dense_model_and_prune_it_one_shot(name,
             if method.endswith("_from_poe") or method in ("magnitude_poe", "wanda_poe")
             else f"{out}/dense_ce/s0/seed{seed}"
         )
+        assert run.training.train_sampling_strategy == "group_by_length", method  # ~2x fewer padded tokens
         if method.startswith("dense_"):
             assert run.pruning is None and run.model.model_name_or_path == "/models/minilm"
             continue
