@@ -3,14 +3,18 @@
 Layout, under `results/<experiment>/per_example/`:
 
     manifest.json                                  {"baseline": ..., "reference": ..., "metrics": [...]}
-    <method>/s<sparsity>/seed<seed>/run.json       {"method", "sparsity", "seed", "results": {<metric>: value}}
+    <method>/s<sparsity>/seed<seed>/run.json       {"method", "sparsity", "seed", "results": {<metric>: value},
+                                                    "cost": {"train_runtime": s, "eval_<set>_runtime": s, ...}}
     <method>/s<sparsity>/seed<seed>/<set>.jsonl.gz one row per example of the set, in its evaluation order
 
 A row is `{"id": "<example id>", "label": "<gold>", "prediction": "<predicted>", "probabilities": {"<model label>":
 p}}`: the run's `eval_predictions/<set>.jsonl` (`hf_srnets.evaluation.eval_predictions`) without its index, the id
 falling back to the index where the set has none, probabilities rounded to 4 digits (left out for runs that predate
 them). The gzip header carries no file name or time, so the same predictions give the same bytes. `results` holds the
-run's reported values of the manifest's metrics: the report checks that each file gives its run's value.
+run's reported values of the manifest's metrics: the report checks that each file gives its run's value. `cost` holds
+what the run took, as its results give it (`run_cost`: the seconds of training and of each set's evaluation, the
+torch threads and precision), so that a report states an experiment's compute from the committed files alone; runs
+collected before it was kept have none.
 
 Size: a row is about 130 bytes of JSON and 15.5 after gzip (measured on 3,000 rows with 6-digit ids and random
 3-way probabilities; without probabilities 3.2), so 3,000 MNLI + 3,000 HANS pairs are about 93 KB per run and a
@@ -35,6 +39,15 @@ PER_EXAMPLE_DIR = "per_example"
 MANIFEST = "manifest.json"
 RUN_RECORD = "run.json"
 SET_SUFFIX = COMMITTED_SUFFIX
+
+
+COST_KEYS = ("train_runtime", "train_runtime_from_step", "torch_num_threads", "precision")
+
+
+def run_cost(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a run's results that say what it cost (module docstring): `COST_KEYS` and every
+    `eval_<set>_runtime`, the ones `sweep_summary.budget_line` sums."""
+    return {k: v for k, v in results.items() if k in COST_KEYS or (k.startswith("eval_") and k.endswith("_runtime"))}
 
 
 def compact_rows(path: str) -> list[dict[str, Any]]:
@@ -121,7 +134,8 @@ def _copy_run(record: dict[str, Any], root: str, metrics: Sequence[str]) -> list
         written.append(target)
     results = {m: record[m] for m in metrics if m in record}
     meta = {k: record[k] for k in ("method", "sparsity", "seed")}
-    write_json({**meta, "results": results}, os.path.join(folder, RUN_RECORD))
+    cost = run_cost(record)
+    write_json({**meta, "results": results, **({"cost": cost} if cost else {})}, os.path.join(folder, RUN_RECORD))
     return written
 
 
@@ -140,8 +154,8 @@ def read_manifest(experiment_dir: str) -> dict[str, Any]:
 
 
 def load_records(experiment_dir: str) -> list[dict[str, Any]]:
-    """One record per committed run, as `sweep_summary.collect` gives for a sweep folder: its reported results, its
-    method, sparsity and seed, and `predictions_files` (set -> file) for the paired intervals."""
+    """One record per committed run, as `sweep_summary.collect` gives for a sweep folder: its reported results and
+    cost, its method, sparsity and seed, and `predictions_files` (set -> file) for the paired intervals."""
     root = os.path.join(experiment_dir, PER_EXAMPLE_DIR)
     records = []
     for dirpath, _, filenames in os.walk(root):
@@ -151,7 +165,8 @@ def load_records(experiment_dir: str) -> list[dict[str, Any]]:
             run = json.load(f)
         files = {n.removesuffix(SET_SUFFIX): os.path.join(dirpath, n) for n in filenames if n.endswith(SET_SUFFIX)}
         meta = {"method": run["method"], "sparsity": float(run["sparsity"]), "seed": int(run["seed"])}
-        records.append({**run.get("results", {}), **meta, "run_dir": dirpath, "predictions_files": files})
+        results = {**run.get("cost", {}), **run.get("results", {})}
+        records.append({**results, **meta, "run_dir": dirpath, "predictions_files": files})
     if not records:
         raise InputError(f"no {RUN_RECORD} under {root}: collect the sweep's per-example outputs first")
     return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))

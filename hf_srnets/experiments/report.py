@@ -7,6 +7,8 @@ From `results/<experiment>/per_example/` (`hf_srnets.experiments.per_example`) i
                  one, and the paired table against the baseline: 10,000 seeded paired bootstrap resamples of the
                  examples, the seed-level paired t-test beside each interval, raw and Holm-adjusted over the
                  table's rows (`sweep_summary.paired_table` states the policy in the file)
+                 and, where the runs kept it (`per_example.run_cost`), the compute they took: the sweep's budget
+                 line and the hours per method
     report.csv   the same rows, one per (method, sparsity)
     report.png   the metrics against sparsity; report_paired.png: each paired difference with its interval
 
@@ -32,7 +34,9 @@ from .per_example import MANIFEST, PER_EXAMPLE_DIR, collect_per_example, load_re
 from .summary_pipeline import plot_summary, summarize_runs, summary_markdown
 from .sweep_summary import (
     RESAMPLES,
+    budget_line,
     interval_metric,
+    runtime_seconds,
     write_csv,
 )
 
@@ -117,12 +121,31 @@ def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[st
         f"{len(records)} runs, seeds {', '.join(map(str, seeds))}; every metric recomputed from the runs' "
         "per-example files (`python -m hf_srnets.commands.report <this folder>`).\n\n"
     )
-    text = head + summary_markdown(summary, metrics, reference, baseline)
+    text = head + summary_markdown(summary, metrics, reference, baseline) + cost_section(records)
     if baseline and manifest.get("columns"):
         columns = [parse_column(spec) for spec in manifest["columns"]]
         for against in manifest.get("column_baselines") or [baseline]:
             text += column_section(records, columns, against, reference)
     return text, summary.rows, {**manifest, "f_bias": summary.f_bias}
+
+
+def cost_section(records: Sequence[dict[str, Any]]) -> str:
+    """What the runs took, from their committed cost (`per_example.run_cost`): the budget line of a sweep's summary
+    and the hours per method; nothing when no run kept its cost (collected before it was kept)."""
+    costed = [r for r in records if any(k.endswith("_runtime") for k in r)]
+    if not costed:
+        return ""
+    methods: dict[str, list[dict[str, Any]]] = {}
+    for record in costed:
+        methods.setdefault(record["method"], []).append(record)
+    lines = ["| method | runs | training h | evaluation h | minutes a run |", "|---|---:|---:|---:|---:|"]
+    for method, runs in methods.items():
+        train, evaluation = runtime_seconds(runs)
+        per_run = (train + evaluation) / len(runs) / 60
+        lines.append(f"| {method} | {len(runs)} | {train / 3600:.2f} | {evaluation / 3600:.2f} | {per_run:.1f} |")
+    missing = len(records) - len(costed)
+    note = f" {missing} runs kept no cost (collected before it was kept) and are not counted.\n" if missing else ""
+    return "\n## Compute\n\n" + budget_line(costed) + note + "\n" + "\n".join(lines) + "\n"
 
 
 def column_section(

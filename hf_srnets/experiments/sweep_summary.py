@@ -555,15 +555,21 @@ def plot_paired(rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline
     return True
 
 
+def runtime_seconds(records: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """The seconds of training (`train_runtime`) and of evaluation (every `eval_*_runtime`) summed over the runs."""
+    train = sum(float(r.get("train_runtime", 0.0)) for r in records)
+    evaluation = sum(
+        float(v) for r in records for k, v in r.items() if k.startswith("eval_") and k.endswith("_runtime")
+    )
+    return train, evaluation
+
+
 def budget_line(records: Sequence[dict[str, Any]]) -> str:
     """What the finished runs cost, from their results: the number of runs, the hours of training (`train_runtime`)
     and of evaluation (every `eval_*_runtime`, one per evaluated set) summed over the runs, and the torch threads
     and precisions they ran with. A resumed run's `train_runtime` includes the time before its resume
     (`hf_srnets.training.resumed_loss`) unless its checkpoint lacked the record, which the line then says."""
-    train = sum(float(r.get("train_runtime", 0.0)) for r in records)
-    evaluation = sum(
-        float(v) for r in records for k, v in r.items() if k.startswith("eval_") and k.endswith("_runtime")
-    )
+    train, evaluation = runtime_seconds(records)
     threads = sorted({int(r["torch_num_threads"]) for r in records if "torch_num_threads" in r})
     precisions = sorted({str(r["precision"]) for r in records if "precision" in r})
     where = ", ".join(

@@ -37,6 +37,12 @@ RIGHT = {
     ("heads", 0.4): [(22, 9), (21, 11), (25, 10)],
 }
 
+# what each run took, as all_results.json gives it (seconds; the Trainer's keys)
+COST = {
+    method: {"train_runtime": train, "eval_mnli_runtime": 24.0, "eval_hans_runtime": 12.0, "torch_num_threads": 1}
+    for method, train in (("vanilla", 720.0), ("imp", 360.0), ("heads", 360.0))
+}
+
 
 def first_right(labels: list[str], k: int, wrong: dict[str, str]) -> list[str]:
     return [y if i < k else wrong[y] for i, y in enumerate(labels)]
@@ -65,7 +71,7 @@ def make_sweep(root: Path) -> None:
             for name, lines in sets.items():
                 (out / "eval_predictions" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
             (out / RUN_META).write_text(json.dumps({"method": method, "sparsity": sparsity, "seed": seed}))
-            results = {"eval_mnli_accuracy": k_mnli / 40, "eval_hans_accuracy": k_hans / 20, "train_runtime": 1.0}
+            results = {"eval_mnli_accuracy": k_mnli / 40, "eval_hans_accuracy": k_hans / 20, **COST[method]}
             (out / "all_results.json").write_text(json.dumps(results))
 
 
@@ -210,3 +216,28 @@ COMMITTED = sorted(p.parent.parent.name for p in (FIXTURE.parents[2] / "results"
 def test_every_committed_experiment_regenerates_its_report_md(experiment, capsys) -> None:
     folder = FIXTURE.parents[2] / "results" / experiment
     assert report_command.main([str(folder), "--check"]) == 0, capsys.readouterr().out
+
+
+def test_the_report_states_the_compute_from_the_committed_costs(tmp_path) -> None:
+    """COST by hand: vanilla 3 x 720 s = 0.60 h of training, imp and heads 3 x 360 s = 0.30 h each; every run 24 +
+    12 s of evaluation (3 runs: 0.03 h; 9 runs: 0.09 h); a vanilla run (720 + 36) / 60 = 12.6 min, imp 6.6."""
+    text = (FIXTURE / "report.md").read_text()
+    budget = "Budget: 9 runs, 1.20 h of training and 0.09 h of evaluation (summed runtimes; torch threads 1)."
+    assert "## Compute\n\n" + budget in text
+    assert "| vanilla | 3 | 0.60 | 0.03 | 12.6 |" in text and "| imp | 3 | 0.30 | 0.03 | 6.6 |" in text
+    run = json.loads((FIXTURE / "per_example" / "imp" / "s0.4" / "seed2" / "run.json").read_text())
+    assert run["cost"] == COST["imp"]
+    experiment = tmp_path / "report_tiny"
+    shutil.copytree(FIXTURE, experiment)
+    for path in experiment.rglob("run.json"):  # collected before the cost was kept: no section
+        run = json.loads(path.read_text())
+        if run["method"] != "vanilla":
+            del run["cost"]
+        path.write_text(json.dumps(run))
+    text, _, _ = report_text(str(experiment))
+    assert "Budget: 3 runs, 0.60 h of training" in text and " 6 runs kept no cost " in text
+    for path in experiment.rglob("run.json"):
+        run = json.loads(path.read_text())
+        run.pop("cost", None)
+        path.write_text(json.dumps(run))
+    assert "## Compute" not in report_text(str(experiment))[0]
