@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..evaluation.eval_predictions import COMMITTED_SUFFIX, PREDICTIONS_DIR
 from ..run_files import RESULTS_NAME, read_json_object, replaced_file
 from .sweep_runs import RUN_META, run_dir
-from .sweep_summary import collect
+from .sweep_summary import collect, is_eval_runtime
 
 PER_EXAMPLE_DIR = "per_example"
 MANIFEST = "manifest.json"
@@ -47,7 +47,7 @@ COST_KEYS = ("train_runtime", "train_runtime_from_step", "torch_num_threads", "p
 def run_cost(results: Mapping[str, Any]) -> dict[str, Any]:
     """The keys of a run's results that say what it cost (module docstring): `COST_KEYS` and every
     `eval_<set>_runtime`, the ones `sweep_summary.budget_line` sums."""
-    return {k: v for k, v in results.items() if k in COST_KEYS or (k.startswith("eval_") and k.endswith("_runtime"))}
+    return {k: v for k, v in results.items() if k in COST_KEYS or is_eval_runtime(k)}
 
 
 def compact_rows(path: str) -> list[dict[str, Any]]:

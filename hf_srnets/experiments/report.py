@@ -36,6 +36,7 @@ from .sweep_summary import (
     RESAMPLES,
     budget_line,
     interval_metric,
+    is_eval_runtime,
     runtime_seconds,
     write_csv,
 )
@@ -132,7 +133,7 @@ def report_text(experiment_dir: str) -> tuple[str, list[dict[str, Any]], dict[st
 def cost_section(records: Sequence[dict[str, Any]]) -> str:
     """What the runs took, from their committed cost (`per_example.run_cost`): the budget line of a sweep's summary
     and the hours per method; nothing when no run kept its cost (collected before it was kept)."""
-    costed = [r for r in records if any(k.endswith("_runtime") for k in r)]
+    costed = [r for r in records if "train_runtime" in r or any(is_eval_runtime(k) for k in r)]
     if not costed:
         return ""
     methods: dict[str, list[dict[str, Any]]] = {}

@@ -555,12 +555,15 @@ def plot_paired(rows: Sequence[dict[str, Any]], metrics: Sequence[str], baseline
     return True
 
 
+def is_eval_runtime(key: str) -> bool:
+    """An `eval_<set>_runtime` key of a run's results: the seconds one evaluated set took."""
+    return key.startswith("eval_") and key.endswith("_runtime")
+
+
 def runtime_seconds(records: Sequence[dict[str, Any]]) -> tuple[float, float]:
     """The seconds of training (`train_runtime`) and of evaluation (every `eval_*_runtime`) summed over the runs."""
     train = sum(float(r.get("train_runtime", 0.0)) for r in records)
-    evaluation = sum(
-        float(v) for r in records for k, v in r.items() if k.startswith("eval_") and k.endswith("_runtime")
-    )
+    evaluation = sum(float(v) for r in records for k, v in r.items() if is_eval_runtime(k))
     return train, evaluation
 
 
