@@ -41,7 +41,7 @@ RUN_RECORD = "run.json"
 SET_SUFFIX = COMMITTED_SUFFIX
 
 
-COST_KEYS = ("train_runtime", "train_runtime_from_step", "torch_num_threads", "precision")
+COST_KEYS = ("train_runtime", "train_runtime_from_step", "torch_num_threads", "precision", "cpu")
 
 
 def run_cost(results: Mapping[str, Any]) -> dict[str, Any]:

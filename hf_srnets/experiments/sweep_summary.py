@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -567,11 +567,23 @@ def runtime_seconds(records: Sequence[dict[str, Any]]) -> tuple[float, float]:
     return train, evaluation
 
 
+def cpus_part(records: Sequence[dict[str, Any]]) -> str:
+    """The CPUs the runs computed on (`cpu` of their results) with how many runs each, and how many runs did not
+    record theirs; empty when none did (GPU runs and runs made before `cpu` was recorded)."""
+    counts = Counter(str(r["cpu"]) for r in records if "cpu" in r)
+    if not counts:
+        return ""
+    missing = sum("cpu" not in r for r in records)
+    parts = [f"{cpu}: {n} runs" for cpu, n in sorted(counts.items())]
+    return "CPU " + "; ".join(parts + ([f"not recorded: {missing} runs"] if missing else []))
+
+
 def budget_line(records: Sequence[dict[str, Any]]) -> str:
     """What the finished runs cost, from their results: the number of runs, the hours of training (`train_runtime`)
-    and of evaluation (every `eval_*_runtime`, one per evaluated set) summed over the runs, and the torch threads
-    and precisions they ran with. A resumed run's `train_runtime` includes the time before its resume
-    (`hf_srnets.training.resumed_loss`) unless its checkpoint lacked the record, which the line then says."""
+    and of evaluation (every `eval_*_runtime`, one per evaluated set) summed over the runs, the torch threads and
+    precisions they ran with, and the CPUs they recorded (`cpus_part`). A resumed run's `train_runtime` includes the
+    time before its resume (`hf_srnets.training.resumed_loss`) unless its checkpoint lacked the record, which the line
+    then says."""
     train, evaluation = runtime_seconds(records)
     threads = sorted({int(r["torch_num_threads"]) for r in records if "torch_num_threads" in r})
     precisions = sorted({str(r["precision"]) for r in records if "precision" in r})
@@ -580,6 +592,7 @@ def budget_line(records: Sequence[dict[str, Any]]) -> str:
         for part in (
             f"torch threads {'/'.join(map(str, threads))}" if threads else "",
             "/".join(precisions),
+            cpus_part(records),
         )
         if part
     )

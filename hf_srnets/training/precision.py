@@ -5,7 +5,8 @@ native bf16 (no `avx512_bf16` or `amx_bf16`) the bf16 matmuls of `torch.autocast
 training step measured 14x slower than fp32 on such a CPU (an AVX2 AMD EPYC, `bench/bench_bf16_cpu.py`); turning it
 on where the CPU has it would also give the same command different numerics on different machines. So a run says
 which CPU it has and what `--bf16` would do there, warns when `--bf16` is set on a CPU that emulates it, and records
-`precision` and `cpu_bf16` in `all_results.json` and the card.
+`precision` and `cpu_bf16` in `all_results.json` and the card, with `cpu`: the CPU's model name and the kernels
+torch dispatches to on it (`AVX2`, `AVX512`, ...), since the last digits of a CPU run depend on that kind.
 """
 
 from __future__ import annotations
@@ -30,6 +31,26 @@ def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> set[str] | None:
     except OSError:
         return None
     return None
+
+
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str | None:
+    """The `model name` of the first CPU in `cpuinfo` (Linux), or None where there is no such file or line."""
+    try:
+        with open(cpuinfo, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        return None
+    return None
+
+
+def cpu_kind(model: str | None = None) -> str:
+    """The CPU a run computed on: its model name (or `unknown`) and torch's kernel capability on it, e.g.
+    `AMD EPYC 9R14 (AVX512)`."""
+    import torch
+
+    return f"{model or cpu_model() or 'unknown'} ({torch.backends.cpu.get_cpu_capability()})"
 
 
 def cpu_bf16(flags: set[str] | None) -> str:
@@ -68,8 +89,9 @@ def warn_if_bf16_is_emulated(device_type: str, flags: set[str] | None = None) ->
     return support
 
 
-def check_precision(args: Any, flags: set[str] | None = None) -> dict[str, str]:
-    """Log what the run computes in and what the CPU supports; return the facts `all_results.json` records."""
+def check_precision(args: Any, flags: set[str] | None = None, cpu: str | None = None) -> dict[str, str]:
+    """Log what the run computes in and what the CPU supports; return the facts `all_results.json` records
+    (`flags` and `cpu` default to this machine's: `cpu_flags()` and `cpu_kind()`)."""
     precision = training_precision(args)
     if args.device.type != "cpu":
         return {"precision": precision}
@@ -85,4 +107,4 @@ def check_precision(args: Any, flags: set[str] | None = None) -> dict[str, str]:
         )
     else:
         logger.info("Training in %s on the CPU (bf16 instructions: %s)", precision, support)
-    return {"precision": precision, "cpu_bf16": support}
+    return {"precision": precision, "cpu_bf16": support, "cpu": cpu or cpu_kind()}

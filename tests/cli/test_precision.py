@@ -5,10 +5,18 @@ import logging
 from types import SimpleNamespace
 
 import pytest
+import torch
 from conftest import mnli_run_args
 
 from hf_srnets.commands.glue_sparse import main
-from hf_srnets.training.precision import check_precision, cpu_bf16, cpu_flags, training_precision
+from hf_srnets.training.precision import (
+    check_precision,
+    cpu_bf16,
+    cpu_flags,
+    cpu_kind,
+    cpu_model,
+    training_precision,
+)
 
 # The shape of Linux's /proc/cpuinfo: "key<TAB>: value" lines, one block per logical CPU.
 AVX2_CPU = "processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse sse2 avx avx2 fma\n\nprocessor\t: 1\n"
@@ -29,6 +37,17 @@ def test_bf16_support_from_cpuinfo_flags(tmp_path, cpuinfo, expected):
 def test_no_cpuinfo_means_unknown(tmp_path):
     assert cpu_flags(str(tmp_path / "missing")) is None
     assert cpu_bf16(None) == "unknown"
+    assert cpu_model(str(tmp_path / "missing")) is None
+
+
+def test_the_cpu_kind_is_the_model_name_and_torchs_kernels_on_it(tmp_path):
+    path = tmp_path / "cpuinfo"
+    path.write_text(AVX2_CPU)
+    assert cpu_model(str(path)) == "AMD EPYC"
+    path.write_text(SAPPHIRE_RAPIDS)  # no model name line
+    assert cpu_model(str(path)) is None
+    capability = torch.backends.cpu.get_cpu_capability()
+    assert cpu_kind("AMD EPYC") == f"AMD EPYC ({capability})"
 
 
 def _args(device: str, bf16: bool = False, fp16: bool = False) -> SimpleNamespace:
@@ -37,8 +56,8 @@ def _args(device: str, bf16: bool = False, fp16: bool = False) -> SimpleNamespac
 
 def test_bf16_on_a_cpu_that_emulates_it_warns_and_is_recorded(caplog):
     with caplog.at_level(logging.INFO, logger="hf_srnets.training.precision"):
-        record = check_precision(_args("cpu", bf16=True), flags={"avx2"})
-    assert record == {"precision": "bf16", "cpu_bf16": "emulated"}
+        record = check_precision(_args("cpu", bf16=True), flags={"avx2"}, cpu="AMD EPYC (AVX2)")
+    assert record == {"precision": "bf16", "cpu_bf16": "emulated", "cpu": "AMD EPYC (AVX2)"}
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "drop --bf16" in warnings[0].getMessage()
 
@@ -46,8 +65,8 @@ def test_bf16_on_a_cpu_that_emulates_it_warns_and_is_recorded(caplog):
 def test_fp32_on_a_cpu_with_bf16_says_what_bf16_would_do_without_turning_it_on(caplog):
     args = _args("cpu")
     with caplog.at_level(logging.INFO, logger="hf_srnets.training.precision"):
-        record = check_precision(args, flags={"avx512_bf16"})
-    assert record == {"precision": "fp32", "cpu_bf16": "native (avx512_bf16)"}
+        record = check_precision(args, flags={"avx512_bf16"}, cpu="Intel Xeon (AVX512)")
+    assert record == {"precision": "fp32", "cpu_bf16": "native (avx512_bf16)", "cpu": "Intel Xeon (AVX512)"}
     assert args.bf16 is False  # the user's choice stands
     assert "--bf16 true" in caplog.text and not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
@@ -62,6 +81,7 @@ def test_a_run_records_its_precision_in_results_and_card(pretrained, data_dir, t
     results = json.loads((out / "all_results.json").read_text())
     assert results["precision"] == "fp32"
     assert results["cpu_bf16"] == cpu_bf16(cpu_flags())  # this machine's, read independently of the run
+    assert results["cpu"].endswith(f"({torch.backends.cpu.get_cpu_capability()})")
     assert "| precision | fp32 |" in (out / "README.md").read_text()
     assert training_precision(SimpleNamespace(bf16=False, fp16=True)) == "fp16"
 

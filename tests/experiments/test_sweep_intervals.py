@@ -160,6 +160,20 @@ def test_the_budget_line_sums_training_and_every_sets_evaluation_time():
     )
 
 
+def test_the_budget_line_names_the_cpus_and_the_runs_that_did_not_record_theirs():
+    records = [
+        {"train_runtime": 3600.0, "torch_num_threads": 1, "precision": "fp32", "cpu": "Intel Xeon (AVX512)"},
+        {"train_runtime": 3600.0, "torch_num_threads": 1, "precision": "fp32", "cpu": "Intel Xeon (AVX512)"},
+        {"train_runtime": 3600.0, "torch_num_threads": 1, "precision": "fp32", "cpu": "AMD EPYC (AVX2)"},
+        {"train_runtime": 3600.0, "torch_num_threads": 1, "precision": "fp32"},
+    ]  # fmt: skip
+    assert budget_line(records) == (
+        "Budget: 4 runs, 4.00 h of training and 0.00 h of evaluation (summed runtimes; torch threads 1, fp32, "
+        "CPU AMD EPYC (AVX2): 1 runs; Intel Xeon (AVX512): 2 runs; not recorded: 1 runs).\n"
+    )
+    assert "CPU" not in budget_line(records[3:])  # runs that recorded no CPU (on a GPU, or older) name none
+
+
 def test_runs_without_or_with_foreign_prediction_files_are_named_not_paired(tmp_path) -> None:
     make_sweep(tmp_path)
     # a run whose file does not give its reported accuracy (a stale file of another run)
