@@ -169,4 +169,19 @@ def load_records(experiment_dir: str) -> list[dict[str, Any]]:
         records.append({**results, **meta, "run_dir": dirpath, "predictions_files": files})
     if not records:
         raise InputError(f"no {RUN_RECORD} under {root}: collect the sweep's per-example outputs first")
+    refuse_repeated_runs(records)
     return sorted(records, key=lambda r: (r["method"], r["sparsity"], r["seed"]))
+
+
+def refuse_repeated_runs(records: Sequence[dict[str, Any]]) -> None:
+    """One run per method, sparsity and seed: a second one (a run folder copied into another, or the same run
+    committed twice) would be counted as another seed in every mean and interval."""
+    seen: dict[tuple[str, float, int], str] = {}
+    for record in records:
+        key = (record["method"], record["sparsity"], record["seed"])
+        if key in seen:
+            raise InputError(
+                f"two runs of {key[0]} at sparsity {key[1]:g}, seed {key[2]}: {seen[key]} and {record['run_dir']}; "
+                f"keep one, at {PER_EXAMPLE_DIR}/<method>/s<sparsity>/seed<seed>/"
+            )
+        seen[key] = record["run_dir"]

@@ -158,6 +158,15 @@ def test_a_file_that_does_not_give_its_runs_reported_value_is_refused(tmp_path) 
         report_text(str(experiment))
 
 
+def test_a_run_folder_copied_into_another_is_refused_not_counted_as_a_seed(tmp_path) -> None:
+    experiment = tmp_path / "exp"
+    shutil.copytree(FIXTURE, experiment)
+    run = experiment / "per_example" / "imp" / "s0.4" / "seed2"
+    shutil.copytree(run, run / "seed2")  # what `cp -r seed2 <dest>` does when <dest>/seed2 already exists
+    with pytest.raises(InputError, match=r"two runs of imp at sparsity 0\.4, seed 2: .*seed2 and .*seed2/seed2"):
+        report_text(str(experiment))
+
+
 def test_the_check_fails_on_a_planted_difference(tmp_path, capsys) -> None:
     experiment = tmp_path / "report_tiny"
     shutil.copytree(FIXTURE, experiment)
