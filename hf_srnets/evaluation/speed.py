@@ -24,6 +24,7 @@ from transformers import AutoConfig
 
 from ..compact.loading import architecture_from_config, load_pretrained_model
 from ..errors import InputError
+from ..resources.cpu import cpuinfo_values
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -45,11 +46,7 @@ class SpeedRow:
 
 def cpu_name() -> str:
     """The CPU's model name and logical CPU count (from /proc/cpuinfo), else what `platform` knows."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            names = [line.partition(":")[2].strip() for line in handle if line.startswith("model name")]
-    except OSError:
-        names = []
+    names = cpuinfo_values("model name") or []
     return f"{names[0]} ({len(names)} logical CPUs)" if names else platform.processor() or "unknown"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..resources.cpu import CPUINFO, cpuinfo_values
 from .arguments import training_precision
 
 logger = logging.getLogger(__name__)
@@ -21,28 +22,16 @@ logger = logging.getLogger(__name__)
 NATIVE_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
-def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> set[str] | None:
+def cpu_flags(cpuinfo: str = CPUINFO) -> set[str] | None:
     """The instruction-set flags of the first CPU in `cpuinfo` (Linux), or None where there is no such file."""
-    try:
-        with open(cpuinfo, encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("flags"):
-                    return set(line.partition(":")[2].split())
-    except OSError:
-        return None
-    return None
+    values = cpuinfo_values("flags", cpuinfo)
+    return set(values[0].split()) if values else None
 
 
-def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str | None:
+def cpu_model(cpuinfo: str = CPUINFO) -> str | None:
     """The `model name` of the first CPU in `cpuinfo` (Linux), or None where there is no such file or line."""
-    try:
-        with open(cpuinfo, encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.partition(":")[2].strip()
-    except OSError:
-        return None
-    return None
+    values = cpuinfo_values("model name", cpuinfo)
+    return values[0] if values else None
 
 
 def cpu_kind(model: str | None = None) -> str:
