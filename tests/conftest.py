@@ -16,6 +16,15 @@ from pathlib import Path
 
 import pytest
 import torch
+
+# pytest reads hooks from this module's names: the suite's time budget and its order (tests/suite_budget.py)
+from suite_budget import (  # noqa: F401
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+    start_clock,
+)
 from transformers import (
     AutoModelForSequenceClassification,
     BertConfig,
@@ -71,6 +80,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    start_clock(session)
     if REQUIRE_DATA and (missing := missing_resources()):
         pytest.exit("SRNETS_REQUIRE_DATA=1 and " + "; ".join(missing), returncode=pytest.ExitCode.USAGE_ERROR)
 

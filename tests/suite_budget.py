@@ -1,0 +1,99 @@
+"""The suite's time budget and its order (docs/testing.md): hooks that `conftest.py` imports.
+
+Budget: a run of the whole suite in parallel (the README's command: every test under `tests/`, no `-k` or `-m`,
+pytest-xdist with two workers or more) ends with a line giving its wall-clock time against `suite_budget_seconds`
+(`[tool.pytest.ini_options]` in pyproject.toml), and fails when it is over it, so a change that makes the suite
+slower finds out in its own CI instead of pushing a later one past CI's limit. A partial or one-process run prints
+the time and is not judged. `SRNETS_SUITE_BUDGET=0` turns the check off for one run (e.g. on a machine shared with
+other work); any other value replaces the budget.
+
+Order: the test modules holding a test marked `slow` run first, each module's tests together and in their own
+order (module fixtures are built once), so the longest tests start while the quick ones are left to fill the end.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+BUDGET_INI = "suite_budget_seconds"
+BUDGET_ENV = "SRNETS_SUITE_BUDGET"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(BUDGET_INI, "wall-clock seconds a parallel run of the whole suite may take (docs/testing.md)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules with a slow test first; each module's tests stay together and in order."""
+    slow_modules = {item.module.__name__ for item in items if item.get_closest_marker("slow") and item.module}
+    items.sort(key=lambda item: item.module is None or item.module.__name__ not in slow_modules)
+
+
+def budget_seconds(config: pytest.Config) -> float | None:
+    """The budget in seconds, or None when the check is off or no budget is set."""
+    value = os.environ.get(BUDGET_ENV) or config.getini(BUDGET_INI)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise pytest.UsageError(
+            f"{BUDGET_ENV} or {BUDGET_INI} must be a number of seconds (0 turns the check off), got {value!r}"
+        ) from None
+    return seconds if seconds > 0 else None
+
+
+def whole_suite(config: pytest.Config) -> bool:
+    """Whether this run is the whole suite: its `testpaths` (or the root folder), no `-k` or `-m` selection."""
+    if config.getoption("keyword", "") or config.getoption("markexpr", ""):
+        return False
+    here = config.invocation_params.dir
+    asked = {(here / arg.split("::")[0]).resolve() for arg in config.args}
+    return asked == {(config.rootpath / path).resolve() for path in config.getini("testpaths") or ["."]}
+
+
+def workers(config: pytest.Config) -> int:
+    """pytest-xdist's worker count on the controller (`-n` capped by `--maxprocesses` becomes one `--tx` each)."""
+    return len(getattr(config.option, "tx", None) or [])
+
+
+def start_clock(session: pytest.Session) -> None:
+    """Called first by conftest's `pytest_sessionstart`."""
+    session.config.stash[_START] = time.monotonic()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if hasattr(config, "workerinput") or _START not in config.stash:
+        return
+    seconds = time.monotonic() - config.stash[_START]
+    budget = budget_seconds(config)
+    judged = budget is not None and whole_suite(config) and workers(config) >= 2
+    config.stash[_VERDICT] = (seconds, budget, judged)
+    if judged and seconds > budget and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    if _VERDICT not in config.stash:
+        return
+    seconds, budget, judged = config.stash[_VERDICT]
+    if budget is None:
+        terminalreporter.write_line(f"suite time: {seconds:.0f} s (no budget: {BUDGET_ENV}=0 or {BUDGET_INI} unset)")
+    elif not judged:
+        terminalreporter.write_line(f"suite time: {seconds:.0f} s (a partial or one-process run: not held to a budget)")
+    elif seconds <= budget:
+        terminalreporter.write_line(f"suite time: {seconds:.0f} s, within its budget of {budget:.0f} s ({BUDGET_INI})")
+    else:
+        terminalreporter.write_line(
+            f"suite budget exceeded: {seconds:.0f} s, over the {budget:.0f} s of {BUDGET_INI} in pyproject.toml; "
+            "make the slow tests cheaper (docs/testing.md says how to find them and how to add a slow test)",
+            red=True,
+        )
+
+
+_START = pytest.StashKey[float]()
+_VERDICT = pytest.StashKey[tuple]()

@@ -1,0 +1,109 @@
+"""The suite's time budget (tests/suite_budget.py): a parallel run of a whole suite over its budget fails with one
+line naming the budget and a run within it says so (pytest run on a small suite written here, with the same hooks);
+which runs are judged, the budget's sources and the order (modules with a slow test first) on stand-in objects."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from suite_budget import budget_seconds, pytest_collection_modifyitems, whole_suite
+
+TESTS = Path(__file__).resolve().parent
+CONFTEST = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+from suite_budget import pytest_addoption, pytest_collection_modifyitems, pytest_sessionfinish, pytest_terminal_summary
+from suite_budget import start_clock
+
+
+def pytest_sessionstart(session):
+    start_clock(session)
+"""
+TESTS_WRITTEN = "import time\n\n\ndef test_quick():\n    pass\n\n\ndef test_sleeps():\n    time.sleep(1.2)\n"
+
+
+def small_suite(root: Path, budget: str) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        f'[tool.pytest.ini_options]\ntestpaths = ["tests"]\nsuite_budget_seconds = {budget}\n'
+    )
+    (root / "tests" / "conftest.py").write_text(CONFTEST)
+    (root / "tests" / "test_small.py").write_text(TESTS_WRITTEN)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("budget", "code", "line"),
+    [
+        ("1", 1, r"suite budget exceeded: \d+ s, over the 1 s of suite_budget_seconds in pyproject\.toml; make "),
+        ("600", 0, r"suite time: \d+ s, within its budget of 600 s \(suite_budget_seconds\)"),
+    ],
+    ids=["over", "within"],
+)
+def test_a_whole_parallel_run_is_held_to_its_budget(tmp_path, budget, code, line):
+    environ = {k: v for k, v in os.environ.items() if k != "SRNETS_SUITE_BUDGET"}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"]
+    done = subprocess.run(command, cwd=small_suite(tmp_path, budget), env=environ, capture_output=True, text=True)
+    assert done.returncode == code and "2 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(line, done.stdout), done.stdout[-2000:]
+
+
+def stand_in_config(root: Path, args: list[str], keyword: str = "", markexpr: str = "", budget: str = "720"):
+    options = {"keyword": keyword, "markexpr": markexpr}
+    ini = {"testpaths": ["tests"], "suite_budget_seconds": budget}
+    return SimpleNamespace(
+        args=args,
+        invocation_params=SimpleNamespace(dir=root),
+        rootpath=root,
+        getoption=lambda name, default=None: options.get(name, default),
+        getini=lambda name: ini[name],
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "keyword", "markexpr", "whole"),
+    [
+        (["tests"], "", "", True),
+        (["tests/"], "", "", True),
+        (["tests"], "report", "", False),
+        (["tests"], "", "not slow", False),
+        (["tests/test_a.py"], "", "", False),
+        (["tests", "tests/test_a.py::test_b"], "", "", False),
+    ],
+)
+def test_only_a_run_of_the_whole_testpaths_is_judged(tmp_path, args, keyword, markexpr, whole):
+    assert whole_suite(stand_in_config(tmp_path, args, keyword, markexpr)) is whole
+
+
+@pytest.mark.parametrize(
+    ("ini", "env", "expected"), [("720", None, 720.0), ("720", "0", None), ("720", "900", 900.0), ("", None, None)]
+)
+def test_the_budget_comes_from_pyproject_unless_the_environment_says_otherwise(
+    tmp_path, monkeypatch, ini, env, expected
+):
+    monkeypatch.delenv("SRNETS_SUITE_BUDGET", raising=False)
+    if env is not None:
+        monkeypatch.setenv("SRNETS_SUITE_BUDGET", env)
+    assert budget_seconds(stand_in_config(tmp_path, ["tests"], budget=ini)) == expected
+
+
+def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path):
+    with pytest.raises(pytest.UsageError, match=r"suite_budget_seconds must be a number of seconds.*'ten minutes'"):
+        budget_seconds(stand_in_config(tmp_path, ["tests"], budget="ten minutes"))
+
+
+def test_modules_with_a_slow_test_run_first_each_kept_together_in_order():
+    def item(module: str, name: str, slow: bool = False):
+        return SimpleNamespace(
+            module=SimpleNamespace(__name__=module), name=name, get_closest_marker=lambda m: slow and m == "slow"
+        )
+
+    items = [item("a", "a1"), item("b", "b1"), item("b", "b2", slow=True), item("c", "c1"), item("d", "d1", True)]
+    pytest_collection_modifyitems(items)
+    assert [i.name for i in items] == ["b1", "b2", "d1", "a1", "c1"]
