@@ -30,10 +30,15 @@ def _offline(self, *args, **kwargs):
     raise OSError("Name or service not known")
 
 
+# these runs check what a run writes and refuses, not what it learns: 96 pairs in 6 steps of 16, 64 dev-matched and
+# 60 HANS pairs evaluated (half the work of mnli_run_args' sizes, the same number of steps)
+TRAIN, EVAL, OOD, BATCH = 96, 64, 60, 16
+
+
 def _common(minilm, data_dir, out, *extra):
     return mnli_run_args(
         minilm, data_dir, out, "--num_train_epochs", "1", "--logging_steps", "2", "--dataloader_pin_memory", "false",
-        *extra,
+        *extra, train=TRAIN, eval=EVAL, ood=OOD, batch=BATCH,
     )  # fmt: skip
 
 
@@ -49,11 +54,11 @@ def _bias_file(data_dir, path):
 
 
 def assert_mnli_accuracy_by_hand(out, reported: float, model, tokenizer, data_dir) -> None:
-    """The reported accuracy on the 128 dev-matched pairs a run of `mnli_run_args` evaluates (the first ones) is
+    """The reported accuracy on the EVAL dev-matched pairs a run of `_common` evaluates (the first ones) is
     counted from its saved predictions, which are `model`'s predictions by hand (assert_run_predictions_match_hand)."""
     task = get_task("mnli")
     dev = load_file(str(data_dir / "mnli" / "dev_matched.tsv"), task.label_names, aliases=task.label_aliases)
-    dev = dev.select(range(128))
+    dev = dev.select(range(EVAL))
     first, second, names = dev["sentence1"], dev["sentence2"], task.label_names  # the run's label order
     assert_run_predictions_match_hand(out, "mnli", reported, model, tokenizer, first, second, names)
 
@@ -161,7 +166,7 @@ def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm
     tokenizer = AutoTokenizer.from_pretrained(minilm)
     assert_mnli_accuracy_by_hand(out, results["eval_mnli_accuracy"], model, tokenizer, data_dir)
     rows = [json.loads(line) for line in teacher.read_text().splitlines()]
-    assert len(rows) == 192 and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
+    assert len(rows) == TRAIN and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
 
 
 def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
@@ -382,7 +387,7 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
             out,
             "--do_train",
             "--max_train_samples",
-            "96",
+            "48",
             "--num_train_epochs",
             "2",
             "--learning_rate",
@@ -398,12 +403,12 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
             "--sparsity",
             "0.5",
             "--max_eval_samples",
-            "48",
+            "32",
             "--max_ood_samples",
             "30",
         )
     )
-    # planned: 96 examples / 32 = 3 steps x 2 epochs; patience 1 stops it as soon as dev accuracy fails to improve
+    # planned: 48 examples / 16 = 3 steps x 2 epochs; patience 1 stops it as soon as dev accuracy fails to improve
     assert results["early_start_planned_steps"] == 6
     assert results["early_start_steps"] < 6
     assert results["early_start_steps_saved"] == 6 - results["early_start_steps"]
@@ -487,11 +492,11 @@ def test_bias_predictions_made_on_another_mnli_file_are_refused(minilm, data_dir
     written = {r["id"]: r["text_digest"] for r in map(json.loads, bias.read_text().splitlines())}
     by_hand = _digests_by_hand(matched, 10_000)
     assert len(written) == len(by_hand) == 9815 and written == by_hand
-    other = _raw_pairs(data_dir / "mnli" / "dev_mismatched.tsv", 192)
-    differ = sum(_raw_pairs(matched, 192)[i] != text for i, text in other.items())  # same idx, other texts
+    other = _raw_pairs(data_dir / "mnli" / "dev_mismatched.tsv", TRAIN)
+    differ = sum(_raw_pairs(matched, TRAIN)[i] != text for i, text in other.items())  # same idx, other texts
     with pytest.raises(
         ValueError,
-        match=rf"{re.escape(str(bias))}: {differ} of the 192 rows joined by id were made on other texts than this "
+        match=rf"{re.escape(str(bias))}: {differ} of the {TRAIN} rows joined by id were made on other texts than this "
         r"run's data \(text_digest differs\), first id '0' \(here 'Your contribution helped.*write one with "
         r"run_bias_model\.py from this run's training data",
     ):
@@ -511,14 +516,14 @@ def test_teacher_predictions_of_another_mnli_file_are_refused(minilm, data_dir, 
                 "--do_train", "--write_train_predictions", str(teacher))
     )  # fmt: skip
     written = {r["id"]: r["text_digest"] for r in map(json.loads, teacher.read_text().splitlines())}
-    assert written == _digests_by_hand(matched, 192)
+    assert written == _digests_by_hand(matched, TRAIN)
     bias = _bias_file(data_dir, tmp_path / "old_bias.jsonl")  # the format before digests
     with (
         caplog.at_level(logging.WARNING),
         pytest.raises(
             ValueError,
-            match=rf"{re.escape(str(teacher))}: \d+ of the 192 rows joined by id were made on other texts.*write one "
-            r"with --write_train_predictions from a CE fine-tuned model from this run's training data",
+            match=rf"{re.escape(str(teacher))}: \d+ of the {TRAIN} rows joined by id were made on other texts.*"
+            r"write one with --write_train_predictions from a CE fine-tuned model from this run's training data",
         ),
     ):
         run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "confreg", "--do_train", "--loss", "confreg",
