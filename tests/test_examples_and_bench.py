@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prewarmed import run_python
 
 from hf_srnets.bias.kinds import get_bias_model, uses_word_vectors
 from hf_srnets.cli import bias_model_arguments, parse_args, validate_args
@@ -180,9 +181,7 @@ def test_every_bench_and_example_script_answers_help_or_imports(script):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
         return
-    result = subprocess.run(
-        [sys.executable, str(path), "--help"], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
+    result = run_python(path, "--help", cwd=ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("usage:"), result.stdout[:500]
 

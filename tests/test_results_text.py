@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from suite_budget import whole_suite
 
 from hf_srnets.metrics.significance import holm, paired_t_test
 
@@ -797,13 +798,21 @@ def test_win_win_observations_are_cited_from_section_4_2_2() -> None:
     assert [str(p.relative_to(ROOT)) for p in texts if "§4.2.1" in p.read_text(encoding="utf-8")] == []
 
 
-@pytest.mark.slow
-def test_the_recorded_counts_are_the_suites() -> None:
-    """One collection of the suite (about 20 s of CPU): results/test_counts.json must hold its counts; after adding
-    or removing tests, run `python tests/count_tests.py --write` and the README follows from the file."""
-    result = subprocess.run([sys.executable, str(ROOT / "tests" / "count_tests.py")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-2000:]
-    fresh = json.loads(result.stdout.strip().splitlines()[-1])
+@pytest.mark.slow  # slow in a partial run (a collection of its own)
+def test_the_recorded_counts_are_the_suites(request) -> None:
+    """results/test_counts.json must hold the suite's counts; after adding or removing tests, run `python
+    tests/count_tests.py --write` and the README follows from the file. In a run of the whole suite this session's
+    own collection gives them (every xdist worker collects every test); otherwise one collection of the suite does
+    (count_tests.py, about 20 s of CPU)."""
+    if whole_suite(request.config):
+        items = request.session.items
+        fresh = {"collected": len(items), "slow": sum(bool(item.get_closest_marker("slow")) for item in items)}
+    else:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "tests" / "count_tests.py")], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        fresh = json.loads(result.stdout.strip().splitlines()[-1])
     recorded = counts()
     assert (recorded["collected"], recorded["slow"]) == (fresh["collected"], fresh["slow"])
 

@@ -1,10 +1,9 @@
 """`--help` of every script: the first command a user types must list the options, not crash."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from prewarmed import run_python
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p.name for p in REPO_ROOT.glob("*.py"))
@@ -27,9 +26,7 @@ def test_every_script_is_covered():
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_lists_the_options(script):
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / script), "--help"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300
-    )
+    done = run_python(REPO_ROOT / script, "--help", cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("usage:")
     for option in EXPECTED[script]:

@@ -5,11 +5,11 @@ unexpected exception is not turned into a one-line error."""
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from prewarmed import run_python
 
 from hf_srnets.errors import DEBUG_ENV, InputError, naming_path, run_script
 
@@ -100,14 +100,7 @@ def test_a_user_error_is_one_line_naming_the_problem(case, tmp_path, data_dir, m
     argv, expected = _cases(tmp_path, _inputs(tmp_path, data_dir), minilm)[case]
     env = {k: v for k, v in os.environ.items() if k != DEBUG_ENV}
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / argv[0]), *argv[1:]],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=600,
-    )
+    done = run_python(REPO_ROOT / argv[0], *argv[1:], cwd=tmp_path, env=env)
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert done.returncode == 2, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
