@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 import torch
 
-# pytest reads hooks from this module's names: the suite's time budget and its order (tests/suite_budget.py)
+# pytest reads hooks from this module's names: the suite's time budget (tests/suite_budget.py)
 from suite_budget import (  # noqa: F401
     pytest_addoption,
-    pytest_collection_modifyitems,
     pytest_sessionfinish,
     pytest_terminal_summary,
     start_clock,

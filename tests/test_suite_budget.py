@@ -1,6 +1,6 @@
 """The suite's time budget (tests/suite_budget.py): a parallel run of a whole suite over its budget fails with one
 line naming the budget and a run within it says so (pytest run on a small suite written here, with the same hooks);
-which runs are judged, the budget's sources and the order (modules with a slow test first) on stand-in objects."""
+which runs are judged and the budget's sources on stand-in objects."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from suite_budget import budget_seconds, pytest_collection_modifyitems, whole_suite
+from suite_budget import budget_seconds, whole_suite
 
 TESTS = Path(__file__).resolve().parent
 CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
-from suite_budget import pytest_addoption, pytest_collection_modifyitems, pytest_sessionfinish, pytest_terminal_summary
+from suite_budget import pytest_addoption, pytest_sessionfinish, pytest_terminal_summary
 from suite_budget import start_clock
 
 
@@ -96,14 +96,3 @@ def test_the_budget_comes_from_pyproject_unless_the_environment_says_otherwise(
 def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path):
     with pytest.raises(pytest.UsageError, match=r"suite_budget_seconds must be a number of seconds.*'ten minutes'"):
         budget_seconds(stand_in_config(tmp_path, ["tests"], budget="ten minutes"))
-
-
-def test_modules_with_a_slow_test_run_first_each_kept_together_in_order():
-    def item(module: str, name: str, slow: bool = False):
-        return SimpleNamespace(
-            module=SimpleNamespace(__name__=module), name=name, get_closest_marker=lambda m: slow and m == "slow"
-        )
-
-    items = [item("a", "a1"), item("b", "b1"), item("b", "b2", slow=True), item("c", "c1"), item("d", "d1", True)]
-    pytest_collection_modifyitems(items)
-    assert [i.name for i in items] == ["b1", "b2", "d1", "a1", "c1"]
