@@ -37,17 +37,23 @@ _lock = threading.Lock()
 
 
 def run_python(
-    script: str | os.PathLike, *args: object, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None
+    script: str | os.PathLike,
+    *args: object,
+    cwd: str | os.PathLike | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
 ) -> subprocess.CompletedProcess:
     """`python script args` in `cwd` with `env` (default: this process's environment plus `SERVER_ENV`), its output
-    captured as text: a fork of the warm server where the environment allows it, else a plain process."""
+    captured as text: a fork of the warm server where the environment allows it, else a plain process. Past
+    `timeout` seconds the run (and, for a fork, the server) is killed and `subprocess.TimeoutExpired` raised."""
     argv = [str(script), *map(str, args)]
     env = dict(os.environ, **SERVER_ENV) if env is None else dict(env)
     cwd = str(cwd or ROOT)
     server = _warm_server()
     if server is None or _differs(env, _server_env):
-        return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    return _forked(server, argv, cwd, env)
+        command = [sys.executable, *argv]
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return _forked(server, argv, cwd, env, timeout)
 
 
 def _differs(env: dict[str, str], server_env: dict[str, str] | None) -> bool:
@@ -66,13 +72,17 @@ def _warm_server() -> subprocess.Popen | None:
             _server_env = dict(os.environ, **SERVER_ENV)
             _server = subprocess.Popen(
                 [sys.executable, __file__, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                env=_server_env, cwd=ROOT, text=True,
+                env=_server_env, cwd=ROOT, text=True, start_new_session=True,
             )  # fmt: skip
             atexit.register(_server.kill)
         return _server
 
 
-def _forked(server: subprocess.Popen, argv: list[str], cwd: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _forked(
+    server: subprocess.Popen, argv: list[str], cwd: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess:
+    import select
+    import signal
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder, _lock:
@@ -80,6 +90,10 @@ def _forked(server: subprocess.Popen, argv: list[str], cwd: str, env: dict[str, 
         request = {"argv": argv, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
+        if not select.select([server.stdout], [], [], timeout)[0]:
+            os.killpg(server.pid, signal.SIGKILL)  # the server and the run it forked
+            server.wait()
+            raise subprocess.TimeoutExpired([sys.executable, *argv], timeout)
         returncode = json.loads(server.stdout.readline())["returncode"]
         stdout, stderr = (path.read_text(encoding="utf-8", errors="replace") for path in (out, err))
     return subprocess.CompletedProcess([sys.executable, *argv], returncode, stdout, stderr)

@@ -52,3 +52,14 @@ def test_an_environment_read_at_import_that_differs_starts_a_plain_process(tmp_p
     env = {**os.environ, **SERVER_ENV, "HF_HUB_OFFLINE": "0"}
     done = run_python(script, "ok", cwd=tmp_path, env=env)
     assert done.returncode == 0 and "preloaded False" in done.stdout
+
+
+def test_a_forked_run_past_its_timeout_is_killed_and_the_next_run_gets_a_new_server(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    env = dict(os.environ, **SERVER_ENV)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_python(script, cwd=tmp_path, env=env, timeout=1)
+    (tmp_path / "ok.py").write_text(SCRIPT)
+    done = run_python(tmp_path / "ok.py", "ok", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "preloaded True" in done.stdout

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA_DIR, tiny_model
+from prewarmed import run_python
 from training.helpers import tiny_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,10 +76,10 @@ def test_every_script_has_a_run_to_completion_test():
 
 
 def run_script(script: str, *argv: object, timeout: int = 600) -> subprocess.CompletedProcess:
-    """`python <script> argv` from the repository root on one thread; it must exit 0."""
+    """`python <script> argv` from the repository root on one thread (a fork of the warm server: tests/prewarmed.py);
+    it must exit 0."""
     env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
-    command = [sys.executable, str(ROOT / script), *map(str, argv)]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
+    result = run_python(ROOT / script, *argv, cwd=ROOT, env=env, timeout=timeout)  # the script's own children: plain
     assert result.returncode == 0, f"{script} exited {result.returncode}:\n{result.stderr[-4000:]}"
     return result
 
