@@ -8,7 +8,7 @@ the time and is not judged. `SRNETS_SUITE_BUDGET=0` turns the check off for one 
 other work); any other value replaces the budget.
 
 The suite keeps its collection order: putting the modules with slow tests first made a whole run slower (847 s
-against 735 s here), since the two workers then ran multi-process tests side by side on two cores.
+against 709 s on one machine), since the two workers then ran multi-process tests side by side on two cores.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import mnli_run_args
+from prewarmed import run_python
 
 from hf_srnets.errors import InputError
 from hf_srnets.experiments import sweep as sweep_lib
@@ -190,19 +191,21 @@ def test_a_sweep_killed_mid_run_finishes_with_the_results_of_one_never_stopped(t
     process.wait()
     assert not (run / "all_results.json").exists()
 
-    resumed = subprocess.run(sweep_command(killed), env=env, capture_output=True, text=True, check=True)
+    # the next invocations: run_sweep.py forked from the warm server (tests/prewarmed.py), its runs plain processes
+    resumed = run_python(*sweep_command(killed)[1:], env=env)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "1 run: 0 done, 1 to resume, 0 to start" in resumed.stdout
     assert f"resuming from {run / 'checkpoint-'}" in resumed.stdout
     assert not list(run.glob("checkpoint-*"))  # removed once the run finished
 
     never = tiny_sweep_recipe(tmp_path / "never.yaml", tmp_path / "never", pretrained, data_dir)
-    subprocess.run(sweep_command(never), env=env, capture_output=True, check=True)
+    assert run_python(*sweep_command(never)[1:], env=env).returncode == 0
     got = json.loads((run / "all_results.json").read_text())
     want = json.loads((tmp_path / "never" / "mask_ce" / "s0.5" / "seed1" / "all_results.json").read_text())
     for key in ("eval_mnli_accuracy", "eval_hans_accuracy", "sparsity", "train_loss"):
         assert got[key] == pytest.approx(want[key], abs=1e-6), key
-    again = subprocess.run(sweep_command(killed), env=env, capture_output=True, text=True, check=True)
-    assert "1 run: 1 done, 0 to resume, 0 to start" in again.stdout
+    again = run_python(*sweep_command(killed)[1:], env=env)
+    assert again.returncode == 0 and "1 run: 1 done, 0 to resume, 0 to start" in again.stdout
 
 
 @pytest.mark.parametrize("keep", [False, True])
