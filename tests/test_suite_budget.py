@@ -41,8 +41,8 @@ def small_suite(root: Path, budget: str) -> Path:
 @pytest.mark.parametrize(
     ("budget", "code", "line"),
     [
-        ("1", 1, r"suite budget exceeded: \d+ s, over the 1 s of suite_budget_seconds in pyproject\.toml; make "),
-        ("600", 0, r"suite time: \d+ s, within its budget of 600 s \(suite_budget_seconds\)"),
+        ('["default=1"]', 1, r"suite budget exceeded: \d+ s, over the 1 s on \w+ of suite_budget_seconds in pyproject"),
+        ('["default=600"]', 0, r"suite time: \d+ s, within its budget of 600 s on \w+ \(suite_budget_seconds\)"),
     ],
     ids=["over", "within"],
 )
@@ -54,9 +54,9 @@ def test_a_whole_parallel_run_is_held_to_its_budget(tmp_path, budget, code, line
     assert re.search(line, done.stdout), done.stdout[-2000:]
 
 
-def stand_in_config(root: Path, args: list[str], keyword: str = "", markexpr: str = "", budget: str = "720"):
+def stand_in_config(root: Path, args: list[str], keyword: str = "", markexpr: str = "", budget=("720",)):
     options = {"keyword": keyword, "markexpr": markexpr}
-    ini = {"testpaths": ["tests"], "suite_budget_seconds": budget}
+    ini = {"testpaths": ["tests"], "suite_budget_seconds": list(budget)}
     return SimpleNamespace(
         args=args,
         invocation_params=SimpleNamespace(dir=root),
@@ -81,18 +81,33 @@ def test_only_a_run_of_the_whole_testpaths_is_judged(tmp_path, args, keyword, ma
     assert whole_suite(stand_in_config(tmp_path, args, keyword, markexpr)) is whole
 
 
+PER_KIND = ("AVX512=800", "default=1050")
+
+
 @pytest.mark.parametrize(
-    ("ini", "env", "expected"), [("720", None, 720.0), ("720", "0", None), ("720", "900", 900.0), ("", None, None)]
+    ("ini", "kind", "env", "expected"),
+    [
+        (("720",), "AVX2", None, 720.0),
+        (PER_KIND, "AVX512", None, 800.0),
+        (PER_KIND, "avx512", None, 800.0),
+        (PER_KIND, "AVX2", None, 1050.0),
+        (PER_KIND, "DEFAULT", None, 1050.0),
+        (("AVX512=800",), "AVX2", None, None),
+        (PER_KIND, "AVX512", "0", None),
+        (PER_KIND, "AVX2", "900", 900.0),
+        ((), "AVX2", None, None),
+    ],
 )
-def test_the_budget_comes_from_pyproject_unless_the_environment_says_otherwise(
-    tmp_path, monkeypatch, ini, env, expected
+def test_the_budget_is_the_cpu_kinds_unless_the_environment_says_otherwise(
+    tmp_path, monkeypatch, ini, kind, env, expected
 ):
     monkeypatch.delenv("SRNETS_SUITE_BUDGET", raising=False)
     if env is not None:
         monkeypatch.setenv("SRNETS_SUITE_BUDGET", env)
-    assert budget_seconds(stand_in_config(tmp_path, ["tests"], budget=ini)) == expected
+    assert budget_seconds(stand_in_config(tmp_path, ["tests"], budget=ini), kind) == expected
 
 
-def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path):
-    with pytest.raises(pytest.UsageError, match=r"suite_budget_seconds must be a number of seconds.*'ten minutes'"):
-        budget_seconds(stand_in_config(tmp_path, ["tests"], budget="ten minutes"))
+@pytest.mark.parametrize("entry", ["ten minutes", "AVX2=ten"])
+def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path, entry):
+    with pytest.raises(pytest.UsageError, match=rf"suite_budget_seconds must be SECONDS or KIND=SECONDS.*'{entry}'"):
+        budget_seconds(stand_in_config(tmp_path, ["tests"], budget=[entry]), "AVX2")
