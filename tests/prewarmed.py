@@ -8,6 +8,12 @@ working folder, environment, `sys.argv` and standard streams are the run's, that
 (`runpy`) and ends with its exit status (`SystemExit`'s code, 1 with the traceback on an uncaught exception). The
 server never runs a script itself, so every run starts from the same freshly imported state.
 
+`run_distributed(script, *args, nproc=N)` is `torchrun --standalone --nproc_per_node N script args` the same way: N
+forks started together, each with the variables torchrun gives its workers (`RANK`, `WORLD_SIZE`, `MASTER_PORT`,
+...; rank 0 hosts the process group's store), all killed as soon as one fails, as torchrun's agent does. The
+launcher itself stays tested where it is the subject (accelerate launch in tests/training/test_launch.py, torchrun
+across nodes in tests/training/test_multi_node.py).
+
 What a fork cannot give is a fresh import under another environment: a run whose environment differs from the
 server's in anything but `RUNTIME_VARIABLES` (variables read when a script runs, not when a module is imported), or
 a Python with the `PYTHONPATH` or options of another, starts a plain process instead, as does any run on a platform
@@ -25,8 +31,19 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# read when a script runs, not at import: a run may set them to other values than the server's
-RUNTIME_VARIABLES = frozenset({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "SRNETS_DEBUG", "PYTEST_CURRENT_TEST", "COLUMNS"})
+# read when a script runs, not at import: a run may set them to other values than the server's (CUDA_VISIBLE_DEVICES
+# and PYTORCH_NVML_BASED_CUDA_CHECK, which importing deepspeed sets, are read when torch looks for CUDA, which the
+# server never does)
+RUNTIME_VARIABLES = frozenset({
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SRNETS_DEBUG", "PYTEST_CURRENT_TEST", "COLUMNS", "CUDA_VISIBLE_DEVICES",
+    "PYTORCH_NVML_BASED_CUDA_CHECK",
+})  # fmt: skip
+# what torchrun sets for each worker (torch.distributed.run), read when the process group starts
+LAUNCH_VARIABLES = frozenset({
+    "RANK", "LOCAL_RANK", "GROUP_RANK", "ROLE_RANK", "ROLE_NAME", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_WORLD_SIZE",
+    "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
+    "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+})  # fmt: skip
 # set for every run, as the suite's subprocesses set them (the server imports under them)
 SERVER_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 PRELOAD = ("torch", "transformers", "transformers.trainer", "datasets", "hf_srnets", "hf_srnets.cli")
@@ -53,13 +70,53 @@ def run_python(
     if server is None or _differs(env, _server_env):
         command = [sys.executable, *argv]
         return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    return _forked(server, argv, cwd, env, timeout)
+    return _forked(server, [argv], cwd, [env], timeout)[0]
 
 
-def _differs(env: dict[str, str], server_env: dict[str, str] | None) -> bool:
+def run_distributed(
+    script: str | os.PathLike,
+    *args: object,
+    nproc: int,
+    cwd: str | os.PathLike | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> list[subprocess.CompletedProcess]:
+    """`torchrun --standalone --nproc_per_node nproc script args`: one result per rank, as forks of the warm server
+    where the environment allows it (module docstring); else torchrun itself, whose one result holds every rank's
+    output."""
+    argv = [str(script), *map(str, args)]
+    env = dict(os.environ, **SERVER_ENV) if env is None else dict(env)
+    cwd = str(cwd or ROOT)
+    server = _warm_server()
+    if server is None or _differs(env, _server_env, LAUNCH_VARIABLES):
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", *argv]
+        return [subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)]
+    return _forked(server, [argv] * nproc, cwd, _rank_environments(env, nproc), timeout)
+
+
+def _rank_environments(env: dict[str, str], nproc: int) -> list[dict[str, str]]:
+    """Each rank's environment as `torchrun --standalone` on one node gives it, with rank 0 hosting the store."""
+    import socket
+    import uuid
+
+    with socket.socket() as probe:  # a free port, as torchrun's standalone rendezvous picks one
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    shared = {
+        "GROUP_RANK": "0", "ROLE_NAME": "default", "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": str(nproc),
+        "GROUP_WORLD_SIZE": "1", "ROLE_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+        "TORCHELASTIC_RUN_ID": uuid.uuid4().hex, "TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": "0",
+        "TORCHELASTIC_USE_AGENT_STORE": "False", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1",
+    }  # fmt: skip
+    env = {"OMP_NUM_THREADS": "1", **env, **shared}  # torchrun's default of one thread a worker
+    ranks = {"RANK", "LOCAL_RANK", "ROLE_RANK"}
+    return [{**env, **dict.fromkeys(ranks, str(rank))} for rank in range(nproc)]
+
+
+def _differs(env: dict[str, str], server_env: dict[str, str] | None, also: frozenset[str] = frozenset()) -> bool:
     if server_env is None:
         return True
-    keys = (set(env) | set(server_env)) - RUNTIME_VARIABLES
+    keys = (set(env) | set(server_env)) - RUNTIME_VARIABLES - also
     return any(env.get(key) != server_env.get(key) for key in keys)
 
 
@@ -68,6 +125,12 @@ def _warm_server() -> subprocess.Popen | None:
     if not hasattr(os, "fork"):
         return None
     with _lock:
+        # a variable this process set since the server started (a module a test imported) would make every run a
+        # plain process: the server starts again under the new environment
+        drifted = _server is not None and _differs(dict(os.environ, **SERVER_ENV), _server_env)
+        if drifted:
+            _server.kill()
+            _server.wait()
         if _server is None or _server.poll() is not None:
             _server_env = dict(os.environ, **SERVER_ENV)
             _server = subprocess.Popen(
@@ -79,24 +142,31 @@ def _warm_server() -> subprocess.Popen | None:
 
 
 def _forked(
-    server: subprocess.Popen, argv: list[str], cwd: str, env: dict[str, str], timeout: float
-) -> subprocess.CompletedProcess:
+    server: subprocess.Popen, argvs: list[list[str]], cwd: str, envs: list[dict[str, str]], timeout: float
+) -> list[subprocess.CompletedProcess]:
+    """Runs `argvs[i]` under `envs[i]`, all started together as forks of `server`; one result each."""
     import select
     import signal
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder, _lock:
-        out, err = Path(folder, "stdout"), Path(folder, "stderr")
-        request = {"argv": argv, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}
-        server.stdin.write(json.dumps(request) + "\n")
+        outputs = [(Path(folder, f"stdout{i}"), Path(folder, f"stderr{i}")) for i in range(len(argvs))]
+        runs = [
+            {"argv": argv, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}
+            for argv, env, (out, err) in zip(argvs, envs, outputs)
+        ]
+        server.stdin.write(json.dumps(runs) + "\n")
         server.stdin.flush()
         if not select.select([server.stdout], [], [], timeout)[0]:
-            os.killpg(server.pid, signal.SIGKILL)  # the server and the run it forked
+            os.killpg(server.pid, signal.SIGKILL)  # the server and the runs it forked
             server.wait()
-            raise subprocess.TimeoutExpired([sys.executable, *argv], timeout)
-        returncode = json.loads(server.stdout.readline())["returncode"]
-        stdout, stderr = (path.read_text(encoding="utf-8", errors="replace") for path in (out, err))
-    return subprocess.CompletedProcess([sys.executable, *argv], returncode, stdout, stderr)
+            raise subprocess.TimeoutExpired([sys.executable, *argvs[0]], timeout)
+        codes = json.loads(server.stdout.readline())
+        texts = [[path.read_text(encoding="utf-8", errors="replace") for path in pair] for pair in outputs]
+    return [
+        subprocess.CompletedProcess([sys.executable, *argv], code, out, err)
+        for argv, code, (out, err) in zip(argvs, codes, texts)
+    ]
 
 
 def _serve() -> None:
@@ -105,13 +175,29 @@ def _serve() -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     for line in sys.stdin:
-        request = json.loads(line)
+        sys.stdout.write(json.dumps(_run_together(json.loads(line))) + "\n")
+        sys.stdout.flush()
+
+
+def _run_together(runs: list[dict]) -> list[int]:
+    """Fork one child a run, all at once; once one fails, kill the others (ranks waiting in a collective for it
+    would wait forever), as torchrun's agent does. Their exit statuses, in order."""
+    import signal
+
+    pids = []
+    for request in runs:
         pid = os.fork()
         if pid == 0:
             _child(request)  # never returns
-        _, status = os.waitpid(pid, 0)
-        sys.stdout.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
-        sys.stdout.flush()
+        pids.append(pid)
+    codes: dict[int, int] = {}
+    while len(codes) < len(pids):
+        pid, status = os.wait()
+        codes[pid] = os.waitstatus_to_exitcode(status)
+        if codes[pid] != 0:
+            for other in set(pids) - set(codes):
+                os.kill(other, signal.SIGKILL)
+    return [codes[pid] for pid in pids]
 
 
 def _child(request: dict) -> None:

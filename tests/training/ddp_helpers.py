@@ -48,12 +48,18 @@ def without_inference_kernel() -> None:
 
 
 def launch(worker: Path, nproc: int, *args: object, timeout: int = 600) -> None:
-    """Run `worker ARGS...` in `nproc` torchrun processes (one: a plain process), one thread each."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    launcher = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}", "--standalone"]
-    cmd = [*(launcher if nproc > 1 else [sys.executable]), str(worker), *map(str, args)]
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, result.stderr[-3000:]
+    """Run `worker ARGS...` as `torchrun --standalone --nproc_per_node nproc` runs it (one: a plain process), one
+    thread each: forks of the warm test server given torchrun's variables (tests/prewarmed.py), which spares each
+    process its ~4 s of imports."""
+    from prewarmed import SERVER_ENV, run_distributed, run_python
+
+    env = {**os.environ, **SERVER_ENV, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    if nproc > 1:
+        results = run_distributed(worker, *args, nproc=nproc, env=env, timeout=timeout)
+    else:
+        results = [run_python(worker, *args, env=env, timeout=timeout)]
+    for rank, result in enumerate(results):
+        assert result.returncode == 0, f"rank {rank}: {result.stderr[-3000:]}"
 
 
 def launched_once(tmp_path_factory: Any, name: str, worker: Path, nproc: int, *args: object) -> Path:
