@@ -170,10 +170,12 @@ def _forked(
 
 
 def _serve() -> None:
+    import gc
     import importlib
 
     for name in PRELOAD:
         importlib.import_module(name)
+    gc.freeze()  # the imports stay out of the runs' garbage collections (tests/conftest.py says why)
     for line in sys.stdin:
         sys.stdout.write(json.dumps(_run_together(json.loads(line))) + "\n")
         sys.stdout.flush()
