@@ -33,10 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # read when a script runs, not at import: a run may set them to other values than the server's (CUDA_VISIBLE_DEVICES
 # and PYTORCH_NVML_BASED_CUDA_CHECK, which importing deepspeed sets, are read when torch looks for CUDA, which the
-# server never does)
+# server never does; the KMP_ variables, which importing scikit-learn sets, by Intel's OpenMP, which torch's CPU
+# build does not use)
 RUNTIME_VARIABLES = frozenset({
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "SRNETS_DEBUG", "PYTEST_CURRENT_TEST", "COLUMNS", "CUDA_VISIBLE_DEVICES",
-    "PYTORCH_NVML_BASED_CUDA_CHECK",
+    "PYTORCH_NVML_BASED_CUDA_CHECK", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK",
 })  # fmt: skip
 # what torchrun sets for each worker (torch.distributed.run), read when the process group starts
 LAUNCH_VARIABLES = frozenset({

@@ -21,13 +21,13 @@ import os
 import re
 import runpy
 import shlex
-import subprocess
 import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from prewarmed import SERVER_ENV, run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -243,10 +243,8 @@ def calls(arrays) -> list[Invocation]:
 def options(calls) -> dict[str, set[str]]:
     """Each called script's options, from its `--help`, all scripts in one subprocess."""
     scripts = sorted({call.script for call in calls} | {FALLBACK_SCRIPT})
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "120", "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, __file__, *scripts], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
+    env = {**os.environ, **SERVER_ENV, "OMP_NUM_THREADS": "1", "COLUMNS": "120"}
+    result = run_python(__file__, *scripts, cwd=ROOT, env=env, timeout=600)
     assert result.returncode == 0, f"collecting the scripts' --help failed:\n{result.stderr[-3000:]}"
     texts = json.loads(result.stdout)
     failed = {script: text for script, text in texts.items() if text.startswith("ERROR")}

@@ -3,12 +3,11 @@
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import DATA_DIR
+from prewarmed import run_python
 
 from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import read_predictions
@@ -117,9 +116,7 @@ def test_vectors_for_a_bias_model_without_word_vectors_are_refused_before_any_wo
 
 @pytest.mark.slow
 def test_help_works_and_names_the_new_flags():
-    done = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "run_bias_model.py"), "--help"], capture_output=True, text=True, timeout=300
-    )
+    done = run_python(REPO_ROOT / "run_bias_model.py", "--help", timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     for flag in ("--task_labels", "--bias_model", "--ood_file", "--predict_file", "custom", "20% of the training"):
         assert flag in done.stdout, flag

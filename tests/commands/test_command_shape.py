@@ -6,12 +6,12 @@ here by one written from this test file: its arguments module, its library funct
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from prewarmed import run_python
 
 import hf_srnets.cli
 import hf_srnets.commands
@@ -153,11 +153,12 @@ def test_a_new_command_is_its_arguments_its_library_function_and_its_main(new_co
     assert command_problems(overlay / "commands" / "greet.py", overlay) == []
 
 
-def test_a_new_command_answers_help_with_its_docstring_and_options(new_command):
+def test_a_new_command_answers_help_with_its_docstring_and_options(new_command, tmp_path):
     paths = f"import hf_srnets.cli, hf_srnets.commands; hf_srnets.cli.__path__.append({str(new_command / 'cli')!r}); "
     paths += f"hf_srnets.commands.__path__.append({str(new_command / 'commands')!r}); "
     code = paths + "from hf_srnets.commands.greet import main; main(['--help'])"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    (tmp_path / "greet_help.py").write_text(code)
+    done = run_python(tmp_path / "greet_help.py", cwd=ROOT)  # a process: the new modules are imported afresh
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Greet someone: the test's new command." in done.stdout
     assert "--times TIMES" in done.stdout and "NAME" in done.stdout

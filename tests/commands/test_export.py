@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import tiny_model
 from export.helpers import lively, merged_srnet, save_classifier
+from prewarmed import SERVER_ENV, run_python
 
 from hf_srnets.commands.export import main
 from hf_srnets.errors import InputError, run_script
@@ -122,13 +122,12 @@ def test_an_export_that_fails_leaves_no_empty_output_dir(nm_model, tmp_path, mon
     assert (tmp_path / "kept").is_dir()
 
 
-@pytest.mark.slow  # starts a process (7 s on this machine): the project marks those slow
+@pytest.mark.slow  # starts a process (a fork of the warm test server): the project marks those slow
 def test_the_script_reports_a_refusal_as_one_line(tmp_path):
     dense = save_classifier(tiny_model("bert"), tmp_path / "dense")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "run_export.py"), str(dense), "--format", "compressed-tensors",
-         "--output_dir", str(tmp_path / "out")],
-        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    result = run_python(
+        ROOT / "run_export.py", dense, "--format", "compressed-tensors", "--output_dir", tmp_path / "out",
+        env={**os.environ, **SERVER_ENV, "OMP_NUM_THREADS": "1"},
     )  # fmt: skip
     assert result.returncode == 2, result.stderr[-2000:]
     last = result.stderr.strip().splitlines()[-1]
