@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from attack.outcome_fixture import FIXTURES, cpu_kind, fixture_path, run_fixed_attacks
 from conftest import DATA_DIR
+from prewarmed import SERVER_ENV, run_python
 
 MAX_NEAR_TIE_ROWS = 2  # the AVX2/AVX-512 difference measured (module docstring): 2 of 48 rows
 PATH_FREE_FIELDS = ("outcome", "perturbed_prediction")  # the same whichever near-tie candidate a search picks
@@ -161,7 +160,7 @@ def test_two_workers_give_the_results_of_one():
 
 
 @pytest.mark.slow
-def test_forked_workers_run_after_the_parent_used_torchs_thread_pool():
+def test_forked_workers_run_after_the_parent_used_torchs_thread_pool(tmp_path):
     """With 2 torch threads and the parent's OpenMP pool already used (as in the suite, where this hung), two forked
     workers still finish: each runs torch on one thread (`runner._one_thread_per_worker`)."""
     script = f"""
@@ -173,7 +172,8 @@ from attack.outcome_fixture import run_fixed_attacks
 got = run_fixed_attacks(num_workers=2, tasks=("sst2",))
 print(len(got))
 """
-    env = {**os.environ, "OMP_NUM_THREADS": "2"}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=150)
+    (tmp_path / "parent.py").write_text(script)
+    # a fork of the warm test server, whose imports never started the pool: the script starts it, then forks
+    done = run_python(tmp_path / "parent.py", env={**os.environ, **SERVER_ENV, "OMP_NUM_THREADS": "2"}, timeout=150)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split()[-1]) > 0
