@@ -1,5 +1,6 @@
-"""End to end: a structured mask search (--mask_granularity neuron / head) on the pip MiniLM and a few dozen real MNLI
-pairs with --save_compact writes a physically smaller merged checkpoint with the masked model's logits."""
+"""End to end: a structured mask search (--mask_granularity neuron / head) on `small_encoder` (MiniLM's tokenizer on a
+2-layer BERT encoder with 4 heads and 256 FFN units a layer, saved as MiniLM is) and a few dozen real MNLI pairs with
+--save_compact writes a physically smaller merged checkpoint with the masked model's logits."""
 
 import json
 import re
@@ -24,31 +25,31 @@ def _args(model, data_dir, out, *extra):
     )  # fmt: skip
 
 
-def _masked_logits(minilm, out, inputs):
-    base = AutoModelForSequenceClassification.from_pretrained(minilm, num_labels=3)
+def _masked_logits(small_encoder, out, inputs):
+    base = AutoModelForSequenceClassification.from_pretrained(small_encoder, num_labels=3)
     srnet = SRNetModel.from_pretrained(base, str(out)).eval()
     with torch.no_grad():
         return srnet(**inputs).logits
 
 
 @pytest.mark.slow
-def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_dir, tmp_path):
+def test_neuron_masks_save_a_compact_model_with_the_masked_logits(small_encoder, data_dir, tmp_path):
     out = tmp_path / "neuron"
-    main(_args(minilm, data_dir, out, "--mask_granularity", "neuron", "--sparsity", "0.5"))
+    main(_args(small_encoder, data_dir, out, "--mask_granularity", "neuron", "--sparsity", "0.5"))
     merged = out / "merged"
     report = json.loads((merged / "compact_report.json").read_text())
-    # MiniLM: 6 layers of 12 heads and 1536 FFN units; ⌊0.5·12⌋ heads and ⌊0.5·1536⌋ units go per layer
-    assert report["heads_per_layer"] == [6] * 6 and report["ffn_units_per_layer"] == [768] * 6
+    # small_encoder: 2 layers of 4 heads and 256 FFN units; ⌊0.5·4⌋ heads and ⌊0.5·256⌋ units go per layer
+    assert report["heads_per_layer"] == [2] * 2 and report["ffn_units_per_layer"] == [128] * 2
     assert not report["stock_checkpoint"]
     model = load_pretrained_model(str(merged))
-    assert heads_per_layer(model) == [6] * 6 and ffn_widths(model) == [768] * 6
+    assert heads_per_layer(model) == [2] * 2 and ffn_widths(model) == [128] * 2
     assert sum(p.numel() for p in model.parameters()) == report["parameters_after"] < report["parameters_before"]
     tokenizer = AutoTokenizer.from_pretrained(str(merged))
     inputs = tokenizer(["A man sleeps.", "Two dogs run in a park."], ["Someone sleeps.", "Cats sit."], padding=True,
                        return_tensors="pt")  # fmt: skip
     with torch.no_grad():
         compact = model(**inputs).logits
-    torch.testing.assert_close(compact, _masked_logits(minilm, out, inputs), atol=1e-5, rtol=0)
+    torch.testing.assert_close(compact, _masked_logits(small_encoder, out, inputs), atol=1e-5, rtol=0)
     assert "whole FFN units and attention heads, ⌊s·n⌋ of each per layer" in (out / "README.md").read_text()
     card = (merged / "README.md").read_text()
     assert "**compact** merged checkpoint" in card and f'load_pretrained_model("{merged}")' in card
@@ -60,9 +61,9 @@ def test_neuron_masks_save_a_compact_model_with_the_masked_logits(minilm, data_d
 
 
 @pytest.mark.slow
-def test_element_masks_stay_a_stock_checkpoint(minilm, data_dir, tmp_path):
+def test_element_masks_stay_a_stock_checkpoint(small_encoder, data_dir, tmp_path):
     out = tmp_path / "element"
-    main(_args(minilm, data_dir, out, "--sparsity", "0.3"))
+    main(_args(small_encoder, data_dir, out, "--sparsity", "0.3"))
     report = json.loads((out / "merged" / "compact_report.json").read_text())
     assert report["stock_checkpoint"] and report["parameters_after"] == report["parameters_before"]
     AutoModelForSequenceClassification.from_pretrained(out / "merged")  # transformers alone loads it
