@@ -17,7 +17,9 @@ across nodes in tests/training/test_multi_node.py).
 What a fork cannot give is a fresh import under another environment: a run whose environment differs from the
 server's in anything but `RUNTIME_VARIABLES` (variables read when a script runs, not when a module is imported), or
 a Python with the `PYTHONPATH` or options of another, starts a plain process instead, as does any run on a platform
-without `fork`. Tests that are about what a process imports (tests/test_package_imports.py) start their own.
+without `fork` and any run on a machine with a CUDA GPU (a fork cannot use CUDA once the server's imports may have
+started its driver; the suite's time matters on CI's CPU machines). Tests that are about what a process imports
+(tests/test_package_imports.py) start their own.
 """
 
 from __future__ import annotations
@@ -123,7 +125,9 @@ def _differs(env: dict[str, str], server_env: dict[str, str] | None, also: froze
 
 def _warm_server() -> subprocess.Popen | None:
     global _server, _server_env
-    if not hasattr(os, "fork"):
+    import torch
+
+    if not hasattr(os, "fork") or torch.cuda.is_available():
         return None
     with _lock:
         # a variable this process set since the server started (a module a test imported) would make every run a

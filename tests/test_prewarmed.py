@@ -124,3 +124,15 @@ def test_a_failing_rank_ends_the_launch_instead_of_leaving_the_other_waiting(tmp
     forks = run_distributed(script, nproc=2, cwd=tmp_path, env=dict(os.environ, **SERVER_ENV), timeout=60)
     assert forks[1].returncode == 1 and "RuntimeError: rank 1 fails" in forks[1].stderr
     assert forks[0].returncode != 0  # ended, not timed out
+
+
+def test_on_a_machine_with_a_cuda_gpu_every_run_is_a_plain_process(tmp_path, monkeypatch):
+    import torch
+
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    done = run_python(script, "ok", cwd=tmp_path)
+    assert done.returncode == 0 and "preloaded False" in done.stdout
+    (ranks,) = run_distributed(tmp_path / "script.py", "ok", nproc=2, cwd=tmp_path)  # torchrun itself: one result
+    assert ranks.returncode == 0 and "preloaded True" not in ranks.stdout
