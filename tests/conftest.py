@@ -210,6 +210,21 @@ def small_encoder(tmp_path_factory) -> str:
     return str(folder)
 
 
+def correct_bias_file(data_dir: Path, path: Path) -> str:
+    """`--bias_predictions` of a mildly confident, correct bias model for every MNLI dev-mismatched pair (the end-to-end
+    runs' training file): p_b 0.5 on the gold label and 0.25 on the others, one JSON line per id."""
+    from hf_srnets.data import get_task, load_file
+
+    task = get_task("mnli")
+    train = load_file(str(data_dir / "mnli" / "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases)
+    with open(path, "w") as f:
+        for ex_id, label in zip(train["id"], train["label"]):
+            probs = [0.25] * task.num_labels
+            probs[label] = 0.5
+            f.write(json.dumps({"id": ex_id, "probs": probs}) + "\n")
+    return str(path)
+
+
 def mnli_run_args(model, data_dir, out, *extra, train=192, eval=128, ood=180, batch=32) -> list[str]:
     """run_glue_sparse.py arguments for a small CPU run on real MNLI (trained on dev-mismatched) and HANS."""
     return [

@@ -11,13 +11,12 @@ import time
 from pathlib import Path
 
 import torch
-from conftest import mnli_run_args
+from conftest import correct_bias_file, mnli_run_args
 from training.helpers import tiny_tokenizer
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets import load_pretrained_model
 from hf_srnets.commands.glue_sparse import main
-from hf_srnets.data import get_task, load_file
 from hf_srnets.masking import SRNetModel
 
 # hidden 32, 2 layers, 4 query heads of 8 (decoders: 2 key/value heads, so 2 query heads per group), MLP of 48
@@ -42,18 +41,11 @@ def save_checkpoint(config, path: Path, pad: bool = True) -> Path:
 
 @functools.cache
 def bias_predictions(data_dir: Path) -> str:
-    """p_b for every MNLI dev-mismatched pair (the runs' training file), 0.5 on its gold label and 0.25 on the
-    others, written once per process: PoE needs a bias model, not this one (fitting the overlap model on 9,832 pairs
-    took most of a family test's time; tests/scripts and tests/bias fit it)."""
-    task = get_task("mnli")
-    train = load_file(str(Path(data_dir) / "mnli" / "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases)
+    """`conftest.correct_bias_file`, written once per process: PoE needs a bias model, not this one (fitting the
+    overlap model on 9,832 pairs took most of a family test's time; tests/scripts and tests/bias fit it)."""
     folder = tempfile.mkdtemp(prefix="family_bias_")
     atexit.register(shutil.rmtree, folder, True)
-    path = Path(folder) / "bias_train.jsonl"
-    with path.open("w") as f:
-        for ex_id, label in zip(train["id"], train["label"]):
-            f.write(json.dumps({"id": ex_id, "probs": [0.5 if i == label else 0.25 for i in range(3)]}) + "\n")
-    return str(path)
+    return correct_bias_file(data_dir, Path(folder) / "bias_train.jsonl")
 
 
 def run_search(checkpoint: Path, data_dir, out: Path) -> float:

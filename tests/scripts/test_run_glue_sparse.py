@@ -13,7 +13,7 @@ import sys
 
 import pytest
 import torch
-from conftest import assert_run_predictions_match_hand, mnli_run_args
+from conftest import assert_run_predictions_match_hand, correct_bias_file, mnli_run_args
 from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -45,17 +45,6 @@ def _common(model, data_dir, out, *extra):
     )  # fmt: skip
 
 
-def _bias_file(data_dir, path):
-    task = get_task("mnli")
-    train = load_file(str(data_dir / "mnli" / "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases)
-    with open(path, "w") as f:
-        for ex_id, label in zip(train["id"], train["label"]):
-            probs = [0.25, 0.25, 0.25]
-            probs[label] = 0.5  # a mildly confident, correct bias model
-            f.write(json.dumps({"id": ex_id, "probs": probs}) + "\n")
-    return str(path)
-
-
 def assert_mnli_accuracy_by_hand(out, reported: float, model, tokenizer, data_dir) -> None:
     """The reported accuracy on the EVAL dev-matched pairs a run of `_common` evaluates (the first ones) is
     counted from its saved predictions, which are `model`'s predictions by hand (assert_run_predictions_match_hand)."""
@@ -78,7 +67,7 @@ def assert_logged_components(out, keys) -> None:
 @pytest.mark.slow
 def test_mask_search_with_poe_end_to_end(small_encoder, data_dir, tmp_path):
     out = tmp_path / "mask_poe"
-    bias = _bias_file(data_dir, tmp_path / "bias.jsonl")
+    bias = correct_bias_file(data_dir, tmp_path / "bias.jsonl")
     results = run_glue_sparse.main(
         _common(
             small_encoder,
@@ -280,7 +269,7 @@ def test_confreg_with_teacher_predictions_of_a_subset_and_offline_push(small_enc
             str(teacher),
         )
     )
-    bias = _bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
+    bias = correct_bias_file(data_dir, tmp_path / "bias.jsonl")  # covers all 9,832 training rows: extra ids allowed
     out = tmp_path / "confreg"
     monkeypatch.setattr(HfApi, "create_repo", _offline)
     with pytest.raises(HubUploadError, match=r"python -m hf_srnets\.commands\.push_to_hub"):
@@ -531,7 +520,7 @@ def test_teacher_predictions_of_another_mnli_file_are_refused(small_encoder, dat
     )  # fmt: skip
     written = {r["id"]: r["text_digest"] for r in map(json.loads, teacher.read_text().splitlines())}
     assert written == _digests_by_hand(matched, TRAIN)
-    bias = _bias_file(data_dir, tmp_path / "old_bias.jsonl")  # the format before digests
+    bias = correct_bias_file(data_dir, tmp_path / "old_bias.jsonl")  # the format before digests
     with (
         caplog.at_level(logging.WARNING),
         pytest.raises(
