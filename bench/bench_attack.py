@@ -11,11 +11,12 @@ with a classification head that is NOT fine-tuned: a logistic regression fitted 
 `--head_train` SST-2 training sentences (0: a random head, whose near-chance predictions skip about half the
 examples). It is a stand-in victim to time the attacks, not a model to quote robustness numbers for.
 
-Each row runs in a fresh process (so no row profits from caches warmed by another): resources (GloVe 6B 50d, the
-MiniLM sentence encoder, the POS tagger) are loaded and warmed up on the last dev sentence, then timed. Each row is
-one attack of the same examples in this process, through `hf_srnets.attack.attack_examples` (JSONL in a temp dir);
-"queries" counts inputs the victim ran on, "hits" inputs answered from the cache, "model s" the time spent in
-the victim (tokenisation and forward passes; the rest is the recipe: candidates, constraints, sentence encoder).
+Each row runs in a fresh process (so no row profits from caches warmed by another; each a fork of one process that
+imported the modules, `hf_srnets.resources.fresh_process`): resources (GloVe 6B 50d, the MiniLM sentence encoder,
+the POS tagger) are loaded and warmed up on the last dev sentence, then timed. Each row is one attack of the same
+examples in this process, through `hf_srnets.attack.attack_examples` (JSONL in a temp dir); "queries" counts inputs
+the victim ran on, "hits" inputs answered from the cache, "model s" the time spent in the victim (tokenisation and
+forward passes; the rest is the recipe: candidates, constraints, sentence encoder).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from hf_srnets.resources.fresh_process import FreshProcessError, run_in_fresh_process  # noqa: E402
+
+PRELOAD = ("torch", "transformers", "datasets", "hf_srnets.attack")  # modules only: no resource loaded at import
 
 
 def minilm_path() -> str:
@@ -97,14 +102,11 @@ def run(name, victim, task, examples, cache: bool, batch_size: int, tmp: str) ->
     }
 
 
-def measure(args: argparse.Namespace) -> None:
-    """One measurement in this process (`--one RECIPE CACHE`): warm up on the last dev sentence, then time."""
-    import json
-
+def measure(args: argparse.Namespace, name: str, cache: bool) -> dict:
+    """One measurement in this process: warm up on the last dev sentence, then time."""
     from hf_srnets.attack import dataset_examples, load_victim
 
     task, dev = load_dev(args.data_dir)
-    name, cache = args.one[0], args.one[1] == "on"
     examples = dataset_examples(dev, range(min(args.num_examples, len(dev))))
     victim = load_victim(args.model, task)
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +114,7 @@ def measure(args: argparse.Namespace) -> None:
         run(name, victim, task, dataset_examples(dev, [len(dev) - 1]), cache, args.batch_size, tmp)
         warmup = time.perf_counter() - t0
         result = run(name, victim, task, examples, cache, args.batch_size, tmp)
-    print("RESULT " + json.dumps({"warmup": warmup, "n": len(examples), **result}))
+    return {"warmup": warmup, "n": len(examples), **result}
 
 
 def load_dev(data_dir: str):
@@ -132,9 +134,6 @@ def table_row(name: str, cache: str, r: dict) -> str:
 
 
 def main() -> None:
-    import json
-    import subprocess
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_data = os.environ.get("SRNETS_DATA_DIR", str(REPO.parent / "shared" / "data"))
     parser.add_argument("--data_dir", default=default_data)
@@ -143,10 +142,7 @@ def main() -> None:
     parser.add_argument("--recipes", nargs="+", default=["textfooler", "textbugger"])
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--head_train", type=int, default=2000)
-    parser.add_argument("--one", nargs=2, metavar=("RECIPE", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        return measure(args)
     header = f"{'recipe':<11} {'cache':<5} {'ex/min':>7} {'s':>7} {'model s':>7} {'queries':>8} {'hits':>7} "
     rows = [header + f"{'#Query':>7} {'Clean%':>7} {'Aua%':>6} {'Suc%':>6}"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,13 +151,12 @@ def main() -> None:
         print(f"victim: {victim}; {args.num_examples} SST-2 dev sentences; {os.cpu_count()} CPUs", flush=True)
         for name in args.recipes:
             for cache in ("on", "off"):  # each in a fresh process: no warm caches carried over
-                cmd = [sys.executable, __file__, "--one", name, cache, "--model", model_dir]
-                cmd += ["--data_dir", args.data_dir, "--num_examples", str(args.num_examples)]
-                done = subprocess.run([*cmd, "--batch_size", str(args.batch_size)], capture_output=True, text=True)
-                lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-                if done.returncode or not lines:
-                    raise RuntimeError(f"{name} cache {cache} failed:\n{done.stderr[-3000:]}")
-                rows.append(table_row(name, cache, json.loads(lines[-1][len("RESULT ") :])))
+                run_args = argparse.Namespace(**{**vars(args), "model": model_dir})
+                try:
+                    result = run_in_fresh_process(measure, run_args, name, cache == "on", preload=PRELOAD)
+                except FreshProcessError as error:
+                    raise RuntimeError(f"{name} cache {cache} failed: {error}") from None
+                rows.append(table_row(name, cache, result))
                 print(rows[-1], flush=True)
     print("\n".join(["", *rows]))
 

@@ -2,7 +2,8 @@
 """bf16 against fp32 on the CPU: training step time, evaluation throughput and peak memory, per workload.
 
 Each measurement runs `SRNetTrainer` on the pip MiniLM (all-MiniLM-L6-v2) in a fresh process (so its peak RSS is its
-own), on batches of real MNLI dev-mismatched pairs (dynamic padding, at most `--max_length` tokens):
+own; each a fork of one process that did the imports: `hf_srnets.resources.fresh_process`), on batches of real MNLI
+dev-mismatched pairs (dynamic padding, at most `--max_length` tokens):
 
 - `finetune`: full fine-tuning with cross-entropy (`--pruning none`);
 - `mask`: mask training at 50% sparsity (`--pruning mask`, scores and φ fp32 under the cast);
@@ -28,11 +29,9 @@ A ratio above 1 means bf16 is faster (fp32 time / bf16 time) or needs more memor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from hf_srnets.resources.fresh_process import FreshProcessError, run_in_fresh_process  # noqa: E402
 
 WORKLOADS = ("finetune", "mask", "l0_freelb")
 VARIANTS = ("fp32", "bf16", "fp32_compile", "bf16_compile")
@@ -149,21 +150,11 @@ def run_once(workload: str, variant: str, options: argparse.Namespace) -> dict[s
     }
 
 
-def child_command(workload: str, variant: str, options: argparse.Namespace) -> list[str]:
-    command = [sys.executable, __file__, "--_child", f"{workload}:{variant}"]
-    for name in ("data_dir", "batch_size", "eval_batch_size", "max_length", "warmup", "steps", "eval_examples"):
-        command += [f"--{name}", str(getattr(options, name))]
-    if options.model:
-        command += ["--model", options.model]
-    return command
-
-
 def measure(workload: str, variant: str, options: argparse.Namespace) -> dict[str, float]:
-    out = subprocess.run(child_command(workload, variant, options), capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"error: the {workload} {variant} measurement failed:\n{out.stderr[-3000:]}")
-    line = next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))
-    return json.loads(line[len("RESULT ") :])
+    try:
+        return run_in_fresh_process(run_once, workload, variant, options)
+    except FreshProcessError as error:
+        raise SystemExit(f"error: the {workload} {variant} measurement failed: {error}") from None
 
 
 def summarise(runs: dict[tuple[str, str], list[dict[str, float]]], workloads: list[str], variants: list[str]) -> None:
@@ -201,12 +192,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--eval_examples", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (fp32 first in odd ones)")
-    parser.add_argument("--_child", help=argparse.SUPPRESS)
     options = parser.parse_args()
-    if options._child:
-        workload, variant = options._child.split(":")
-        print("RESULT " + json.dumps(run_once(workload, variant, options)))
-        return
     variants = options.variants or ["fp32", "bf16"] + (["fp32_compile", "bf16_compile"] if options.compile else [])
     if "fp32" not in variants:
         parser.error("--variants must include fp32, the base of the ratios")

@@ -3,7 +3,8 @@
 
 Runs `SRNetTrainer` on the pip MiniLM (all-MiniLM-L6-v2) with batch 32 of real MNLI dev-mismatched pairs
 (dynamic padding), once as full fine-tuning and once as mask training at 50% sparsity, each in a fresh
-process (so peak RSS is its own), alternating `--repeats` times. Prints the two ratios last:
+process (so peak RSS is its own; forks of one process that did the imports: `hf_srnets.resources.fresh_process`),
+alternating `--repeats` times. Prints the two ratios last:
 
     python bench/bench_mask_overhead.py --data_dir ../shared/data
 
@@ -15,17 +16,17 @@ Targets: step-time ratio <= 1.15, peak-memory ratio <= 1.10.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from hf_srnets.resources.fresh_process import run_in_fresh_process  # noqa: E402
 
 
 def minilm_path() -> str:
@@ -113,33 +114,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=15)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--output_dir", default="/tmp/hf_srnets_bench")
-    parser.add_argument("--_child", choices=["full", "mask"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args._child:
-        result = run_once(args._child, args)
-        print("RESULT " + json.dumps(result))
-        return
     runs: dict[str, list[dict[str, float]]] = {"full": [], "mask": []}
     for _ in range(args.repeats):
         for mode in ("full", "mask"):
-            cmd = [
-                sys.executable,
-                __file__,
-                "--_child",
-                mode,
-                "--data_dir",
-                args.data_dir,
-                "--batch_size",
-                str(args.batch_size),
-                "--warmup",
-                str(args.warmup),
-                "--steps",
-                str(args.steps),
-                "--output_dir",
-                args.output_dir,
-            ] + (["--model", args.model] if args.model else [])
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            result = json.loads(next(line for line in out.splitlines() if line.startswith("RESULT "))[7:])
+            result = run_in_fresh_process(run_once, mode, args)
             runs[mode].append(result)
             print(
                 f"{mode:>4}: {result['seconds_per_step']:.3f} s/step (median), "
