@@ -124,6 +124,14 @@ class SetPredictions:
     def correct(self) -> np.ndarray:
         return np.array([p == y for p, y in zip(self.predictions, self.labels)], dtype=float)
 
+    @functools.cached_property
+    def coded_predictions(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """The distinct predicted names (sorted) and each example's index into them: `align` maps a run's few
+        names instead of every example's (a report aligns each file with others thousands of times)."""
+        names = tuple(sorted(set(self.predictions)))
+        code = {name: i for i, name in enumerate(names)}
+        return names, np.array([code[p] for p in self.predictions], dtype=np.int64)
+
 
 def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
     """Read a predictions file (`.jsonl`, or gzipped `.jsonl.gz` as committed per-example outputs, whose rows
@@ -137,7 +145,7 @@ def read_eval_predictions(path: str | os.PathLike) -> SetPredictions:
     except FileNotFoundError:
         raise MissingInputError(f"per-example predictions {path} not found: {_REWRITE}") from None
     try:
-        return _read_unchanged(os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+        return _read_file(os.fspath(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
     except (EOFError, OSError, zlib.error, ValueError) as err:  # gzip.BadGzipFile is an OSError; JSON a ValueError
         if isinstance(err, InputError):
             raise
@@ -152,20 +160,21 @@ _REWRITE = (
 
 # a report holds every run's files of an experiment (cue_minilm_mnli: 375); the runs of one set share their keys and
 # gold labels (`_shared`), so a cached file costs little more than its tuple of predictions
+@functools.lru_cache(maxsize=4096)
+def _read_file(path: str, device: int, inode: int, size: int, mtime_ns: int) -> SetPredictions:
+    """`_read_unchanged` of the file this name reaches: a second name of one file (a link, another relative path)
+    shares its entry there; this level saves resolving the name again on every read."""
+    return _read_unchanged(os.path.realpath(path), size, mtime_ns)
+
+
 @functools.lru_cache(maxsize=2048)
 def _read_unchanged(path: str, size: int, mtime_ns: int) -> SetPredictions:
-    rows = []
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if not isinstance(row, dict) or not {"label", "prediction"} <= set(row) or not {"index", "id"} & set(row):
-                raise InputError(
-                    f"{path}:{line_no}: expected {{'index', 'id', 'label', 'prediction'}}, got {line[:80]}"
-                )
-            rows.append(row)
+        lines = list(f)
+    rows = _parsed_rows(lines)
+    if rows is None:  # a line that is not one example: the line by line parse names it
+        rows = [_parsed_row(path, line_no, line) for line_no, line in enumerate(lines, 1) if line.strip()]
     ids = [row.get("id") for row in rows]
     by_id = None not in ids and len(set(ids)) == len(ids)
     keys = tuple(str(row["id"] if by_id else row.get("index", i)) for i, row in enumerate(rows))
@@ -175,12 +184,44 @@ def _read_unchanged(path: str, size: int, mtime_ns: int) -> SetPredictions:
 
 
 FIELDS = ("label", "prediction")
+ROW_KEYS = {"label", "prediction"}
+
+
+def _parsed_rows(lines: list[str]) -> list[dict] | None:
+    """Every non-blank line's row in one JSON parse (a per-line `json.loads` is most of a report's reading time), or
+    None when a line is not exactly one example row."""
+    examples = [line for line in lines if line.strip()]
+    try:
+        rows = json.loads("[" + ",".join(examples) + "]")
+    except ValueError:
+        return None
+    valid = len(rows) == len(examples) and all(
+        isinstance(row, dict) and ROW_KEYS <= row.keys() and ("index" in row or "id" in row) for row in rows
+    )
+    return rows if valid else None
+
+
+def _parsed_row(path: str, line_no: int, line: str) -> dict:
+    row = json.loads(line)
+    if not isinstance(row, dict) or not ROW_KEYS <= set(row) or not {"index", "id"} & set(row):
+        raise InputError(f"{path}:{line_no}: expected {{'index', 'id', 'label', 'prediction'}}, got {line[:80]}")
+    return row
 
 
 @functools.lru_cache(maxsize=256)
 def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
     """The first tuple equal to `values` seen (a set's keys and gold labels are the same in every run's file)."""
     return values
+
+
+@functools.lru_cache(maxsize=256)
+def _coded_labels(labels: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray]:
+    """A set's gold labels as (sorted names, index of each), once per set (the runs share the tuple, `_shared`)."""
+    names = tuple(sorted(set(labels)))
+    code = {name: i for i, name in enumerate(names)}
+    coded = np.array([code[y] for y in labels], dtype=np.int64)
+    coded.setflags(write=False)
+    return names, coded
 
 
 def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -190,16 +231,19 @@ def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[
     if not runs:
         raise ValueError("no runs to align")
     first = runs[0]
-    names = sorted(set(first.labels).union(*(run.predictions for run in runs)))
+    label_names, label_codes = _coded_labels(first.labels)
+    names = sorted(set(label_names).union(*(run.coded_predictions[0] for run in runs)))
     code = {name: i for i, name in enumerate(names)}
-    labels = np.array([code[y] for y in first.labels])
+    labels = np.array([code[name] for name in label_names], dtype=np.int64)[label_codes]
     predicted = np.empty((len(runs), len(first.keys)), dtype=np.int64)
     position: dict[str, int] | None = None
     for r, run in enumerate(runs):
+        run_names, run_codes = run.coded_predictions
+        coded = np.array([code[name] for name in run_names], dtype=np.int64)[run_codes]
         if run.keys == first.keys:  # the same examples in the same order: most runs, compared without a lookup
             if run.labels != first.labels:
                 raise ValueError("the runs give the same examples different gold labels")
-            predicted[r] = [code[p] for p in run.predictions]
+            predicted[r] = coded
             continue
         position = position or {key: i for i, key in enumerate(first.keys)}
         if set(run.keys) != set(position) or len(run.keys) != len(position):
@@ -207,5 +251,5 @@ def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[
         order = np.array([position[key] for key in run.keys])
         if any(first.labels[j] != y for j, y in zip(order.tolist(), run.labels)):
             raise ValueError("the runs give the same examples different gold labels")
-        predicted[r, order] = [code[p] for p in run.predictions]
+        predicted[r, order] = coded
     return labels, predicted, names

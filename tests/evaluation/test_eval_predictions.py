@@ -106,6 +106,36 @@ def test_align_pairs_runs_by_example_id_whatever_their_order(tmp_path) -> None:
     assert predicted.tolist() == [[1, 1], [0, 0]]  # run 2: a -> neg, b -> neg
 
 
+def test_align_maps_each_runs_own_predicted_names_into_the_names_of_all_runs(tmp_path) -> None:
+    gold = [("a", "pos"), ("b", "neg"), ("c", "pos")]
+    runs = [
+        [{"index": i, "id": key, "label": label, "prediction": predicted} for i, ((key, label), predicted) in
+         enumerate(zip(gold, predictions))]
+        for predictions in (["pos", "pos", "pos"], ["neutral", "neg", "pos"], ["neg", "neutral", "neutral"])
+    ]  # fmt: skip
+    read = [read_eval_predictions(_write(tmp_path / f"{r}.jsonl", rows)) for r, rows in enumerate(runs)]
+    labels, predicted, names = align(read)
+    assert names == ["neg", "neutral", "pos"]  # sorted: gold and predicted names of every run
+    assert labels.tolist() == [2, 0, 2]
+    assert predicted.tolist() == [[2, 2, 2], [1, 0, 2], [0, 1, 1]]
+    labels, predicted, names = align(read[:1])  # the first run alone: its names only
+    assert (names, labels.tolist(), predicted.tolist()) == (["neg", "pos"], [1, 0, 1], [[1, 1, 1]])
+
+
+def test_a_line_that_is_not_one_example_is_named_by_its_line_in_the_file(tmp_path) -> None:
+    from hf_srnets.errors import InputError
+
+    row = {"index": 0, "id": "a", "label": "pos", "prediction": "pos"}
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(row) + "\n\n" + json.dumps({"index": 1, "label": "neg"}) + "\n")
+    with pytest.raises(InputError, match=r"p\.jsonl:3: expected \{'index', 'id', 'label', 'prediction'\}"):
+        read_eval_predictions(path)
+    two = tmp_path / "two.jsonl"  # two rows on one line: valid JSON only when the lines are joined
+    two.write_text(json.dumps(row) + ", " + json.dumps({**row, "index": 1, "id": "b"}) + "\n")
+    with pytest.raises(InputError, match=r"two\.jsonl are cut or damaged \(Extra data"):
+        read_eval_predictions(two)
+
+
 def test_a_file_is_parsed_once_and_again_when_it_changes(tmp_path) -> None:
     rows = [{"index": 0, "id": "a", "label": "pos", "prediction": "pos"}]
     path = _write(tmp_path / "p.jsonl", rows)
