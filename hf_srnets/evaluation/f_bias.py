@@ -17,6 +17,7 @@ A reference whose Δ ≤ 0 (it does as well OOD as ID) leaves F_bias undefined: 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -83,13 +84,20 @@ def pooled_accuracy(results: Mapping[str, Any], sets: Sequence[str], source: str
     return sum(n * a for n, a in zip(counts, accuracies)) / sum(counts)
 
 
+@functools.lru_cache(maxsize=1024)
+def _warn_once(message: str) -> None:
+    """Each warning once a process (as transformers' `warning_once`): a report computes F_bias of every run against
+    the same reference runs, which printed one reference's warning 70 times for results/cue_minilm_mnli."""
+    logger.warning(message)
+
+
 def _ratio(name: str, dev: float, ood: float, ref_dev: float, ref_ood: float, source: str) -> dict[str, float]:
     """Δ_model, Δ_reference and, when Δ_reference > 0, F_bias (keys suffixed by `name`)."""
     suffix = f"_{name}" if name else ""
     ref_gap = accuracy_gap(ref_dev, ref_ood)
     out = {f"accuracy_gap{suffix}": accuracy_gap(dev, ood), f"reference_accuracy_gap{suffix}": ref_gap}
     if ref_gap <= 0:
-        logger.warning(
+        _warn_once(
             f"F_bias{' of ' + name if name else ''} is undefined: the reference ({source}) has Δ = (F_dev - F_OOD) / "
             f"F_dev = {ref_gap:.4f} <= 0, so Δ_model / Δ_reference means nothing; no value recorded"
         )

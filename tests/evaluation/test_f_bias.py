@@ -96,6 +96,17 @@ def test_a_reference_without_an_ood_drop_gives_a_warning_and_no_value(caplog):
     assert "| hans | 0.342 | -0.017 | undefined |" in f_bias_table(out)
 
 
+def test_the_warning_of_one_reference_is_given_once_however_many_runs_are_compared_with_it(caplog):
+    base = _results(60.0, {"hans": (61.0, 10)})  # Δ_reference = -1/60 < 0
+    source = "the reference of test_the_warning_of_one_reference_is_given_once"  # a message no other test gives
+    with caplog.at_level(logging.WARNING):
+        for dev in (84.4, 70.0, 65.0):
+            f_bias_results(_results(dev, {"hans": (55.5, 10)}), base, "mnli", ["hans"], source)
+    messages = [record.getMessage() for record in caplog.records if source in record.getMessage()]
+    assert messages and len(messages) == len(set(messages)), "each warning once, not once a run"
+    assert any(message.startswith("F_bias of hans is undefined") for message in messages)
+
+
 def test_card_has_a_relative_bias_section_with_the_citation():
     model = _results(84.4, {"hans": (55.5, 30000)})
     base = _results(84.2, {"hans": (59.8, 30000)})
