@@ -110,7 +110,8 @@ class SRNetModel(nn.Module):
         config = self.srnet_config
         if config.structured:
             groups = unit_groups(self.base_model, targets, config.mask_granularity, config.block_size)
-            wrapped = set(inject_unit_layers(self.base_model, groups, self.method.make_unit_layer))
+            make = self.method.make_unit_layer, self.method.make_unit_scores
+            wrapped = set(inject_unit_layers(self.base_model, groups, *make))
             targets = [name for name in targets if name in wrapped]
         else:
             for name in targets:
@@ -166,6 +167,7 @@ class SRNetModel(nn.Module):
         self.srnet_config.base_fingerprint = weights_fingerprint(self.base_model, self.fingerprint_modules())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        self.method.before_forward(self)
         return self.base_model(*args, **kwargs)
 
     # -- mask search (the method's) ---------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from ..run_files import MASKS_NAME, SRNET_CONFIG_NAME, write_json
 from .fixed_mask import FixedMaskCallback
 from .masked_model import MaskedModel
 from .nm import check_nm
-from .units import unit_masked_linear
+from .units import UnitScores, unit_masked_linear
 from .wrapped import MaskedLayer
 
 CONFIG_NAME = SRNET_CONFIG_NAME  # the mask config of a saved SRNet; MASKS_NAME: its masks (names in run_files)
@@ -366,6 +366,14 @@ class PruningMethod:
         `UnitScores`, `member`: the matrix's `UnitMember`); default: `units.unit_masked_linear`'s
         `UnitMaskedLinear`."""
         return unit_masked_linear(base_layer, units, member, owner)
+
+    def make_unit_scores(self, kind: str, shape: tuple[int, ...], device: torch.device | None) -> nn.Module:
+        """The scores one unit group shares (`make_unit_layer`'s `units`); default: a `UnitScores` (one real score
+        a unit under an exact-count threshold)."""
+        return UnitScores(kind, shape, device=device)
+
+    def before_forward(self, srnet: MaskedModel) -> None:
+        """Called by `SRNetModel.forward` before each forward pass (l0 at a unit granularity: draw new gates)."""
 
     def saved_masks(self, srnet: MaskedModel) -> dict[str, torch.Tensor]:
         """The binary masks `save_pretrained` packs and `--mask_from` retrains: the current masks by default; l0

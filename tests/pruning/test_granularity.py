@@ -285,13 +285,13 @@ def test_bad_block_size_names_the_module_shape_and_a_fitting_size():
         ThresholdConfig(mask_granularity="row")
 
 
-@pytest.mark.parametrize("config_class", [L0Config, RandomConfig])
-def test_l0_and_random_refuse_structured_granularities(config_class):
+def test_random_refuses_structured_granularities_and_names_the_methods_that_take_them():
     with pytest.raises(
-        ValueError, match=r"--mask_granularity neuron is not supported by --pruning .*magnitude or .*threshold"
+        ValueError,
+        match=r"--mask_granularity neuron is not supported by --pruning random .*l0 or .*magnitude or .*threshold",
     ):
-        config_class(mask_granularity="neuron")
-    assert config_class().mask_granularity == "element"
+        RandomConfig(mask_granularity="neuron")
+    assert RandomConfig().mask_granularity == L0Config().mask_granularity == "element"
 
 
 @pytest.mark.parametrize("granularity", ["neuron", "head"])

@@ -12,7 +12,7 @@ from transformers import TrainerCallback
 from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetModel
-from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig
+from hf_srnets.pruning import L0Config, MagnitudeConfig, ThresholdConfig
 from hf_srnets.pruning.units import unit_layer_groups
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
@@ -72,8 +72,12 @@ def test_cli_parses_the_granularity_flags():
         ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "imp", "--mask-granularity", "head"]
     )
     assert imp.pruning.mask_granularity == "head"
-    with pytest.raises(ValueError, match="--mask_granularity block is not supported by --pruning l0"):
-        parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "l0", "--mask_granularity", "block"])
+    l0 = parse_args(["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "l0", "--mask_granularity", "ffn"])
+    assert isinstance(l0.pruning, L0Config) and l0.pruning.mask_granularity == "ffn"
+    with pytest.raises(ValueError, match="--mask_granularity block is not supported by --pruning random"):
+        parse_args(
+            ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "random", "--mask_granularity", "block"]
+        )
     with pytest.raises(SystemExit):
         parse_args([*base, "--mask_granularity", "rows"])
 

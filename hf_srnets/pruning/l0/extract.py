@@ -14,11 +14,14 @@ import os
 from typing import Any
 
 import torch
+from torch import nn
 
 from ...errors import InputError
 from ..base import SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
 from ..mask_files import load_checked_tensors, save_mask_files
 from ..selection import binarize, exact_thresholds
+from ..units import selection_pools, unit_layer_groups
+from ..units.layer import expand_stacked
 from .config import L0Config
 
 logger = logging.getLogger(__name__)
@@ -43,6 +46,26 @@ def extract_ticket(log_alphas: dict[str, torch.Tensor], sparsity: float, scope: 
     }
 
 
+def extract_unit_ticket(layers: dict[str, nn.Module], sparsity: float, scope: str = "global") -> dict[str, Any]:
+    """Element masks (True = kept) of the unit ticket of a structured search: exactly ⌊s·n⌋ units with the smallest
+    log α pruned per unit group (local) or per kind of unit (global: all heads, and separately all FFN units, as
+    the threshold method's unit selection pools them), ties by position; each member matrix gets its tiles."""
+    if not 0.0 <= sparsity < 1.0:
+        raise ValueError(f"sparsity must be in [0, 1), got {sparsity}: e.g. --sparsity 0.3 for 30%.")
+    groups = unit_layer_groups(layers.items())
+    kept: dict[int, torch.Tensor] = {}
+    for pool in selection_pools(groups, scope):
+        scores = [units.mask_scores.detach().float() for units in pool]
+        results = exact_thresholds(scores, math.floor(sparsity * sum(t.numel() for t in scores)))
+        for units, score, (phi, tie, has_tie) in zip(pool, scores, results):
+            kept[id(units)] = binarize(score, torch.tensor(phi), torch.tensor(tie), has_tie)
+    return {
+        name: expand_stacked(kept[id(units)].reshape(layer.grid), layer.tile, layer.stack)
+        for units, members in groups
+        for name, layer in members
+    }
+
+
 def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
     """The config, the log α per masked module and the other saved tensors of an l0 search directory.
 
@@ -54,6 +77,12 @@ def read_search_dir(directory: str | os.PathLike) -> tuple[L0Config, dict[str, t
         raise InputError(
             f"{directory} holds masks of --pruning {config.pruning_method}, not of an l0 search: tickets are "
             "extracted from the log α of a --pruning l0 run's output directory."
+        )
+    if config.structured:
+        raise InputError(
+            f"{directory} is an l0 search at --mask_granularity {config.mask_granularity}: its ticket (the units with "
+            "the smallest log α pruned) is the one the search saved, at its --sparsity; tickets of other sparsities "
+            "are extracted from element searches only. Run the structured search again with the --sparsity wanted."
         )
     tensors = load_checked_tensors(str(directory), config, directory)
     log_alphas = {name: tensors.get(f"{SEARCH_PREFIX}{name}.log_alpha") for name in config.module_shapes}

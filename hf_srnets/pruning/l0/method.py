@@ -13,9 +13,11 @@ from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_model import MaskedModel
 from ..schedule import linear_warmup
 from ..sharding import whole
+from ..units import unit_layer_groups
 from .config import L0Config
-from .extract import extract_ticket
+from .extract import extract_ticket, extract_unit_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
+from .units import HardConcreteUnitLinear, HardConcreteUnits
 
 
 def lambda_at(step: int, max_steps: int, config: L0Config) -> float:
@@ -30,11 +32,26 @@ def lambda_at(step: int, max_steps: int, config: L0Config) -> float:
     return linear_warmup(step, start, warmup, config.l0_lambda)
 
 
-def l0_penalty(layers: list[HardConcreteLinear], temperature: float) -> torch.Tensor:
-    """R(m) of Eq. 4 over all gates of θ_pr together: Σ_layers Σ_i P(m_i ≠ 0) / |m|."""
-    total = sum(layer.log_alpha.numel() for layer in layers)
+def gate_tensors(layers: Iterable[HardConcreteLinear | HardConcreteUnitLinear]) -> list[tuple[torch.Tensor, int]]:
+    """(log α, weights one gate covers) of each gate tensor of `layers`, once: an element layer's own log α (one
+    weight a gate); a unit group's shared log α with the weights a unit covers in all its member matrices."""
+    tensors: dict[int, list] = {}
+    for layer in layers:
+        if isinstance(layer, HardConcreteUnitLinear):
+            tensors.setdefault(id(layer.units), [layer.log_alpha, 0])[1] += layer.unit_size
+        else:
+            tensors[id(layer)] = [layer.log_alpha, 1]
+    return [(log_alpha, weights) for log_alpha, weights in tensors.values()]
+
+
+def l0_penalty(layers: list[HardConcreteLinear | HardConcreteUnitLinear], temperature: float) -> torch.Tensor:
+    """R(m) of Eq. 4 over all weights of θ_pr together: Σ_gates w_g·P(m_g ≠ 0) / Σ_gates w_g, w_g the weights a gate
+    covers (1 for an element gate, a unit's weights for a structured one): the expected fraction of weights kept."""
+    gates = gate_tensors(layers)
+    total = sum(log_alpha.numel() * weights for log_alpha, weights in gates)
     # under FSDP the step's penalty is computed on the shards of log α (outside any forward): summed whole
-    return sum(whole(expected_nonzero(layer.log_alpha, temperature).sum()) for layer in layers) / total
+    kept = sum(whole(expected_nonzero(log_alpha, temperature).sum()) * weights for log_alpha, weights in gates)
+    return kept / total
 
 
 @register_pruning_method
@@ -50,6 +67,7 @@ class L0Pruning(PruningMethod):
     config_class = L0Config
     layer_class = HardConcreteLinear
     trains_scores = True
+    granularities = ("element", "block", "ffn", "head", "hybrid", "neuron")
     citations = ("zheng2022robust", "louizos2018learning")
     search_state_words = "the float log α of every gate (the search state `run_extract_ticket.py` ranks)"
 
@@ -62,11 +80,26 @@ class L0Pruning(PruningMethod):
         """The layer over `base_layer`, at this config's temperature and initial gate."""
         return HardConcreteLinear(base_layer, self.config.l0_temperature, self.config.l0_init_keep)
 
+    def make_unit_layer(self, base_layer: nn.Linear, units: Any, member: Any, owner: bool) -> HardConcreteUnitLinear:
+        """At a unit granularity: the matrix gated by its group's shared hard-concrete units."""
+        return HardConcreteUnitLinear(base_layer, units, member.tile, member.grid, owner=owner, stack=member.stack)
+
+    def make_unit_scores(self, kind: str, shape: tuple[int, ...], device: torch.device | None) -> HardConcreteUnits:
+        """One log α a unit, at this config's temperature and initial gate."""
+        return HardConcreteUnits(kind, shape, self.config.l0_temperature, self.config.l0_init_keep, device)
+
     def initialize(self, srnet: MaskedModel) -> None:
         srnet.record_fingerprint()
 
+    def before_forward(self, srnet: MaskedModel) -> None:
+        """A training forward pass draws each unit's gate once, for all the matrices the unit spans (an evaluation
+        pass uses Eq. 5 and no draw)."""
+        if srnet.srnet_config.structured:
+            for units, _ in unit_layer_groups(srnet.masked_layers().items()):
+                units.new_draw()
+
     @staticmethod
-    def searching_layers(srnet: MaskedModel) -> list[HardConcreteLinear]:
+    def searching_layers(srnet: MaskedModel) -> list[HardConcreteLinear | HardConcreteUnitLinear]:
         return [layer for layer in srnet.masked_layers().values() if not layer.fixed]
 
     def regularization(self, srnet: MaskedModel, step: int, max_steps: int) -> torch.Tensor | None:
@@ -84,13 +117,13 @@ class L0Pruning(PruningMethod):
         if not layers:
             return {}
         density = float(l0_penalty(layers, self.config.l0_temperature))
-        total = sum(layer.log_alpha.numel() for layer in layers)
-        gates = [deterministic_gate(layer.log_alpha) for layer in layers]
+        gates = [(deterministic_gate(log_alpha), weights) for log_alpha, weights in gate_tensors(layers)]
+        total = sum(gate.numel() * weights for gate, weights in gates)
         return {
             "l0_expected_density": density,
             "l0_expected_sparsity": 1.0 - density,
-            "l0_gates_zero": sum(int((g == 0).sum()) for g in gates) / total,
-            "l0_gates_one": sum(int((g == 1).sum()) for g in gates) / total,
+            "l0_gates_zero": sum(int((gate == 0).sum()) * weights for gate, weights in gates) / total,
+            "l0_gates_one": sum(int((gate == 1).sum()) * weights for gate, weights in gates) / total,
             "l0_lambda": self.current_lambda,
         }
 
@@ -106,14 +139,19 @@ class L0Pruning(PruningMethod):
         # at the end of the run (issue 51's contract test)
         key = (self.config.sparsity, self.config.sparsity_scope, _digest(layer.log_alpha for layer in layers.values()))
         if self._ticket is None or self._ticket[0] != key:
-            log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
-            self._ticket = (key, extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope))
+            if srnet.srnet_config.structured:
+                ticket = extract_unit_ticket(layers, self.config.sparsity, self.config.sparsity_scope)
+            else:
+                log_alphas = {name: layer.log_alpha.detach() for name, layer in layers.items()}
+                ticket = extract_ticket(log_alphas, self.config.sparsity, self.config.sparsity_scope)
+            self._ticket = (key, ticket)
         return self._ticket[1]
 
     @classmethod
     def card_settings(cls, config: L0Config, context: CardContext) -> dict[str, Any]:
         return {
             "sparsity": config.sparsity,
+            **config.unit_settings(),
             "sparsity_scope": config.sparsity_scope,
             "l0_lambda": config.l0_lambda,
             "l0_temperature": config.l0_temperature,
@@ -129,11 +167,15 @@ class L0Pruning(PruningMethod):
         """The gates, the penalty and its warm-up, and what the saved ticket is."""
         start, warmup = config.l0_lambda_start_fraction, config.l0_lambda_warmup_fraction
         ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
+        gated = "weights" if not config.structured else f"{config.mask_granularity} units (one gate a unit)"
+        others = (
+            "search again for another sparsity" if config.structured else "extract others with `run_extract_ticket.py`"
+        )
         return (
-            f"hard-concrete L0 gates over frozen weights (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
+            f"hard-concrete L0 gates over frozen {gated} (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
             f"penalty λ·R(m) with λ = {config.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
             f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - config.sparsity:.0%} largest log α "
-            f"({config.sparsity_scope}): retrain it with `--mask_from`, extract others with `run_extract_ticket.py`"
+            f"({config.sparsity_scope}): retrain it with `--mask_from`, {others}"
         )
 
 

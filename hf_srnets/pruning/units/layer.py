@@ -188,13 +188,15 @@ def inject_unit_layers(
     model: nn.Module,
     groups: list[UnitGroup],
     make_layer: Callable[[nn.Linear, UnitScores, UnitMember, bool], MaskedLayer] = unit_masked_linear,
+    make_units: Callable[[str, tuple[int, ...], torch.device], nn.Module] = UnitScores,
 ) -> list[str]:
     """Wrap every member matrix of `groups` in `make_layer`'s layer (a method's `make_unit_layer`; by default a
-    `UnitMaskedLinear`) over its group's `UnitScores`; the names."""
+    `UnitMaskedLinear`) over its group's shared scores (`make_units(kind, shape, device)`, a method's
+    `make_unit_scores`; by default `UnitScores`); the names."""
     wrapped = []
     for group in groups:
         first = model.get_submodule(group.members[0].name)
-        units = UnitScores(group.kind, group.shape, device=first.weight.device)
+        units = make_units(group.kind, group.shape, first.weight.device)
         for index, member in enumerate(group.members):
             parent_name, _, child = member.name.rpartition(".")
             parent = model.get_submodule(parent_name) if parent_name else model

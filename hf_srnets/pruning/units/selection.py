@@ -50,7 +50,7 @@ def aggregated_magnitude(units: UnitScores, members: Members) -> torch.Tensor:
     return total / count
 
 
-def _pools(groups: list[tuple[UnitScores, Members]], scope: str) -> list[list[UnitScores]]:
+def selection_pools(groups: list[tuple[UnitScores, Members]], scope: str) -> list[list[UnitScores]]:
     """The score tensors selected together: each group alone (local), or all groups of one kind (global)."""
     if scope != "global":
         return [[units] for units, _ in groups]
@@ -64,7 +64,7 @@ def _pools(groups: list[tuple[UnitScores, Members]], scope: str) -> list[list[Un
 def update_unit_thresholds(srnet: MaskedModel, sparsity: float) -> None:
     """φ per pool such that exactly ⌊s·n⌋ units of each pool are pruned (ties by position)."""
     groups = unit_layer_groups(srnet.masked_layers().items())
-    for pool in _pools(groups, srnet.srnet_config.sparsity_scope):
+    for pool in selection_pools(groups, srnet.srnet_config.sparsity_scope):
         total = sum(units.mask_scores.numel() for units in pool)
         results = exact_thresholds([units.mask_scores for units in pool], math.floor(sparsity * total))
         for units, (phi, tie_index, has_tie) in zip(pool, results):
