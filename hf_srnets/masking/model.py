@@ -266,7 +266,7 @@ class SRNetModel(nn.Module):
             for module in (self.classifier_targets if self.srnet_config.trainable_classifier else [])
             for name, _ in self.base_model.get_submodule(module).named_parameters()
         }
-        scores = {id(param) for param in self.masked_layers_scores()}
+        scores = {id(param) for param in self.score_parameters()}  # l0's Lagrange multipliers too: search state
         all_trained = self.srnet_config.trains_weights  # a search that trained every weight, also once frozen
         trained |= self.loaded_trained  # reloaded (IMP's weights): a save again must carry them, frozen or not
         out: dict[str, torch.Tensor] = {}

@@ -99,6 +99,13 @@ BIBTEX: dict[str, str] = {
   booktitle = {6th International Conference on Learning Representations, {ICLR} 2018},
   year      = {2018}
 }""",
+    "xia2022structured": """@inproceedings{xia2022structured,
+  title     = {Structured Pruning Learns Compact and Accurate Models},
+  author    = {Xia, Mengzhou and Zhong, Zexuan and Chen, Danqi},
+  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (Volume 1:
+               Long Papers)},
+  year      = {2022}
+}""",
     "zhu2020freelb": """@inproceedings{zhu2020freelb,
   title     = {{FreeLB}: Enhanced Adversarial Training for Natural Language Understanding},
   author    = {Zhu, Chen and Cheng, Yu and Gan, Zhe and Sun, Siqi and Goldstein, Tom and Liu, Jingjing},

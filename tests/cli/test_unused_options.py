@@ -51,6 +51,9 @@ VALUES = {
     "l0_init_keep": ["--l0_init_keep", "0.8"],
     "l0_lambda_start_fraction": ["--l0_lambda_start_fraction", "0.2"],
     "l0_lambda_warmup_fraction": ["--l0_lambda_warmup_fraction", "0.2"],
+    "l0_constraint": ["--l0_constraint", "lagrangian"],
+    # alone (the penalty's): unused
+    "l0_target_warmup_fraction": ["--l0_target_warmup_fraction", "0.2", "--l0_constraint", "lagrangian"],
     "random_seed": ["--random_seed", "7"],
     "calibration_samples": ["--calibration_samples", "16"],
     "wanda_nm": ["--wanda_nm", "2:4"],

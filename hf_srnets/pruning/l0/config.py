@@ -11,12 +11,15 @@ from ..base import PruningConfig
 
 @dataclass
 class L0Config(PruningConfig):
-    """Hard-concrete gates over the frozen weights of θ_pr, trained with the penalty λ_t·R(m) (`--pruning l0`).
+    """Hard-concrete gates over the frozen weights (or units) of θ_pr, trained with a penalty or a constraint
+    (`--pruning l0`).
 
-    The search is not constrained to a sparsity: λ decides how sparse the gates get (§3.2.2). `sparsity` s is
-    the sparsity of the *ticket* the run saves, extracted from log α at the end by ranking (§3.3), over all of
-    θ_pr (`sparsity_scope="global"`, the paper's setting and this method's default) or per matrix (`"local"`).
-    Other sparsities are extracted later from the same run without training (`run_extract_ticket.py`).
+    With the penalty λ_t·R(m) (`l0_constraint="penalty"`, the paper's) the search is not constrained to a sparsity:
+    λ decides how sparse the gates get (§3.2.2); with `"lagrangian"` (CoFi's constraint,
+    `hf_srnets.pruning.l0.constraint`) the expected sparsity is driven to s. `sparsity` s is the sparsity of the
+    *ticket* the run saves, extracted from log α at the end by ranking (§3.3), over all of θ_pr
+    (`sparsity_scope="global"`, the paper's setting and this method's default) or per matrix (`"local"`). Other
+    sparsities are extracted later from the same element search without training (`run_extract_ticket.py`).
 
         l0_lambda: λ of Eq. 8 (Table 6: 0.5 for SST-2, AG News, IMDB; 0.1 for QQP, QNLI, MNLI).
         l0_temperature: β of Eq. 2 and 4 (2/3, as in the authors' released code and Louizos et al. 2018).
@@ -26,6 +29,10 @@ class L0Config(PruningConfig):
             λ_t = λ · clip((t − a·T)/(b·T), 0, 1) with T the run's optimisation steps; both 0 give a constant λ
             (Eq. 8 as printed). Their code counts 3 per step (the input tensors of a batch, not examples), so its
             timing as run is a = 0.0333, b = 0.1.
+        l0_constraint: `penalty` (λ_t·R(m), Eq. 8) or `lagrangian` (λ_1·(ŝ − t) + λ_2·(ŝ − t)², ŝ the expected
+            sparsity, t the target; the multipliers train by gradient ascent: CoFi, Xia et al. 2022).
+        l0_target_warmup_fraction: f of the Lagrangian's target t_k = s·min(1, k/(f·T)) (0.1: CoFi's MNLI recipe,
+            2 of 20 epochs).
         ticket_source: for a ticket extracted by `run_extract_ticket.py`, the search directory it came from.
     """
 
@@ -59,6 +66,20 @@ class L0Config(PruningConfig):
     l0_lambda_warmup_fraction: float = field(
         default=0.3, metadata={"help": "l0: then rises linearly to λ over this fraction (0 = at once)."}
     )
+    l0_constraint: Literal["penalty", "lagrangian"] = field(
+        default="penalty",
+        metadata={
+            "help": "l0: penalty (λ·R(m), Robust Tickets Eq. 8: λ sets the sparsity reached) or lagrangian (CoFi: "
+            "λ_1·(ŝ − t) + λ_2·(ŝ − t)² with learned multipliers drives the expected sparsity ŝ to --sparsity)."
+        },
+    )
+    l0_target_warmup_fraction: float = field(
+        default=0.1,
+        metadata={
+            "help": "l0 lagrangian: the target sparsity grows linearly from 0 to --sparsity over this fraction of "
+            "training (0.1: CoFi's MNLI recipe, 2 of 20 epochs; 0 = at once)."
+        },
+    )
     ticket_source: str | None = field(
         default=None, metadata={"cli": False, "help": "The l0 search directory a ticket was extracted from."}
     )
@@ -77,3 +98,19 @@ class L0Config(PruningConfig):
                 "l0_lambda_start_fraction and l0_lambda_warmup_fraction are fractions of the training steps in "
                 f"[0, 1], got {start} and {warmup}; pass 0 and 0 for a constant λ."
             )
+        if self.l0_constraint not in ("penalty", "lagrangian"):
+            raise InputError(f"l0_constraint must be penalty or lagrangian, got {self.l0_constraint!r}.")
+        if not 0.0 <= self.l0_target_warmup_fraction <= 1.0:
+            raise InputError(
+                f"l0_target_warmup_fraction is a fraction of the training steps in [0, 1], got "
+                f"{self.l0_target_warmup_fraction}: e.g. --l0_target_warmup_fraction 0.1."
+            )
+
+    def unused_options(self) -> dict[str, str]:
+        unused = super().unused_options()
+        if self.l0_constraint == "lagrangian":
+            why = "--l0_constraint lagrangian learns its multipliers instead of the penalty's λ"
+            unused.update(dict.fromkeys(("l0_lambda", "l0_lambda_start_fraction", "l0_lambda_warmup_fraction"), why))
+        else:
+            unused["l0_target_warmup_fraction"] = "it schedules the target of --l0_constraint lagrangian"
+        return unused

@@ -15,6 +15,7 @@ from ..schedule import linear_warmup
 from ..sharding import whole
 from ..units import unit_layer_groups
 from .config import L0Config
+from .constraint import LagrangeMultipliers, lagrangian, target_sparsity_at
 from .extract import extract_ticket, extract_unit_ticket
 from .layer import HardConcreteLinear, deterministic_gate, expected_nonzero
 from .units import HardConcreteUnitLinear, HardConcreteUnits
@@ -74,6 +75,9 @@ class L0Pruning(PruningMethod):
     def __init__(self, config: L0Config) -> None:
         super().__init__(config)
         self.current_lambda = config.l0_lambda
+        self.current_target = 0.0  # the Lagrangian's target t at the last step
+        if config.structured or config.l0_constraint == "lagrangian":  # CoFi's unit gates or its constraint
+            self.citations = (*type(self).citations, "xia2022structured")
         self._ticket: tuple[tuple, dict[str, torch.Tensor]] | None = None  # the last ranking and what it ranked
 
     def make_layer(self, base_layer: nn.Linear) -> HardConcreteLinear:
@@ -89,7 +93,25 @@ class L0Pruning(PruningMethod):
         return HardConcreteUnits(kind, shape, self.config.l0_temperature, self.config.l0_init_keep, device)
 
     def initialize(self, srnet: MaskedModel) -> None:
+        """The fingerprint of the starting weights; for `--l0_constraint lagrangian`, the multipliers λ_1 = λ_2 = 0,
+        held by the first masked layer so that checkpoints carry them."""
         srnet.record_fingerprint()
+        if self.config.l0_constraint == "lagrangian":
+            first = next(iter(srnet.masked_layers().values()))
+            first.l0_constraint = LagrangeMultipliers(device=first.weight.device)
+
+    @staticmethod
+    def multipliers(srnet: MaskedModel) -> LagrangeMultipliers | None:
+        """The Lagrangian's λ_1, λ_2 (`initialize`), or None with the penalty."""
+        first = next(iter(srnet.masked_layers().values()), None)
+        return getattr(first, "l0_constraint", None)
+
+    def score_parameters(self, srnet: MaskedModel) -> list[nn.Parameter]:
+        """log α (each tensor once) and, for the Lagrangian, λ_1 and λ_2: `--mask_learning_rate` for all (CoFi's
+        one `reg_learning_rate`)."""
+        multipliers = self.multipliers(srnet)
+        extra = [multipliers.lambda_1, multipliers.lambda_2] if multipliers is not None else []
+        return [*srnet.masked_layers_scores(), *extra]
 
     def before_forward(self, srnet: MaskedModel) -> None:
         """A training forward pass draws each unit's gate once, for all the matrices the unit spans (an evaluation
@@ -103,12 +125,20 @@ class L0Pruning(PruningMethod):
         return [layer for layer in srnet.masked_layers().values() if not layer.fixed]
 
     def regularization(self, srnet: MaskedModel, step: int, max_steps: int) -> torch.Tensor | None:
-        """λ_t · R(m) (Eq. 4 and 8); None for a fixed ticket or frozen gates."""
+        """λ_t · R(m) (Eq. 4 and 8), or the Lagrangian λ_1·(ŝ − t) + λ_2·(ŝ − t)² with ŝ = 1 − R(m) (CoFi); None for
+        a fixed ticket or frozen gates."""
         layers = self.searching_layers(srnet)
         if not layers or not any(layer.log_alpha.requires_grad for layer in layers):
             return None
+        density = l0_penalty(layers, self.config.l0_temperature)
+        multipliers = self.multipliers(srnet)
+        if multipliers is not None:
+            self.current_target = target_sparsity_at(
+                step, max_steps, self.config.sparsity, self.config.l0_target_warmup_fraction
+            )
+            return lagrangian(1.0 - density, self.current_target, multipliers)
         self.current_lambda = lambda_at(step, max_steps, self.config)
-        return self.current_lambda * l0_penalty(layers, self.config.l0_temperature)
+        return self.current_lambda * density
 
     @torch.no_grad()
     def log_metrics(self, srnet: MaskedModel) -> dict[str, float]:
@@ -124,7 +154,17 @@ class L0Pruning(PruningMethod):
             "l0_expected_sparsity": 1.0 - density,
             "l0_gates_zero": sum(int((gate == 0).sum()) * weights for gate, weights in gates) / total,
             "l0_gates_one": sum(int((gate == 1).sum()) * weights for gate, weights in gates) / total,
-            "l0_lambda": self.current_lambda,
+            **self._constraint_metrics(srnet),
+        }
+
+    def _constraint_metrics(self, srnet: MaskedModel) -> dict[str, float]:
+        multipliers = self.multipliers(srnet)
+        if multipliers is None:
+            return {"l0_lambda": self.current_lambda}
+        return {
+            "l0_target_sparsity": self.current_target,
+            "l0_lambda_1": multipliers.lambda_1.item(),
+            "l0_lambda_2": multipliers.lambda_2.item(),
         }
 
     @torch.no_grad()
@@ -153,11 +193,17 @@ class L0Pruning(PruningMethod):
             "sparsity": config.sparsity,
             **config.unit_settings(),
             "sparsity_scope": config.sparsity_scope,
-            "l0_lambda": config.l0_lambda,
             "l0_temperature": config.l0_temperature,
             "l0_init_keep": config.l0_init_keep,
-            "l0_lambda_start_fraction": config.l0_lambda_start_fraction,
-            "l0_lambda_warmup_fraction": config.l0_lambda_warmup_fraction,
+            **(
+                {"l0_constraint": "lagrangian", "l0_target_warmup_fraction": config.l0_target_warmup_fraction}
+                if config.l0_constraint == "lagrangian"
+                else {
+                    "l0_lambda": config.l0_lambda,
+                    "l0_lambda_start_fraction": config.l0_lambda_start_fraction,
+                    "l0_lambda_warmup_fraction": config.l0_lambda_warmup_fraction,
+                }
+            ),
             "mask_learning_rate": context.mask_learning_rate,
             "mask_weight_decay": context.mask_weight_decay,
         }
@@ -171,9 +217,15 @@ class L0Pruning(PruningMethod):
         others = (
             "search again for another sparsity" if config.structured else "extract others with `run_extract_ticket.py`"
         )
+        objective = f"penalty λ·R(m) with λ = {config.l0_lambda}{ramp} (Eq. 8)"
+        if config.l0_constraint == "lagrangian":
+            objective = (
+                f"Lagrangian constraint λ_1·(ŝ − t) + λ_2·(ŝ − t)² on the expected sparsity ŝ (CoFi), the target t "
+                f"rising to {config.sparsity} over {config.l0_target_warmup_fraction} of training"
+            )
         return (
             f"hard-concrete L0 gates over frozen {gated} (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
-            f"penalty λ·R(m) with λ = {config.l0_lambda}{ramp} (Eq. 8); the results are the search model's with the "
+            f"{objective}; the results are the search model's with the "
             f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - config.sparsity:.0%} largest log α "
             f"({config.sparsity_scope}): retrain it with `--mask_from`, {others}"
         )
