@@ -98,6 +98,13 @@ class ModelArguments:
             "(DistilBERT-style every other layer for half), before training. Default: the model as loaded."
         },
     )
+    student_ffn_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "A student with narrower FFNs: keep this many FFN units per layer, those of largest mean |W| "
+            "(after --student_layers), before training. Default: the model's width."
+        },
+    )
     overwrite_output_dir: bool = field(
         default=False,
         metadata={

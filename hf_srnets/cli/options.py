@@ -337,7 +337,8 @@ def refuse_unused_bias_options(data: DataArguments) -> None:
 
 
 def validate_compact(run: RunArguments) -> None:
-    """`--prune_heads` and `--student_layers` (hf_srnets.compact): change the architecture, so no masks on top."""
+    """`--prune_heads`, `--student_layers` and `--student_ffn_size` (hf_srnets.compact): change the architecture,
+    so no masks on top."""
     model = run.model
     if not 0.0 <= model.prune_heads < 1.0:
         raise InputError(
@@ -348,6 +349,7 @@ def validate_compact(run: RunArguments) -> None:
     for flag, given in (
         ("--prune_heads", model.prune_heads > 0),
         ("--student_layers", model.student_layers is not None),
+        ("--student_ffn_size", model.student_ffn_size is not None),
     ):
         if given and (model.pruning != "none" or model.mask_from):
             raise InputError(
@@ -364,6 +366,8 @@ def validate_compact(run: RunArguments) -> None:
         if model.student_layers < 1 or (total is not None and model.student_layers >= total):
             upper = f" and below the model's {total} layers" if total is not None else ""
             raise InputError(f"--student_layers must be >= 1{upper}, got {model.student_layers}")
+    if model.student_ffn_size is not None and model.student_ffn_size < 1:
+        raise InputError(f"--student_ffn_size must be >= 1 (FFN units kept per layer), got {model.student_ffn_size}")
 
 
 def _num_layers(model: ModelArguments) -> int | None:

@@ -3,7 +3,8 @@
 - `heads`: `HeadMask` (gates ξ on each head's output), `head_importance` (E|∂L/∂ξ|), `heads_to_prune`,
   `prune_heads` (removes heads, records them in `config.srnet_pruned_heads`).
 - `neurons`: `prune_ffn_units` (removes FFN intermediate units; widths in `config.intermediate_size` or, when they
-  differ by layer, `config.srnet_intermediate_sizes`), `ffn_widths`, `set_ffn_widths`.
+  differ by layer, `config.srnet_intermediate_sizes`), `ffn_widths`, `set_ffn_widths`, `narrow_ffn` (a student's
+  narrower FFNs: the units of largest mean |W| kept).
 - `export`: `compact_model`, which removes every unit and head of a merged model that contributes exactly 0.
 - `loading`: `load_pretrained_model`, which rebuilds a compact checkpoint before loading its weights.
 - `remote_code`: `save_pretrained_model`, which saves a compact model with a modeling file, so that
@@ -18,7 +19,7 @@ from .heads import HeadMask, head_importance, heads_per_layer, heads_to_prune, p
 from .layers import evenly_spaced, keep_layers
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, attention_sites, encoder_layers, ffn_sites
 from .loading import load_pretrained_model
-from .neurons import ffn_widths, prune_ffn_units, set_ffn_widths
+from .neurons import ffn_widths, narrow_ffn, prune_ffn_units, set_ffn_widths, unit_magnitudes
 from .remote_code import save_pretrained_model
 from .semi_structured import semi_structured_refusal, to_semi_structured
 
@@ -37,6 +38,7 @@ __all__ = [
     "heads_to_prune",
     "keep_layers",
     "load_pretrained_model",
+    "narrow_ffn",
     "prune_ffn_units",
     "prune_heads",
     "pruned_heads",
@@ -44,4 +46,5 @@ __all__ = [
     "semi_structured_refusal",
     "set_ffn_widths",
     "to_semi_structured",
+    "unit_magnitudes",
 ]

@@ -90,3 +90,30 @@ def set_ffn_widths(model: Any, widths: Sequence[int]) -> Any:
             _keep_units(site, range(int(width)))
     record_widths(model)
     return model
+
+
+def unit_magnitudes(site: FFNSite) -> torch.Tensor:
+    """a_j = the mean |W| of FFN unit j over its weights, row j of W_in and column j of W_out (the rule that ranks
+    units for mask training's init and IMP at `--mask_granularity ffn`, `hf_srnets.pruning.units.selection`)."""
+    w_in, w_out = site.w_in.weight.detach().float().abs(), site.w_out.weight.detach().float().abs()
+    return (w_in.sum(dim=1) + w_out.sum(dim=0)) / (w_in.shape[1] + w_out.shape[0])
+
+
+def narrow_ffn(model: Any, width: int) -> list[int]:
+    """Keep the `width` FFN units of largest mean |W| in every layer (ties by position: the earlier unit stays),
+    in place; the widths before. A dense student with narrower FFNs, initialised from the model's own units."""
+    sites = ffn_sites(model)
+    before = [site.width for site in sites]
+    if not 1 <= width <= min(before):
+        raise ValueError(
+            f"--student_ffn_size {width}: the model's FFNs have {min(before)} units (the narrowest layer); pass a "
+            f"number from 1 to {min(before) - 1}"
+        )
+    drop = {}
+    for index, site in enumerate(sites):
+        magnitude = unit_magnitudes(site).tolist()
+        order = sorted(range(site.width), key=lambda j: (-magnitude[j], j))
+        drop[index] = order[width:]
+    prune_ffn_units(model, drop)
+    logger.info(f"Student: FFN units {before} -> {width} per layer (largest mean |W| kept)")
+    return before

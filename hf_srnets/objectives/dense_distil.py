@@ -7,9 +7,10 @@ T² keeps the soft term's gradients on the scale of the hard one's as T changes 
 L_hidden is intermediate-layer distillation, off by default (β = `distil_hidden_weight` = 0): the mean over the
 L transformer layers of the mean squared error between the student's and the teacher's hidden states on the real
 tokens (attention mask 1), (1/L)·Σ_l Σ_{t real} ‖h_s^l(t) − h_t^l(t)‖² / (d·#real tokens). Student and teacher have
-the same layers and width (masks remove units inside a layer, never the hidden size), so no projection is learned;
-TinyBERT (Jiao et al. 2020, Eq. 8) and CoFi (Xia et al. 2022, §3.2) distil hidden states the same way, with a
-learned map where the sizes differ.
+the same width (masks remove units inside a layer, never the hidden size), so no projection is learned; TinyBERT
+(Jiao et al. 2020, Eq. 8) and CoFi (Xia et al. 2022, §3.2) distil hidden states the same way, with a learned map
+where the sizes differ. A shallower student (`--student_layers`, with `--teacher_model`) faces the teacher's layers
+by TinyBERT's uniform mapping g(m) = ⌊m·L_t/L_s⌋ (`layer_map`); a student of another hidden size is refused.
 L_debias is the inner objective (`--loss`: ce, poe, reweight, confreg, ...), so distillation composes with every
 debiasing loss. Distilling from the dense model while pruning it is DistilBERT's teacher signal (Sanh et al.
 2019) applied as in nn_pruning's structured (hybrid head/FFN) pruning (Lagunas et al. 2021), which pairs it with
@@ -90,19 +91,36 @@ def soft_distillation(student: torch.Tensor, teacher: torch.Tensor, temperature:
     return temperature**2 * kl
 
 
+def layer_map(student_layers: int, teacher_layers: int) -> list[int]:
+    """The teacher layer g(m) each student layer m = 1..L_s is distilled towards (1-based, as in the
+    `output_hidden_states` tuples): g(m) = ⌊m·L_t/L_s⌋, TinyBERT's uniform mapping (Jiao et al. 2020, §3.1, n = g(m));
+    the identity for equal depths, and the student's last layer always faces the teacher's last. A student of
+    `--student_layers 3` from 6 layers (its layers the teacher's 0, 2, 4) is distilled towards the teacher's outputs
+    after layers 2, 4 and 6."""
+    if not 1 <= student_layers <= teacher_layers:
+        raise ValueError(
+            f"--distil_hidden_weight maps each student layer to a teacher layer: the student has {student_layers} "
+            f"layers, the teacher {teacher_layers}; use a teacher at least as deep, or --distil_hidden_weight 0"
+        )
+    return [m * teacher_layers // student_layers for m in range(1, student_layers + 1)]
+
+
 def hidden_state_distillation(
     student: tuple[torch.Tensor, ...], teacher: tuple[torch.Tensor, ...], attention_mask: torch.Tensor | None
 ) -> torch.Tensor:
-    """(1/L)·Σ_l MSE(h_s^l, h_t^l) over the real tokens, in float32, from `output_hidden_states` tuples (the
-    embeddings first, then one per layer; the embeddings are left out). The teacher gets no gradient."""
-    if len(student) != len(teacher):
+    """(1/L_s)·Σ_m MSE(h_s^m, h_t^{g(m)}) over the real tokens, in float32, from `output_hidden_states` tuples (the
+    embeddings first, then one per layer; the embeddings are left out), g the uniform `layer_map` (the identity
+    when the depths are equal). The teacher gets no gradient."""
+    if student[-1].shape[-1] != teacher[-1].shape[-1]:
         raise ValueError(
-            f"--distil_hidden_weight needs a teacher with the student's layers: {len(teacher) - 1} against "
-            f"{len(student) - 1}; use a teacher of the same architecture, or --distil_hidden_weight 0"
+            f"--distil_hidden_weight compares hidden states of one width: the student's are {student[-1].shape[-1]}, "
+            f"the teacher's {teacher[-1].shape[-1]}; use a teacher of the student's hidden size, or "
+            "--distil_hidden_weight 0"
         )
+    mapped = [teacher[g] for g in layer_map(len(student) - 1, len(teacher) - 1)]
     real = None if attention_mask is None else attention_mask.unsqueeze(-1).float()
     per_layer = []
-    for h_s, h_t in zip(student[1:], teacher[1:]):
+    for h_s, h_t in zip(student[1:], mapped):
         squared = (h_s.float() - h_t.detach().float()) ** 2
         if real is None:
             per_layer.append(squared.mean())

@@ -110,11 +110,15 @@ def compact_summary(report: dict[str, Any]) -> str:
 
 
 def structure_section(results: dict[str, Any]) -> str:
-    """What a structured change removed (`--prune_heads`, `--student_layers`), from the run's results, or ""."""
+    """What a structured change removed (`--prune_heads`, `--student_layers`, `--student_ffn_size`), from the run's
+    results, or ""."""
     lines = []
     layers = results.get("student_layers_kept")
     if layers:
         lines.append(f"Layers: a student with {len(layers)} layers, the original's {', '.join(map(str, layers))}.")
+    width = results.get("student_ffn_size")
+    if width:
+        lines.append(f"FFN: a student with {width} FFN units per layer, the original's of largest mean |W|.")
     kept = results.get("heads_kept_per_layer")
     if kept:
         pruned = sum(len(heads) for heads in (results.get("heads_pruned") or {}).values())

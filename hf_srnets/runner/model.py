@@ -11,7 +11,7 @@ from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
 from ..cli.options import RunArguments
-from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, prune_heads
+from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, narrow_ffn, prune_heads
 from ..compact.loading import load_classifier
 from ..data import TaskSpec
 from ..masking import SRNetModel
@@ -115,14 +115,18 @@ def compact_heads(model: Any, run: RunArguments, data: RunData, fresh_head: bool
 
 
 def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple[Any, bool, dict[str, Any]]:
-    """The model to train: loaded, cut to `--student_layers`, early-started if asked, head-pruned by
-    `--prune_heads`, wrapped with the pruning method or the masks of `--mask_from`. Returns it, whether its
-    classifier is newly initialised, and the info for the results (early start, layers and heads kept)."""
+    """The model to train: loaded, cut to `--student_layers` and `--student_ffn_size`, early-started if asked,
+    head-pruned by `--prune_heads`, wrapped with the pruning method or the masks of `--mask_from`. Returns it,
+    whether its classifier is newly initialised, and the info for the results (early start, layers and heads
+    kept, the student's FFN width)."""
     model, fresh_head = load_model(run.model.model_name_or_path, data.task, run.model.cache_dir)
     set_model_pad_token(model, data.tokenizer)
     info: dict[str, Any] = {}
     if run.model.student_layers is not None:
         info["student_layers_kept"] = keep_layers(model, run.model.student_layers)
+    if run.model.student_ffn_size is not None:
+        narrow_ffn(model, run.model.student_ffn_size)
+        info["student_ffn_size"] = run.model.student_ffn_size
     searched_on = run.model.model_name_or_path  # the weights the masks belong to
     if run.model.early_start_patience is not None:
         model, early = early_start(model, run.model.early_start_patience, run.training, data, compute_metrics)

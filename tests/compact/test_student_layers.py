@@ -1,4 +1,7 @@
-"""Students with fewer layers: `keep_layers` keeps layers ⌊i·L/n⌋ and saves as a stock checkpoint."""
+"""Students with fewer layers: `keep_layers` keeps layers ⌊i·L/n⌋ and saves as a stock checkpoint; students with
+narrower FFNs: `narrow_ffn` keeps the units of largest mean |W|."""
+
+import copy
 
 import pytest
 import torch
@@ -76,3 +79,59 @@ def test_per_layer_ffn_widths_follow_the_kept_layers(tmp_path):
     model.save_pretrained(tmp_path)
     with torch.no_grad():
         torch.testing.assert_close(load_pretrained_model(str(tmp_path))(**inputs).logits, expected, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "w_in", "w_out"), [("bert", "intermediate.dense", "output.dense"), ("distilbert", "ffn.lin1", "ffn.lin2")]
+)
+def test_a_narrower_student_keeps_the_units_of_largest_mean_magnitude_and_reloads_plainly(tmp_path, kind, w_in, w_out):
+    """Tiny models with 64 FFN units a layer (hidden 32): units 5 and 9 get every weight at 10 in layer 0 (their
+    rows of W_in and columns of W_out), units 1 and 7 at 5 in layer 1, all other weights at most 0.02 in size, so
+    the mean |W| ranks them first. --student_ffn_size 2 keeps exactly those, in order, and the student's logits are
+    the original's with every other unit's W_out column zeroed (a unit's term removed is a unit's term zeroed)."""
+    from hf_srnets.compact import ffn_sites, narrow_ffn
+
+    model = _model(kind, 2)
+    chosen = {0: [5, 9], 1: [1, 7]}
+    with torch.no_grad():
+        for index, site in enumerate(ffn_sites(model)):
+            site.w_in.weight.clamp_(-0.02, 0.02)
+            site.w_out.weight.clamp_(-0.02, 0.02)
+            for unit in chosen[index]:
+                site.w_in.weight[unit].fill_(10.0 if index == 0 else 5.0)
+                site.w_out.weight[:, unit].fill_(10.0 if index == 0 else 5.0)
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        for index, site in enumerate(ffn_sites(reference)):
+            dropped = [j for j in range(site.width) if j not in chosen[index]]
+            site.w_out.weight[:, dropped] = 0.0
+    inputs = {"input_ids": torch.tensor([[2, 7, 9, 11, 3]]), "attention_mask": torch.ones(1, 5, dtype=torch.long)}
+    assert narrow_ffn(model, 2) == [64, 64]
+    for index, site in enumerate(ffn_sites(model)):
+        assert site.width == 2 and site.w_in.weight[:, 0].tolist() == [10.0 if index == 0 else 5.0] * 2
+    with torch.no_grad():
+        torch.testing.assert_close(model(**inputs).logits, reference(**inputs).logits, rtol=0, atol=1e-6)
+    model.save_pretrained(tmp_path)
+    reloaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()  # a stock checkpoint
+    with torch.no_grad():
+        torch.testing.assert_close(reloaded(**inputs).logits, reference(**inputs).logits, rtol=0, atol=1e-6)
+    assert (
+        reloaded.get_submodule(
+            f"{'bert.encoder' if kind == 'bert' else 'distilbert.transformer'}.layer.1.{w_in}"
+        ).out_features
+        == 2
+    )
+    assert (
+        reloaded.get_submodule(
+            f"{'bert.encoder' if kind == 'bert' else 'distilbert.transformer'}.layer.1.{w_out}"
+        ).in_features
+        == 2
+    )
+
+
+def test_a_student_ffn_size_out_of_range_is_refused():
+    from hf_srnets.compact import narrow_ffn
+
+    for width in (0, 65):
+        with pytest.raises(ValueError, match=r"--student_ffn_size .*: the model's FFNs have 64 units .* from 1 to 63"):
+            narrow_ffn(_model("bert", 2), width)

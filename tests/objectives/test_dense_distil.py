@@ -16,7 +16,7 @@ from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import OBJECTIVES, DenseDistillation, DenseDistillationOptions, build_objective
-from hf_srnets.objectives.dense_distil import hidden_state_distillation, soft_distillation
+from hf_srnets.objectives.dense_distil import hidden_state_distillation, layer_map, soft_distillation
 from hf_srnets.pruning import MagnitudeConfig, ThresholdConfig, unmasked
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
@@ -107,8 +107,20 @@ def test_hidden_state_term_by_hand():
     mask = torch.tensor([[1, 0]])
     assert hidden_state_distillation(student, teacher, mask).item() == pytest.approx(2.25)
     assert hidden_state_distillation(student, teacher, None).item() == pytest.approx(((1 + 18) / 4 + (8 + 50) / 4) / 2)
-    with pytest.raises(ValueError, match="needs a teacher with the student's layers: 1 against 2"):
+    with pytest.raises(ValueError, match="the student has 2 layers, the teacher 1; use a teacher at least as deep"):
         hidden_state_distillation(student, teacher[:2], mask)
+    with pytest.raises(ValueError, match="the student's are 2, the teacher's 3"):
+        hidden_state_distillation(student, tuple(torch.zeros(1, 2, 3) for _ in teacher), mask)
+
+
+def test_a_shallower_student_faces_the_teachers_layers_by_the_uniform_map():
+    """g(m) = ⌊m·L_t/L_s⌋ (TinyBERT): 3 of 6 -> 2, 4, 6; 4 of 12 -> 3, 6, 9, 12; equal depths -> the identity. A
+    2-layer student against a 4-layer teacher whose layer outputs are 0, 1, 2, 3 (constant tensors): the student's
+    layers (all 1) face outputs 2 and 4 (1 and 3), MSE (1 − 1)² and (1 − 3)²: mean 2."""
+    assert layer_map(3, 6) == [2, 4, 6] and layer_map(4, 12) == [3, 6, 9, 12] and layer_map(5, 5) == [1, 2, 3, 4, 5]
+    teacher = tuple(torch.full((1, 2, 2), float(v)) for v in (9, 0, 1, 2, 3))  # embeddings (left out), 4 layers
+    student = (torch.zeros(1, 2, 2), torch.ones(1, 2, 2), torch.ones(1, 2, 2))
+    assert hidden_state_distillation(student, teacher, None).item() == pytest.approx(2.0)
 
 
 def test_hidden_state_distillation_adds_beta_times_the_layers_mse_on_real_tokens():

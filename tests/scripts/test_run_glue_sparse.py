@@ -533,3 +533,24 @@ def test_teacher_predictions_of_another_mnli_file_are_refused(small_encoder, dat
                                      "--bias_predictions", bias, "--teacher_predictions", str(teacher)))  # fmt: skip
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and bias in r.getMessage()]
     assert len(warned) == 1 and "does not record the data it was made on" in warned[0]
+
+
+def test_a_dense_student_with_fewer_layers_and_narrower_ffns_distils_from_its_teacher(
+    small_encoder, data_dir, tmp_path
+):
+    """Issue 69's dense students made with the run's own tools: --student_layers 1 --student_ffn_size 64 of a 2-layer
+    teacher with 256 FFN units, trained with ce plus logit and hidden-state distillation from the teacher
+    (its layer 2 faces the student's one layer: TinyBERT's uniform map); the saved student is a stock checkpoint."""
+    teacher = tmp_path / "teacher"
+    AutoModelForSequenceClassification.from_pretrained(small_encoder, num_labels=3).save_pretrained(teacher)
+    AutoTokenizer.from_pretrained(small_encoder).save_pretrained(teacher)
+    out = tmp_path / "student"
+    results = run_glue_sparse.main(_common(
+        teacher, data_dir, out, "--do_train", "--pruning", "none", "--student_layers", "1", "--student_ffn_size", "64",
+        "--step_objective", "dense_distil", "--teacher_model", str(teacher), "--distil_hidden_weight", "1",
+    ))  # fmt: skip
+    assert results["student_layers_kept"] == [0] and results["student_ffn_size"] == 64
+    assert_logged_components(out, ["loss_dense_kl", "loss_dense_hidden_mse"])
+    student = AutoModelForSequenceClassification.from_pretrained(out)
+    assert (student.config.num_hidden_layers, student.config.intermediate_size) == (1, 64)
+    assert "FFN: a student with 64 FFN units per layer" in (out / "README.md").read_text()
