@@ -114,3 +114,21 @@ def test_a_structured_search_is_no_source_of_element_tickets(tmp_path):
     srnet.save_pretrained(tmp_path / "search")
     with pytest.raises(InputError, match=r"l0 search at --mask_granularity head: its ticket .* element searches only"):
         read_search_dir(tmp_path / "search")
+
+
+def test_gates_and_weights_train_together_and_keep_the_method_contract(tmp_path):
+    """--train_weights (CoFi's joint training) with the Lagrangian at a unit granularity: every weight trains, and
+    the contract holds (its reloaded model gives the trained model's logits only if the saved masks carry the
+    trained weights)."""
+    from pruning.test_method_contract import check_method_contract
+
+    def config() -> L0Config:
+        options = {"l0_constraint": "lagrangian", "train_weights": True, "weight_learning_rate": 1e-3}
+        return L0Config(mask_granularity="hybrid", sparsity=0.5, **options)
+
+    check_method_contract("l0", "hybrid", "bert", tmp_path, config=config)
+    srnet = SRNetModel(tiny_model("bert"), config())
+    weights = [p for n, p in srnet.base_model.named_parameters() if n.endswith("base_layer.weight")]
+    assert weights and all(p.requires_grad for p in weights)
+    assert srnet.srnet_config.trains_weights and srnet.srnet_config.weights_learning_rate == 1e-3
+    assert "trained with them (CoFi)" in srnet.method.search_description(srnet.srnet_config, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -33,6 +34,9 @@ class L0Config(PruningConfig):
             sparsity, t the target; the multipliers train by gradient ascent: CoFi, Xia et al. 2022).
         l0_target_warmup_fraction: f of the Lagrangian's target t_k = s·min(1, k/(f·T)) (0.1: CoFi's MNLI recipe,
             2 of 20 epochs).
+        train_weights / weight_learning_rate: train every weight with the gates (CoFi trains them jointly; the
+            paper's search keeps them frozen), as mask training's options of the same names; the saved masks then
+            carry the trained weights and `--step_objective dense_distil` needs `--teacher_model`.
         ticket_source: for a ticket extracted by `run_extract_ticket.py`, the search directory it came from.
     """
 
@@ -80,12 +84,34 @@ class L0Config(PruningConfig):
             "training (0.1: CoFi's MNLI recipe, 2 of 20 epochs; 0 = at once)."
         },
     )
+    train_weights: bool = field(
+        default=False,
+        metadata={
+            "help": "l0: train the model's weights together with the gates (CoFi); default: frozen weights (Robust "
+            "Tickets). Saved masks then carry the trained weights; dense_distil needs --teacher_model."
+        },
+    )
+    weight_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the weights with --train_weights; default: --learning_rate."},
+    )
     ticket_source: str | None = field(
         default=None, metadata={"cli": False, "help": "The l0 search directory a ticket was extracted from."}
     )
 
+    @property
+    def trains_weights(self) -> bool:
+        return self.train_weights
+
+    @property
+    def weights_learning_rate(self) -> float | None:
+        return self.weight_learning_rate if self.train_weights else None
+
     def validate(self) -> None:
         super().validate()
+        rate = self.weight_learning_rate
+        if rate is not None and not (math.isfinite(rate) and rate > 0):
+            raise InputError(f"weight_learning_rate must be > 0, got {rate}: e.g. --weight_learning_rate 3e-5.")
         if self.l0_lambda < 0:
             raise InputError(f"l0_lambda must be >= 0, got {self.l0_lambda}: pass e.g. --l0_lambda 0.5 (Table 6).")
         if self.l0_temperature <= 0:
@@ -113,4 +139,6 @@ class L0Config(PruningConfig):
             unused.update(dict.fromkeys(("l0_lambda", "l0_lambda_start_fraction", "l0_lambda_warmup_fraction"), why))
         else:
             unused["l0_target_warmup_fraction"] = "it schedules the target of --l0_constraint lagrangian"
+        if not self.train_weights:
+            unused["weight_learning_rate"] = "the weights stay frozen without --train_weights"
         return unused

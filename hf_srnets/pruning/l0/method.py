@@ -14,6 +14,7 @@ from ..masked_model import MaskedModel
 from ..schedule import linear_warmup
 from ..sharding import whole
 from ..units import unit_layer_groups
+from ..wrapped import model_weights
 from .config import L0Config
 from .constraint import LagrangeMultipliers, lagrangian, target_sparsity_at
 from .extract import extract_ticket, extract_unit_ticket
@@ -57,7 +58,8 @@ def l0_penalty(layers: list[HardConcreteLinear | HardConcreteUnitLinear], temper
 
 @register_pruning_method
 class L0Pruning(PruningMethod):
-    """log α trains (the weights stay frozen) under L_task + λ_t·R(m) (Eq. 8); the saved ticket is ranked by log α.
+    """log α trains (the weights stay frozen, unless `train_weights`) under L_task + λ_t·R(m) (Eq. 8) or the Lagrangian
+    constraint (CoFi); the saved ticket is ranked by log α.
 
     The run's directory holds both the packed ticket at `sparsity` (global ranking by default, §3.3) and the float
     log α of every layer (`search.<module>.log_alpha`), so `--mask_from` retrains the ticket, `from_pretrained`
@@ -93,9 +95,13 @@ class L0Pruning(PruningMethod):
         return HardConcreteUnits(kind, shape, self.config.l0_temperature, self.config.l0_init_keep, device)
 
     def initialize(self, srnet: MaskedModel) -> None:
-        """The fingerprint of the starting weights; for `--l0_constraint lagrangian`, the multipliers λ_1 = λ_2 = 0,
-        held by the first masked layer so that checkpoints carry them."""
+        """The fingerprint of the starting weights; with `train_weights`, every weight trainable from here on; for
+        `--l0_constraint lagrangian`, the multipliers λ_1 = λ_2 = 0, held by the first masked layer so that
+        checkpoints carry them."""
         srnet.record_fingerprint()
+        if self.config.train_weights:  # CoFi: the weights train with the gates
+            for param in model_weights(srnet.base_model):
+                param.requires_grad_(True)
         if self.config.l0_constraint == "lagrangian":
             first = next(iter(srnet.masked_layers().values()))
             first.l0_constraint = LagrangeMultipliers(device=first.weight.device)
@@ -189,12 +195,14 @@ class L0Pruning(PruningMethod):
 
     @classmethod
     def card_settings(cls, config: L0Config, context: CardContext) -> dict[str, Any]:
-        return {
+        settings = {
             "sparsity": config.sparsity,
             **config.unit_settings(),
             "sparsity_scope": config.sparsity_scope,
             "l0_temperature": config.l0_temperature,
             "l0_init_keep": config.l0_init_keep,
+            "train_weights": config.train_weights or None,
+            "weight_learning_rate": config.weights_learning_rate,
             **(
                 {"l0_constraint": "lagrangian", "l0_target_warmup_fraction": config.l0_target_warmup_fraction}
                 if config.l0_constraint == "lagrangian"
@@ -207,6 +215,7 @@ class L0Pruning(PruningMethod):
             "mask_learning_rate": context.mask_learning_rate,
             "mask_weight_decay": context.mask_weight_decay,
         }
+        return {key: value for key, value in settings.items() if value is not None}
 
     @classmethod
     def search_description(cls, config: L0Config, context: CardContext) -> str:
@@ -214,6 +223,9 @@ class L0Pruning(PruningMethod):
         start, warmup = config.l0_lambda_start_fraction, config.l0_lambda_warmup_fraction
         ramp = f", warmed up from {start} to {start + warmup} of training" if warmup > 0 or start > 0 else ""
         gated = "weights" if not config.structured else f"{config.mask_granularity} units (one gate a unit)"
+        gated = gated if config.train_weights else f"frozen {gated}"
+        if config.train_weights:  # the masks alone no longer rebuild the model: the card must say so
+            gated += ", the model's weights trained with them (CoFi)"
         others = (
             "search again for another sparsity" if config.structured else "extract others with `run_extract_ticket.py`"
         )
@@ -224,7 +236,7 @@ class L0Pruning(PruningMethod):
                 f"rising to {config.sparsity} over {config.l0_target_warmup_fraction} of training"
             )
         return (
-            f"hard-concrete L0 gates over frozen {gated} (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
+            f"hard-concrete L0 gates over {gated} (Robust Tickets Eq. 1-5, β = {config.l0_temperature:.3g}), "
             f"{objective}; the results are the search model's with the "
             f"deterministic gates (Eq. 5); the saved ticket keeps the {1 - config.sparsity:.0%} largest log α "
             f"({config.sparsity_scope}): retrain it with `--mask_from`, {others}"
