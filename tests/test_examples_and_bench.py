@@ -115,6 +115,44 @@ def test_structured_weights_recipe_runs_three_recipes_per_unit_and_recovers_each
     assert {seed for *_, seed in parsed} == {42, 43, 44}
 
 
+def test_structured_students_recipe_gives_every_row_the_same_steps_and_its_students(monkeypatch):
+    """Issue 69: every trained row 3 epochs of the 9,832 pairs (924 steps at batch 32), a search of 2 epochs with its
+    1-epoch recovery counting as one row; the recoveries start from their own search's model (issue 48's compact
+    model, the l0 search's ticket with its trained weights); the new method is l0 at hybrid with the Lagrangian and
+    trained weights; the students are dense runs of the teacher with fewer layers or narrower FFNs."""
+    recipe, runs = planned("structured_students_large_minilm_mnli.yaml", monkeypatch)
+    parsed = {(m, sp, seed): parse_args(argv) for m, sp, seed, argv in fields(runs)}
+    epochs = {m: run.training.num_train_epochs for (m, _, _), run in parsed.items() if run.training.do_train}
+    for search, recovery in (("hybrid_weights", "hybrid_recovered"), ("cofi", "cofi_recovered")):
+        assert epochs.pop(search) + epochs.pop(recovery) == 3
+    assert set(epochs.values()) == {3}, epochs
+    assert set(epochs) == {"element", "hybrid_weights_924", "student_l3", "student_l2", "student_l3_ffn768"}
+    for (method, sparsity, seed), run in parsed.items():
+        if method == "hybrid_recovered":
+            assert (
+                run.model.model_name_or_path
+                == f"{parsed[('hybrid_weights', sparsity, seed)].training.output_dir}/merged"
+            )
+        elif method == "cofi_recovered":
+            assert (
+                run.model.mask_from == parsed[("cofi", sparsity, seed)].training.output_dir and run.model.save_compact
+            )
+            assert run.model.model_name_or_path == "/models/teacher" and run.pruning is None
+        elif method == "cofi":
+            config = run.pruning
+            assert (config.pruning_method, config.mask_granularity, config.l0_constraint) == (
+                "l0",
+                "hybrid",
+                "lagrangian",
+            )
+            assert config.train_weights and config.sparsity == sparsity
+        elif method.startswith("student"):
+            assert run.pruning is None and run.model.student_layers in (2, 3) and sparsity == 0
+            assert run.training.step_objective_options["teacher_model"] == "/models/teacher"
+    assert parsed[("student_l3_ffn768", 0, 42)].model.student_ffn_size == 768
+    assert {seed for *_, seed in parsed} == {42, 43, 44} and recipe["sparsities"] == [0.5, 0.7]
+
+
 @pytest.mark.parametrize("name", ["cue_minilm_mnli.yaml", "hard_minilm_mnli.yaml"])
 def test_issue_52_recipes_search_on_each_dense_model_and_prune_it_one_shot(name, monkeypatch):
     """Issue 52: the masks are searched on dense_ce's frozen weights (Win-win's claim that the biased model holds
