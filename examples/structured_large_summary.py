@@ -1,20 +1,23 @@
-"""Write `summary.json` of the structured sweep (`structured_large_minilm_mnli.sh`): one row per model.
+"""Write `summary.json` of a structured sweep (`structured_large_minilm_mnli.sh`, `structured_weights_...sh`,
+`structured_students_...sh`): one row per model.
 
     python examples/structured_large_summary.py outputs/structured_large_minilm_mnli \\
         --dense outputs/rmc_large_minilm_mnli/teacher --output results/structured_large_minilm_mnli
 
 Rows, in the sweep's method order then by sparsity:
 - `method`; `granularity` (dense, or the run's `mask_granularity`; a recovery run's, that of the search whose compact
-  model it trained); `recipe` (`dense`; `frozen`: the search over frozen weights; `weights`: the search with
+  model or ticket it trained); `recipe` (`dense`; `student`: a dense model the run made smaller with
+  `--student_layers` / `--student_ffn_size`; `frozen`: the search over frozen weights; `weights`: the search with
   `train_weights`; `weights+recovery` (or `frozen+recovery`): a run without pruning that fine-tuned such a search's
-  compact model); `sparsity` (the target);
+  compact model, or its ticket through `--mask_from`); `sparsity` (the target; 0 for a student);
 - `mnli_m` and `hans_non_entailment` (means over the seeds, in %, of `eval_mnli_accuracy` and
   `eval_hans_non-entailment_accuracy`), `hans_entailment`, `seeds` (those found);
 - `recipe_train_steps` and `recipe_train_runtime_s`: the training steps and seconds of the row's recipe (a recovery
   run's with its search's), means over the seeds;
 - `cpu_throughput_vs_dense_b32`: the examples/s at batch 32 of each seed's saved model (`merged/`, compact where the
-  masks removed units, or the run dir itself for a recovery run, which saves its trained model there; the global
-  budget cuts each seed's layers differently) over the dense model's, on CPU with `--threads` threads, all models
+  masks removed units, or the run dir itself for a recovery run or a student, which saves its trained model there;
+  none for a search whose ticket a recovery row trained and timed; the global budget cuts each seed's layers
+  differently) over the dense model's, on CPU with `--threads` threads, all models
   timed in one alternating run (`hf_srnets.evaluation.speed`), the mean over the seeds (each seed's in
   `cpu_throughput_vs_dense_b32_by_seed`); `cpu_latency_vs_dense_b1`, the dense model's milliseconds per forward of
   one example over the model's (above 1 = faster), from the same run, likewise.
@@ -39,8 +42,23 @@ from hf_srnets.run_files import MERGED_DIR, MODEL_CONFIG_NAME, RESULTS_NAME, SRN
 METRICS = {"mnli_m": "eval_mnli_accuracy", "hans_non_entailment": "eval_hans_non-entailment_accuracy"}
 EXTRA = {"hans_entailment": "eval_hans_entailment_accuracy"}
 # the recipes' methods (structured_large_minilm_mnli.yaml, structured_weights_large_minilm_mnli.yaml); any other after
-ORDER = ("dense", "element", "head", "ffn", "ffn_weights", "ffn_recovered", "hybrid", "hybrid_weights",
-         "hybrid_recovered")  # fmt: skip
+ORDER = (
+    "dense",
+    "element",
+    "head",
+    "ffn",
+    "ffn_weights",
+    "ffn_recovered",
+    "hybrid",
+    "hybrid_weights",
+    "hybrid_recovered",
+    "hybrid_weights_924",
+    "cofi",
+    "cofi_recovered",
+    "student_l3",
+    "student_l2",
+    "student_l3_ffn768",
+)  # fmt: skip  (and structured_students_large_minilm_mnli.yaml's)
 RUN_META = "sweep_run.json"  # the sweep's record of a run (hf_srnets.experiments.sweep_runs), with its argv
 
 
@@ -70,32 +88,47 @@ def method_order(sweep: Path) -> list[str]:
 
 
 def search_config(run: Path) -> dict[str, Any] | None:
-    """The mask config of the run's search, or of the search whose saved model a recovery run started from; None for
-    a model no search made (the dense one)."""
-    config = run / SRNET_CONFIG_NAME
-    if config.is_file():
-        return json.loads(config.read_text(encoding="utf-8"))
-    source = starting_model(run)
-    if source is not None and (source.parent / SRNET_CONFIG_NAME).is_file():
-        return json.loads((source.parent / SRNET_CONFIG_NAME).read_text(encoding="utf-8"))
+    """The mask config of the run's search, or of the search whose model a recovery run trained; None for a model no
+    search made (the dense one, a student)."""
+    for folder in (run, search_source(run)):
+        if folder is not None and (folder / SRNET_CONFIG_NAME).is_file():
+            return json.loads((folder / SRNET_CONFIG_NAME).read_text(encoding="utf-8"))
     return None
+
+
+def argument(run: Path, flag: str) -> str | None:
+    """The value of `flag` in the run's arguments (its sweep record), or None."""
+    meta = run / RUN_META
+    argv = json.loads(meta.read_text(encoding="utf-8")).get("argv", []) if meta.is_file() else []
+    return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
 
 
 def starting_model(run: Path) -> Path | None:
     """The `--model_name_or_path` the run trained from (its sweep record's arguments), when it names a local dir."""
-    meta = run / RUN_META
-    if not meta.is_file():
+    path = argument(run, "--model_name_or_path")
+    return Path(path) if path is not None and Path(path).is_dir() else None
+
+
+def search_source(run: Path) -> Path | None:
+    """The search a run without pruning trained on: its `--mask_from` (a ticket, with the weights the search trained)
+    or the run dir holding its `--model_name_or_path` (a search's saved model, `merged/`); None otherwise."""
+    if argument(run, "--pruning") not in (None, "none"):
         return None
-    argv = json.loads(meta.read_text(encoding="utf-8")).get("argv", [])
-    if "--model_name_or_path" not in argv:
-        return None
-    path = Path(argv[argv.index("--model_name_or_path") + 1])
-    return path if path.is_dir() else None
+    mask_from = argument(run, "--mask_from")
+    if mask_from is not None and (Path(mask_from) / SRNET_CONFIG_NAME).is_file():
+        return Path(mask_from)
+    source = starting_model(run)
+    return source.parent if source is not None and (source.parent / SRNET_CONFIG_NAME).is_file() else None
 
 
 def is_recovery(run: Path) -> bool:
-    """A run without pruning that trained a search's saved model (its starting model sits beside the search's masks)."""
-    return not (run / SRNET_CONFIG_NAME).is_file() and search_config(run) is not None
+    """A run without pruning that trained a search's model: its saved model or its ticket (`search_source`)."""
+    return search_source(run) is not None
+
+
+def is_student(run: Path) -> bool:
+    """A dense model made smaller by the run's own `--student_layers` / `--student_ffn_size`."""
+    return any(argument(run, flag) is not None for flag in ("--student_layers", "--student_ffn_size"))
 
 
 def granularity(run: Path) -> str:
@@ -104,10 +137,10 @@ def granularity(run: Path) -> str:
 
 
 def recipe(run: Path) -> str:
-    """`dense`, `frozen`, `weights`, or either of the two with `+recovery` (module docstring)."""
+    """`dense`, `student`, `frozen`, `weights`, or either of the two with `+recovery` (module docstring)."""
     config = search_config(run)
     if config is None:
-        return "dense"
+        return "student" if is_student(run) else "dense"
     searched = "weights" if config.get("train_weights") else "frozen"
     return f"{searched}+recovery" if is_recovery(run) else searched
 
@@ -129,7 +162,7 @@ def run_budget(run: Path) -> tuple[float, float]:
     """(training steps, training seconds) of the run's recipe: the run's own, plus the search's for a recovery run."""
     results = json.loads((run / RESULTS_NAME).read_text(encoding="utf-8"))
     steps, seconds = float(results.get("train_steps", 0)), float(results.get("train_runtime", 0.0))
-    search = starting_model(run).parent if is_recovery(run) else None  # a recovery always has a starting model
+    search = search_source(run)
     if search is not None and (search / RESULTS_NAME).is_file():
         more = run_budget(search)
         steps, seconds = steps + more[0], seconds + more[1]
@@ -149,8 +182,8 @@ def saved_models(group: dict[str, Any]) -> dict[str, str]:
     for run in group["runs"]:
         if (run / MERGED_DIR).is_dir():
             saved[f"{name}/{run.name}"] = str(run / MERGED_DIR)
-        elif is_recovery(run) and (run / MODEL_CONFIG_NAME).is_file():
-            saved[f"{name}/{run.name}"] = str(run)
+        elif (is_recovery(run) or is_student(run)) and (run / MODEL_CONFIG_NAME).is_file():
+            saved[f"{name}/{run.name}"] = str(run)  # a run without masks saves its trained model in its own dir
     return saved
 
 
@@ -179,9 +212,9 @@ def plot_pareto(rows: list[dict[str, Any]], path: Path) -> None:
     panels = (("mnli_m", "MNLI-m (%)"), ("hans_non_entailment", "HANS non-entailment (%)"))
     for ax, (column, title) in zip(axes, panels):
         for row in rows:
-            if row[column] is None:
+            if row[column] is None or row["cpu_throughput_vs_dense_b32"] is None:
                 continue
-            label = "dense" if row["method"] == "dense" else f"{row['method']} {round(100 * row['sparsity'])}%"
+            label = row["method"] + ("" if row["sparsity"] == 0 else f" {round(100 * row['sparsity'])}%")
             ax.scatter(row["cpu_throughput_vs_dense_b32"], row[column])
             ax.annotate(label, (row["cpu_throughput_vs_dense_b32"], row[column]), fontsize=7)
         ax.set_xlabel("CPU throughput at batch 32, × dense")
@@ -190,6 +223,12 @@ def plot_pareto(rows: list[dict[str, Any]], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def recovered_elsewhere(group: dict[str, Any], groups: list[dict[str, Any]]) -> bool:
+    """Whether every run of the group is the search of a recovery run of another group (its `--mask_from`)."""
+    sources = {search_source(run) for other in groups for run in other["runs"]}
+    return all(run in sources for run in group["runs"])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -209,9 +248,9 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for group, saved_of_group in zip(groups, saved):
         names = list(saved_of_group)
-        if not names:
-            raise SystemExit(f"no saved model under {group['runs'][0]}/{MERGED_DIR}: run the sweep with save_merged")
         first = group["runs"][0]
+        if not names and not recovered_elsewhere(group, groups):
+            raise SystemExit(f"no saved model under {first}/{MERGED_DIR}: run the sweep with save_merged")
         row = {"method": group["method"], "granularity": granularity(first), "recipe": recipe(first)}
         row["sparsity"] = group["sparsity"]
         row.update({column: mean_percent(group["runs"], key) for column, key in {**METRICS, **EXTRA}.items()})
@@ -219,6 +258,9 @@ def main(argv: list[str] | None = None) -> None:
         budgets = [run_budget(run) for run in group["runs"]]
         row["recipe_train_steps"] = round(statistics.fmean(b[0] for b in budgets))
         row["recipe_train_runtime_s"] = round(statistics.fmean(b[1] for b in budgets), 1)
+        if not names:  # a search whose ticket a recovery row trained and saved: timed there
+            rows.append({**row, "cpu_throughput_vs_dense_b32": None, "cpu_latency_vs_dense_b1": None})
+            continue
         row["cpu_throughput_vs_dense_b32"] = round(statistics.fmean(ratio[n] for n in names), 3)
         row["cpu_latency_vs_dense_b1"] = round(statistics.fmean(latency[n] for n in names), 3)
         if group["method"] != "dense":

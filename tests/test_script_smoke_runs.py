@@ -517,6 +517,64 @@ def test_structured_large_summary_names_each_recipe_and_times_shapes_alone(tmp_p
     assert "--shapes_only" in table and "ffn_recovered@0.5/seed42" in table
 
 
+def write_students_and_ticket_runs(root: Path, dense: Path) -> None:
+    """Beside `write_structured_large_runs`' sweep, as structured_students_large_minilm_mnli.sh leaves them: an l0
+    search at 50% with trained weights and no saved model (seed 42), the run that fine-tuned its ticket through
+    --mask_from (its compact model in merged/, its own masks config), and a student of the dense model (one of its
+    two layers, its trained model in its run dir)."""
+    from hf_srnets.compact import keep_layers
+    from hf_srnets.masking import SRNetModel
+    from hf_srnets.pruning import L0Config
+
+    def finished(run: Path, mnli: float, steps: int, seconds: float, argv: list[str]) -> None:
+        results = {"eval_mnli_accuracy": mnli, "eval_hans_non-entailment_accuracy": 0.5, "train_steps": steps}
+        (run / "all_results.json").write_text(json.dumps(results | {"train_runtime": seconds}))
+        (run / "sweep_run.json").write_text(json.dumps({"method": run.parents[1].name, "argv": argv}))
+
+    search = root / "cofi" / "s0.5" / "seed42"
+    config = L0Config(sparsity=0.5, mask_granularity="hybrid", l0_constraint="lagrangian", train_weights=True)
+    SRNetModel(tiny_model("bert"), config).save_pretrained(search)
+    finished(search, 0.3, 616, 300.0, ["--model_name_or_path", str(dense), "--pruning", "l0"])
+    ticket = root / "cofi_recovered" / "s0.5" / "seed42"
+    recovered = SRNetModel.from_pretrained(tiny_model("bert"), str(search))
+    recovered.save_pretrained(ticket)
+    recovered.merge_and_unload(compact=True).save_pretrained(ticket / "merged")
+    argv = ["--model_name_or_path", str(dense), "--pruning", "none", "--mask_from", str(search)]
+    finished(ticket, 0.35, 308, 60.0, argv)
+    student = root / "student_l1" / "s0.0" / "seed42"
+    model = tiny_model("bert")
+    keep_layers(model, 1)
+    model.save_pretrained(student)
+    finished(
+        student, 0.38, 924, 400.0, ["--model_name_or_path", str(dense), "--pruning", "none", "--student_layers", "1"]
+    )
+
+
+def test_structured_large_summary_times_students_and_ticket_recoveries(tmp_path):
+    """Issue 69's rows: a student is timed from its run dir (`student`), a --mask_from recovery counts its search's
+    steps and is timed from its merged/ (`weights+recovery`), and the search whose ticket it trained has no speed."""
+    dense = write_structured_large_runs(tmp_path / "sweep")
+    write_students_and_ticket_runs(tmp_path / "sweep", dense)
+    run_script(
+        "examples/structured_large_summary.py", tmp_path / "sweep", "--dense", dense, "--output", tmp_path / "results",
+        "--threads", 1, "--seq_length", 8, "--rounds", 1, "--batches", 1,
+    )  # fmt: skip
+    rows = {row["method"]: row for row in json.loads((tmp_path / "results" / "summary.json").read_text())}
+    described = {m: (r["granularity"], r["recipe"], r["sparsity"], r["recipe_train_steps"]) for m, r in rows.items()}
+    assert described == {
+        "dense": ("dense", "dense", 0.0, 0),
+        "hybrid": ("hybrid", "frozen", 0.5, 616),
+        "cofi": ("hybrid", "weights", 0.5, 616),
+        "cofi_recovered": ("hybrid", "weights+recovery", 0.5, 616 + 308),
+        "student_l1": ("dense", "student", 0.0, 924),
+    }
+    assert rows["cofi"]["cpu_throughput_vs_dense_b32"] is None
+    assert (
+        rows["cofi_recovered"]["cpu_throughput_vs_dense_b32"] > 0
+        and rows["student_l1"]["cpu_throughput_vs_dense_b32"] > 0
+    )
+
+
 def test_a_textattack_venv_built_from_another_checkout_is_pointed_at_this_one(tmp_path, monkeypatch):
     """The venv's .pth names the site-packages of the interpreter that built it; a venv left by another checkout
     (since deleted) imported no numpy or torch. A second call rewrites the line, and a third finds nothing to do."""

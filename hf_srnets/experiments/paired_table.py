@@ -22,6 +22,7 @@ The interval says how much Δ depends on which examples were drawn, the t-test h
 
 from __future__ import annotations
 
+import logging
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,9 +32,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
-from ..metrics.bootstrap import PairedInterval, bootstrap_count_interval
+from ..metrics.bootstrap import PairedInterval, UndefinedStatisticError, bootstrap_count_interval
 from ..metrics.significance import holm, paired_t_test
 from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, baseline_runs, predictions_file
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,13 @@ def comparison_rows(
             for column in columns:
                 if column.is_f_bias and teachers:
                     pair_teachers = [teacher_of(r, teachers) for r in mine]
-                    row[f"Δ {column.title}"] = f_bias_comparison(mine, base, pair_teachers, column, n_resamples)
+                    try:
+                        row[f"Δ {column.title}"] = f_bias_comparison(mine, base, pair_teachers, column, n_resamples)
+                    except UndefinedStatisticError:  # the reference's Δ ≤ 0: F_bias has no value, nor its difference
+                        logger.warning(
+                            f"Δ {column.title} of {method} at {sparsity} is undefined: F_bias is (the reference's "
+                            "accuracy does not drop out of distribution); its cell is left empty"
+                        )
                 elif not column.is_f_bias:
                     row[f"Δ {column.title}"] = accuracy_comparison(mine, base, column, n_resamples)
         rows.append(row)

@@ -47,6 +47,11 @@ DEFAULT_CONFIDENCE = 0.95
 _CHUNK_VALUES = 2**22
 
 
+class UndefinedStatisticError(ValueError):
+    """The statistic has no value on the examples, or on any replicate (e.g. F_bias against a reference whose
+    accuracy does not drop out of distribution: Δ_reference ≤ 0)."""
+
+
 @dataclass(frozen=True)
 class PairedInterval:
     """A method's difference from its baseline and its percentile bootstrap interval (module docstring).
@@ -154,11 +159,13 @@ def _percentile_interval(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     observed = float(np.asarray(statistic(on_examples), dtype=float)[0])
     if not np.isfinite(observed):
-        raise ValueError("the statistic is undefined on the evaluation examples (a ratio with a zero denominator)")
+        raise UndefinedStatisticError(
+            "the statistic is undefined on the evaluation examples (a ratio with a zero denominator)"
+        )
     values = np.asarray(replicates(), dtype=float)
     values = values[np.isfinite(values)]
     if not values.size:
-        raise ValueError("the statistic is undefined on every bootstrap replicate")
+        raise UndefinedStatisticError("the statistic is undefined on every bootstrap replicate")
     alpha = 1.0 - confidence
     low, high = np.percentile(values, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return PairedInterval(observed, float(low), float(high), confidence, n_examples, n_seeds, int(values.size))

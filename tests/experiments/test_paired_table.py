@@ -87,6 +87,21 @@ def test_f_bias_difference_and_its_undefined_cases_by_hand(tmp_path):
     assert np.isnan(values).all()  # teacher without a gap; a run at 0 ID accuracy
 
 
+def test_a_reference_without_an_ood_drop_leaves_the_f_bias_difference_empty_not_a_traceback(tmp_path, caplog):
+    """Teacher dev 2/4, OOD 2/4: Δ_t = 0, F_bias undefined for every run (the QUICK pipelines' 2-step teachers); the
+    table keeps its accuracy cells and leaves Δ F_bias out, saying why, instead of raising."""
+    teacher = run(tmp_path, "teacher", 0.0, 0, [1, 1, 0, 0], [1, 1, 0, 0])
+    records = [
+        run(tmp_path, "m", 0.5, 1, [1, 1, 1, 0], [1, 0, 1, 0]),
+        run(tmp_path, "b", 0.5, 1, [1, 1, 1, 1], [0, 0, 1, 0]),
+    ]
+    with caplog.at_level("WARNING"):
+        rows = comparison_rows(records, [MNLI, F_BIAS], "b", teacher, 200)
+    (method,) = [row for row in rows if row["method"] == "m"]
+    assert "Δ MNLI-m" in method and "Δ F_bias" not in method
+    assert "Δ F_bias of m at 0.5 is undefined" in caplog.text
+
+
 def test_float32_draw_counts_give_the_intervals_of_float64_to_the_bit(tmp_path):
     """The comparisons take the draw counts as float32 (sums of 0/1 hits are integers, exact below 2^24): their
     intervals must equal those of the float64 statistic written from the formula, Σ_i w_i·hit_i / Σ_i w_i."""
