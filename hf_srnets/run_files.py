@@ -219,16 +219,17 @@ def is_written_name(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in WRITTEN_NAMES)
 
 
-def detach_links(directory: str | os.PathLike) -> list[str]:
+def detach_links(directory: str | os.PathLike, also: tuple[str, ...] = ()) -> list[str]:
     """Before a writer that opens its paths in place (transformers' `save_pretrained`, `torch.save`, safetensors,
-    `Trainer.save_state`) writes into `directory`: unlink each entry there named as a run's file (`WRITTEN_NAMES`)
-    that is a symbolic link or a file with another hard link, so the writer makes a new file instead of writing
-    through the link into a file that also lives elsewhere. Only the name in `directory` goes; the linked file is
-    kept whole. Other entries (a user's files) are left alone. Return the names unlinked."""
+    `Trainer.save_state`, `torch.onnx.export`) writes into `directory`: unlink each entry there named as a run's file
+    (`WRITTEN_NAMES`, and the shell patterns `also`: an export's own names) that is a symbolic link or a file with
+    another hard link, so the writer makes a new file instead of writing through the link into a file that also
+    lives elsewhere. Only the name in `directory` goes; the linked file is kept whole. Other entries (a user's files)
+    are left alone. Return the names unlinked."""
     detached = []
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.scandir(directory):
-            if not is_written_name(entry.name):
+            if not (is_written_name(entry.name) or any(fnmatch.fnmatchcase(entry.name, p) for p in also)):
                 continue
             if entry.is_symlink() or (entry.is_file() and entry.stat().st_nlink > 1):
                 os.unlink(entry.path)

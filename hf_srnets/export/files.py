@@ -8,7 +8,7 @@ import logging
 import os
 from typing import Any
 
-from ..errors import check_path_argument, naming_path
+from ..errors import InputError, check_path_argument, naming_path
 from ..resources.model_location import is_local_path
 from ..run_files import detach_links, holds_tokenizer_files, write_json
 
@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 
 ONNX_NAME = "model.onnx"
 EXPORT_REPORT_NAME = "export_report.json"
+# what an export writes besides a run's own file names (config, weights, tokenizer): the graph and its external data
+EXPORT_NAMES = (f"{ONNX_NAME}*", EXPORT_REPORT_NAME)
 
 
 class ExportCheckError(RuntimeError):
@@ -42,6 +44,21 @@ def check_export_paths(where: str, **paths: Any) -> None:
     """`InputTypeError` for an argument among `paths` (name -> value) that is not a path."""
     for name, value in paths.items():
         check_path_argument(value, where, name, "pass a folder path (str or os.PathLike)")
+
+
+def prepare_output_dir(model_dir: str, output_dir: str) -> None:
+    """Make `output_dir` for an export of `model_dir`: refused when it is the model's own folder (by real path, so a
+    link to the folder is the folder: the export would overwrite what it reads), and every entry there named as a
+    file the export writes that is a link (or a file with another hard link) unlinked first, since the exporters
+    (`torch.onnx.export`, safetensors, `save_pretrained`) write their paths in place: never through a link into a
+    file kept elsewhere."""
+    if os.path.realpath(output_dir) == os.path.realpath(model_dir):
+        raise InputError(
+            f"output_dir {output_dir} is the model's own folder {model_dir} (its real path): the export would "
+            "overwrite the model it reads; choose another output_dir."
+        )
+    os.makedirs(output_dir, exist_ok=True)
+    detach_links(output_dir, also=EXPORT_NAMES)
 
 
 def save_config_and_tokenizer(model: Any, tokenizer: Any | None, output_dir: str) -> None:

@@ -34,6 +34,7 @@ from .files import (
     check_export_paths,
     files_bytes,
     load_tokenizer,
+    prepare_output_dir,
     save_config_and_tokenizer,
     write_report,
 )
@@ -198,7 +199,7 @@ def export_onnx(
     tokenizer = load_tokenizer(model_dir)
     names = model_inputs(model, tokenizer)
     pytorch_logits(model, sample_batch(model.config, names, TRACE_SHAPE, seed=0), model_dir)
-    os.makedirs(output_dir, exist_ok=True)
+    prepare_output_dir(model_dir, output_dir)
     path = os.path.join(output_dir, ONNX_NAME)
     seconds = trace_to_onnx(model, names, path, opset)
     try:

@@ -39,9 +39,16 @@ from torch import nn
 from ..compact import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, load_pretrained_model
 from ..compact.semi_structured import two_four_break
 from ..errors import InputError, MissingInputError, naming_path
-from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_NAME
+from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_NAME, write_json
 from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
-from .files import ExportCheckError, check_export_paths, load_tokenizer, save_config_and_tokenizer, write_report
+from .files import (
+    ExportCheckError,
+    check_export_paths,
+    load_tokenizer,
+    prepare_output_dir,
+    save_config_and_tokenizer,
+    write_report,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +217,6 @@ def write_sparse_checkpoint(
     from compressed_tensors.base import QUANTIZATION_CONFIG_NAME
     from safetensors.torch import save_file
 
-    os.makedirs(output_dir, exist_ok=True)
     path = os.path.join(output_dir, SAFE_WEIGHTS_NAME)
     with naming_path(path):
         save_file(state, path, metadata={"format": "pt"})
@@ -219,9 +225,7 @@ def write_sparse_checkpoint(
     with open(config_path, encoding="utf-8") as f:
         config = json.load(f)
     config[QUANTIZATION_CONFIG_NAME] = quantization
-    with naming_path(config_path), open(config_path, "w", encoding="utf-8") as f:
-        json.dump(config, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_json(config_path, config, indent=2, sort_keys=True)  # replaced, never written through
 
 
 def read_sparse_checkpoint(path: str) -> dict[str, torch.Tensor]:
@@ -314,6 +318,7 @@ def export_sparse_checkpoint(
             f"compressed-tensors {library.__version__} does not know the {LIBRARY_FORMATS[fmt]} format ({err}): "
             "pip install 'hf_srnets[compressed-tensors]'"
         ) from err
+    prepare_output_dir(model_dir, output_dir)
     write_sparse_checkpoint(model, load_tokenizer(model_dir), output_dir, state, quantization)
     seconds = time.perf_counter() - start
     check_round_trip(source, output_dir)

@@ -17,9 +17,14 @@ from ..training.output_dir import acquire_lock
 
 
 def check_output_dir(args: ExportArguments) -> None:
-    """Refuse an --output_dir that is the model's own folder, or that holds files, unless --overwrite_output_dir."""
-    if os.path.abspath(args.output_dir) == os.path.abspath(args.model_dir):
-        raise InputError(f"--output_dir {args.output_dir} is the model's own folder: choose another --output_dir.")
+    """Refuse an --output_dir that is the model's own folder (by its real path: a link to it is the folder), or that
+    holds files, unless --overwrite_output_dir."""
+    if os.path.realpath(args.output_dir) == os.path.realpath(args.model_dir):
+        same = "" if os.path.abspath(args.output_dir) == os.path.abspath(args.model_dir) else " (through a link)"
+        raise InputError(
+            f"--output_dir {args.output_dir} is the model's own folder{same}: the export would overwrite the model it "
+            "reads; choose another --output_dir."
+        )
     if args.overwrite_output_dir or not os.path.isdir(args.output_dir):
         return
     if [name for name in os.listdir(args.output_dir) if not name.startswith(".")]:  # hidden: the lock

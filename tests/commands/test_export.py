@@ -97,6 +97,43 @@ def test_options_of_the_other_format_and_a_non_empty_output_dir_are_refused(nm_m
         main([str(nm_model), "--format", "onnx", "--output_dir", str(nm_model)])
 
 
+@pytest.mark.parametrize(
+    ("fmt", "linked"),
+    [("onnx", ["model.onnx", "config.json"]), ("compressed-tensors", ["model.safetensors", "config.json"])],
+)
+def test_links_in_the_output_dir_are_replaced_never_written_through(nm_model, tmp_path, fmt, linked):
+    """Issue 70 (lost): a link named as a file the export writes, placed in --output_dir, made the export write into
+    the file it points to, anywhere. Now the name is replaced and the file elsewhere stays as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name in linked:
+        (elsewhere / name).write_text(f"someone's {name}")
+        (out / name).symlink_to(elsewhere / name)
+    main([str(nm_model), "--format", fmt, "--output_dir", str(out), "--overwrite_output_dir", "true"])
+    for name in linked:
+        assert (elsewhere / name).read_text() == f"someone's {name}", name
+        assert (out / name).is_file() and not (out / name).is_symlink(), name
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "compressed-tensors"])
+def test_an_output_dir_that_links_to_the_model_is_the_model_s_folder(nm_model, tmp_path, fmt):
+    """Issue 70 (lost): --output_dir a link to the model folder passed the "same folder" check and the export wrote
+    over the source; the real paths are compared, by the command and by the Python API alike."""
+    from hf_srnets.export import export_onnx, export_sparse_checkpoint
+
+    before = {p.name: p.read_bytes() for p in nm_model.iterdir() if p.is_file()}
+    link = tmp_path / "link"
+    link.symlink_to(nm_model, target_is_directory=True)
+    with pytest.raises(InputError, match=r"is the model's own folder \(through a link\): the export would overwrite"):
+        main([str(nm_model), "--format", fmt, "--output_dir", str(link), "--overwrite_output_dir", "true"])
+    exporter = export_onnx if fmt == "onnx" else export_sparse_checkpoint
+    with pytest.raises(InputError, match=r"is the model's own folder .* \(its real path\)"):
+        exporter(str(nm_model), str(link))
+    assert {p.name: p.read_bytes() for p in nm_model.iterdir() if p.is_file()} == before
+
+
 @pytest.mark.parametrize("opset", ["5", "9", "99"])
 def test_an_opset_the_exporter_cannot_use_is_refused_before_loading(nm_model, tmp_path, monkeypatch, capsys, opset):
     monkeypatch.setattr(onnx_export, "load_pretrained_model", lambda *a: pytest.fail("the model was loaded"))
