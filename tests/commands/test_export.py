@@ -134,6 +134,25 @@ def test_an_output_dir_that_links_to_the_model_is_the_model_s_folder(nm_model, t
     assert {p.name: p.read_bytes() for p in nm_model.iterdir() if p.is_file()} == before
 
 
+def test_a_compressed_export_loaded_as_a_model_is_refused_not_evaluated_with_random_layers(nm_model, tmp_path):
+    """Issue 70 (silent): `load_pretrained_model` (and so `run_glue_sparse.py --model_name_or_path`) on a
+    compressed-tensors export loaded its compressed layers as new random weights and evaluated them. Now one line
+    names the folder, a missing body weight and the fix; the source it was exported from loads as before."""
+    from hf_srnets import load_pretrained_model
+
+    out = tmp_path / "ct"
+    main([str(nm_model), "--format", "compressed-tensors", "--output_dir", str(out)])
+    with pytest.raises(
+        InputError, match=rf"^{out}: \d+ weights of the model's body are not in its weights file \(e\.g\. "
+    ):
+        load_pretrained_model(str(out))
+    with pytest.raises(
+        InputError, match=r"it is a compressed checkpoint .* load the merged model it was exported from"
+    ):
+        load_pretrained_model(str(out), num_labels=3)
+    load_pretrained_model(str(nm_model))
+
+
 @pytest.mark.parametrize("opset", ["5", "9", "99"])
 def test_an_opset_the_exporter_cannot_use_is_refused_before_loading(nm_model, tmp_path, monkeypatch, capsys, opset):
     monkeypatch.setattr(onnx_export, "load_pretrained_model", lambda *a: pytest.fail("the model was loaded"))
