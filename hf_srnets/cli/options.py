@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.tasks import registered_set, resolve_task
+from ..data.tasks import id_set_name, registered_set, resolve_task
 from ..data.transforms import DATA_TRANSFORMS, get_data_transform
 from ..errors import InputError
 from ..losses import LOSSES
@@ -318,6 +318,24 @@ def validate_args(run: RunArguments) -> None:
     for spec in data.ood_file:
         if "=" not in spec:  # NAME alone: a set registered for the task, e.g. mnli_hard_matched
             registered_set(resolve_task(data.task, data.task_labels), spec)
+    check_unique_set_names(data)
+
+
+def check_unique_set_names(data: DataArguments) -> None:
+    """Every evaluated set names its metrics (`eval_<name>_*`) and its predictions file (`eval_predictions/<name>
+    .jsonl`): an `--ood_file` named as the ID dev set, or as a set the `--data_transform` makes, would overwrite
+    them silently (issue 70). One line naming the clash and the fix, before any work."""
+    task = resolve_task(data.task, data.task_labels)
+    made = DATA_TRANSFORMS[data.data_transform].set_names if data.data_transform in DATA_TRANSFORMS else {}
+    taken = {id_set_name(task): "the name of the ID dev set"}
+    taken.update(dict.fromkeys(made, f"the name of a set --data_transform {data.data_transform} makes"))
+    for spec in data.ood_file:
+        name, _, path = spec.partition("=")
+        if name in taken:
+            raise InputError(
+                f"--ood_file {spec}: {name!r} is {taken[name]}; this set would overwrite its results (eval_{name}_*) "
+                f"and eval_predictions/{name}.jsonl: give it another name, e.g. --ood_file {name}_ood={path or 'PATH'}"
+            )
 
 
 def refuse_unused_bias_options(data: DataArguments) -> None:

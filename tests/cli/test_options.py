@@ -363,3 +363,23 @@ def test_a_step_objective_registered_at_test_time_gets_its_flags():
     finally:
         OBJECTIVES.pop("wiggle")
     assert "--wiggle_size" not in build_parser().format_help()
+
+
+@pytest.mark.parametrize(
+    ("extra", "taken"),
+    [
+        (["--ood_file", "mnli=other.tsv"], "the name of the ID dev set"),
+        (
+            ["--data_transform", "cue", "--ood_file", "cue_agree=other.tsv"],
+            "the name of a set --data_transform cue makes",
+        ),
+    ],
+)
+def test_an_ood_file_named_as_another_evaluated_set_is_refused_before_any_work(extra, taken):
+    """Issue 70 (silent): `--ood_file mnli=FILE` replaced the ID set's eval_mnli_* results and its predictions file
+    with the OOD file's; a name the cue transform makes did the same to its set."""
+    name = extra[-1].partition("=")[0]
+    argv = ["--model_name_or_path", "m", "--output_dir", "o", "--task", "mnli", *extra]
+    with pytest.raises(InputError, match=rf"'{name}' is {taken}; this set would overwrite .*--ood_file {name}_ood="):
+        validate_args(parse_args(argv))
+    validate_args(parse_args([*argv[:-1], f"{name}_ood=other.tsv"]))
