@@ -26,6 +26,7 @@ objective alone, so validation losses stay comparable with runs without distilla
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -129,6 +130,36 @@ def hidden_state_distillation(
     return torch.stack(per_layer).mean()
 
 
+GENERIC_LABEL = re.compile(r"^LABEL_\d+$")  # transformers' names for labels a config does not name
+
+
+def teacher_label_order(teacher: Any, student: Any, where: str) -> list[int] | None:
+    """For `--teacher_model`: the teacher's logit index of each of the student's labels, matched by name (as the data
+    and checkpoints are), or None when the order is the same. `InputError` before training when the two read other
+    vocabularies, or their labels differ in number or in name (a teacher without label names, LABEL_k, is taken in
+    index order if it has as many)."""
+    if getattr(teacher, "vocab_size", None) != getattr(student, "vocab_size", None):
+        raise InputError(
+            f"--teacher_model {where} reads a vocabulary of {teacher.vocab_size} tokens and the student one of "
+            f"{student.vocab_size}: distillation feeds both the same token ids; give a teacher of the student's "
+            "tokenizer"
+        )
+    names = [teacher.id2label[i] for i in range(teacher.num_labels)]
+    wanted = [student.id2label[i] for i in range(student.num_labels)]
+    if len(names) != len(wanted):
+        raise InputError(
+            f"--teacher_model {where} has {len(names)} labels {names}, the run {len(wanted)} {wanted}: give a teacher "
+            "fine-tuned on this task"
+        )
+    if all(GENERIC_LABEL.match(str(n)) for n in names) or names == wanted:
+        return None
+    if sorted(map(str, names)) != sorted(map(str, wanted)):
+        raise InputError(
+            f"--teacher_model {where} has the labels {names}, the run {wanted}: give a teacher fine-tuned on this task"
+        )
+    return [names.index(label) for label in wanted]
+
+
 def _weights_train(model: nn.Module) -> bool:
     """Whether any parameter besides the masks' own trains (the base weights then leave the dense model)."""
     return any(param.requires_grad for param in model_weights(model))
@@ -151,6 +182,7 @@ class DenseDistillation(StepObjective):
         super().__init__(inner)
         self.settings = DenseDistillationOptions(**options)
         self._teacher: nn.Module | None = None
+        self._teacher_order: list[int] | None = None  # teacher logit index of each student label, when they differ
 
     @property
     def citations(self) -> tuple[str, ...]:
@@ -197,7 +229,10 @@ class DenseDistillation(StepObjective):
         when `inputs` asks for them)."""
         teacher = self._teacher_model(model)
         if teacher is not None:
-            return teacher(**inputs)
+            outputs = teacher(**inputs)
+            if self._teacher_order is not None:  # the teacher's labels in the student's order (by name)
+                outputs["logits"] = outputs["logits"][..., self._teacher_order]
+            return outputs
         self.check_model(model)
         was_training = model.training
         model.eval()
@@ -211,6 +246,8 @@ class DenseDistillation(StepObjective):
         """Without `teacher_model`, refuse a run whose weights train: its masks-off model is no longer the dense one.
         A classifier head new to the checkpoint (`newly initialized`) trains, so it needs `teacher_model` too."""
         super().check_model(model)
+        if self.settings.teacher_model is not None:
+            self._teacher_model(model)  # loaded and checked against the student before the first step
         if self.settings.teacher_model is None and _weights_train(model):
             raise InputError(
                 "--step_objective dense_distil takes the dense model from the frozen base weights, but this run trains "
@@ -224,7 +261,9 @@ class DenseDistillation(StepObjective):
             return None
         if self._teacher is None:
             device = next(model.parameters()).device
-            self._teacher = load_pretrained_model(self.settings.teacher_model).to(device).eval().requires_grad_(False)
+            teacher = load_pretrained_model(self.settings.teacher_model).to(device).eval().requires_grad_(False)
+            self._teacher_order = teacher_label_order(teacher.config, model.config, self.settings.teacher_model)
+            self._teacher = teacher
         return self._teacher
 
     def get_config_dict(self) -> dict[str, Any]:

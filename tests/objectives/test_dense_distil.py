@@ -208,3 +208,55 @@ def test_the_card_says_distillation_not_adversarial_training():
     assert _step_words("dense_distil") == "**distillation from the dense model** (dense_distil)"
     assert _step_words("freelb") == "**freelb** adversarial training"
     assert _step_words("someone_elses") == "**someone_elses**"  # a step objective of another package
+
+
+def _named(model: torch.nn.Module, names: list[str]) -> torch.nn.Module:
+    model.config.id2label = dict(enumerate(names))
+    model.config.label2id = {name: i for i, name in enumerate(names)}
+    return model
+
+
+def test_a_teacher_with_the_labels_in_another_order_teaches_each_label_by_its_name(tmp_path):
+    """Issue 70 (silent): --teacher_model logits were read by position, so a teacher with the same labels in another
+    order taught permuted labels. Its logits are reordered by name: a teacher saved with its head rows and label
+    names permuted gives the student exactly the original teacher's logits."""
+    names = ["entailment", "neutral", "contradiction"]
+    teacher = _named(lively(bert4()), names)
+    permuted = copy.deepcopy(teacher)
+    order = [2, 0, 1]  # permuted label k is the original's label order[k]
+    with torch.no_grad():
+        permuted.classifier.weight.copy_(teacher.classifier.weight[order])
+        permuted.classifier.bias.copy_(teacher.classifier.bias[order])
+    _named(permuted, [names[i] for i in order]).save_pretrained(tmp_path / "permuted")
+    student = _named(bert4(), names)
+    objective = build_objective("ce", step="dense_distil", step_options={"teacher_model": str(tmp_path / "permuted")})
+    objective.check_model(student)
+    inputs = {k: v for k, v in _batch().items() if k in ("input_ids", "attention_mask")}
+    with torch.no_grad():
+        taught = objective.teacher_outputs(student, inputs)["logits"]
+        torch.testing.assert_close(taught, teacher.eval()(**inputs).logits, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"names": ["entailment", "non-entailment"]}, r"has 2 labels \['entailment', 'non-entailment'\], the run 3"),
+        ({"names": ["positive", "neutral", "negative"]}, r"has the labels \['positive', 'neutral', 'negative'\]"),
+        ({"vocab_size": 77}, r"reads a vocabulary of 77 tokens and the student one of \d+"),
+    ],
+)
+def test_a_teacher_of_other_labels_or_another_vocabulary_is_refused_before_training(tmp_path, change, error):
+    """Issue 70: a 2-label teacher for a 3-label run, or one with another vocabulary, ended in a raw traceback at the
+    first step; labels of other names taught nonsense. Each is one line before the first step."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    names = change.get("names", ["entailment", "neutral", "contradiction"])
+    config = BertConfig(
+        **{**bert4().config.to_dict(), "vocab_size": change.get("vocab_size", bert4().config.vocab_size)}
+    )
+    config.num_labels = len(names)
+    _named(BertForSequenceClassification(config), names).save_pretrained(tmp_path / "teacher")
+    student = _named(bert4(), ["entailment", "neutral", "contradiction"])
+    objective = build_objective("ce", step="dense_distil", step_options={"teacher_model": str(tmp_path / "teacher")})
+    with pytest.raises(InputError, match=error):
+        objective.check_model(student)
