@@ -215,12 +215,12 @@ def check_body_loaded(path: str, missing: Sequence[str], config: Any) -> None:
         return
     if getattr(config, "quantization_config", None):
         fix = (
-            "it is a compressed checkpoint (config.json has a quantization_config, e.g. a compressed-tensors export "
-            "of run_export.py): load the merged model it was exported from, or its decompressed weights "
+            f"it is a compressed checkpoint ({MODEL_CONFIG_NAME} has a quantization_config, e.g. a compressed-tensors "
+            "export of run_export.py): load the merged model it was exported from, or its decompressed weights "
             "(hf_srnets.export.read_sparse_checkpoint)"
         )
     else:
-        fix = "its weights do not match its config.json: point at the folder the model was saved to"
+        fix = f"its weights do not match its {MODEL_CONFIG_NAME}: point at the folder the model was saved to"
     raise InputError(
         f"{path}: {len(body)} weights of the model's body are not in its weights file (e.g. {body[0]}) and would be "
         f"drawn at random; {fix}"
