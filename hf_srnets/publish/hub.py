@@ -29,6 +29,7 @@ from ..run_files import (
     COMPACT_REPORT_NAME,
     MERGED_DIR,
     MODEL_CONFIG_NAME,
+    REMOTE_CODE_NAME,
     RESULTS_NAME,
     SPARSITY_REPORT_NAME,
     TOKENIZER_FILES,
@@ -44,7 +45,8 @@ logger = logging.getLogger(__name__)
 # What a mask repo holds: the adapter itself, its card, the tokenizer, and the run's results.
 MASK_REPO_FILES = (CONFIG_NAME, MASKS_NAME, CARD_NAME, RESULTS_NAME, SPARSITY_REPORT_NAME, *TOKENIZER_FILES)
 # What the repo of an unpruned run (full fine-tuning) holds: the model, tokenizer, card and results.
-FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", CARD_NAME)
+# a compact model's modeling file too: its config.json's auto_map names it (a recovery run of a compact model)
+FULL_MODEL_PATTERNS = ("*.json", "*.safetensors", "*.txt", "*.model", CARD_NAME, REMOTE_CODE_NAME)
 
 
 def mask_repo_files(output_dir: str) -> list[str]:

@@ -341,3 +341,17 @@ def test_full_model_upload_sends_only_what_the_run_wrote(tmp_path, monkeypatch):
     hub = FakeHub(monkeypatch)
     push_run(str(out), "someone/tiny-ft", None, pruned=False)
     assert set(hub.uploads["someone/tiny-ft"]) == {"config.json", "model.safetensors", "all_results.json"}
+
+
+def test_a_compact_models_full_upload_carries_the_modeling_file_its_config_names(tmp_path, monkeypatch):
+    """Issue 70 (silent): `push_to_hub --full_model` of a recovery run (a compact model, saved with its modeling
+    file and an auto_map naming it) left `modeling_srnet_compact.py` out, so the repo's model did not load."""
+    from hf_srnets.compact import prune_ffn_units, save_pretrained_model
+
+    out = tmp_path / "recovered"
+    model = prune_ffn_units(tiny_model("bert"), {0: [0, 1]})  # layer widths differ: a compact checkpoint
+    save_pretrained_model(model, str(out))
+    assert "auto_map" in json.loads((out / "config.json").read_text())
+    hub = FakeHub(monkeypatch)
+    push_run(str(out), "someone/tiny-compact", None, pruned=False)
+    assert "modeling_srnet_compact.py" in hub.uploads["someone/tiny-compact"]
