@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -223,10 +224,15 @@ def _check_options(options_class: type, given: dict[str, Any] | None, owner: str
     unknown = sorted(set(given or {}) - set(known))
     if unknown:
         raise InputError(f"{owner} has no option {', '.join(unknown)}; its options: {known}")
+    unchecked = object.__new__(options_class)  # the values as given, their types checked before __post_init__
+    for f in fields(options_class):  # compares them (a JSON "2" for a float was a raw "'>=' not supported")
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        object.__setattr__(unchecked, f.name, (given or {}).get(f.name, default))
     try:
+        check_field_types(unchecked, (given or {}).keys())
         options_class(**(given or {}))
     except (TypeError, ValueError) as err:
-        raise InputError(str(err)) from None
+        raise InputError(f"{owner}: {err}" if str(err).startswith(options_class.__name__) else str(err)) from None
 
 
 def training_precision(args: Any) -> str:

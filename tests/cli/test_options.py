@@ -383,3 +383,15 @@ def test_an_ood_file_named_as_another_evaluated_set_is_refused_before_any_work(e
     with pytest.raises(InputError, match=rf"'{name}' is {taken}; this set would overwrite .*--ood_file {name}_ood="):
         validate_args(parse_args(argv))
     validate_args(parse_args([*argv[:-1], f"{name}_ood=other.tsv"]))
+
+
+def test_a_loss_option_of_the_wrong_type_in_the_python_api_names_the_field():
+    """Issue 70 (old corner): `loss_options={"focal_gamma": "2"}` ended in "'>=' not supported between instances of
+    'str' and 'int'" from the options' own check; the type is checked first, naming the loss, field and example."""
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+
+    with pytest.raises(
+        InputError, match=r"^--loss focal: FocalOptions: focal_gamma must be float, got str '2': pass e"
+    ):
+        SRNetTrainingArguments(output_dir="o", loss="focal", loss_options={"focal_gamma": "2"})
+    assert SRNetTrainingArguments(output_dir="o", loss="focal", loss_options={"focal_gamma": 2}).loss == "focal"
