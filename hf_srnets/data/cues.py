@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from datasets import Dataset
 
@@ -145,6 +145,22 @@ class ControlledCue(DataTransform):
         dev_cues = cue_labels(ids, gold, k, rho, seed, "validation")
         others = [(s, with_cues(d, [NO_CUE] * len(d), tokens)) for s, d in ood]
         return with_cues(train, train_cues, tokens), with_cues(validation, dev_cues, tokens), others + made
+
+    def check_tokenizer(self, task: TaskSpec, tokenizer: Any) -> None:
+        """Each label's cue must reach the model as its own token ids: an uncased tokenizer reads `zebra` and `ZEBRA`
+        as one word (and a word-level vocabulary two unknown words as one [UNK]), and two labels would then share a
+        cue while the card says one word per label (issue 70)."""
+        tokens = self.tokens(task)
+        read = [tuple(tokenizer(word, add_special_tokens=False)["input_ids"]) for word in tokens]
+        same = [(tokens[i], tokens[j]) for i in range(len(read)) for j in range(i + 1, len(read)) if read[i] == read[j]]
+        if same:
+            first, second = same[0]
+            pieces = tokenizer.convert_ids_to_tokens(list(read[tokens.index(first)]))
+            raise InputError(
+                f"--cue_tokens {first} and {second} are read by the model's tokenizer as the same tokens {pieces}: two "
+                "labels would share a cue; give words it reads differently (not differing in case alone for an "
+                "uncased tokenizer, nor both unknown to its vocabulary)"
+            )
 
     def description(self, task: TaskSpec) -> str:
         tokens = ", ".join(f"{w!r} ({y})" for w, y in zip(self.tokens(task), task.label_names, strict=True))

@@ -48,6 +48,10 @@ class DataTransform:
         """The training, dev and OOD sets changed, with `eval_sets(task)` added to the OOD sets."""
         raise NotImplementedError
 
+    def check_tokenizer(self, task: TaskSpec, tokenizer: Any) -> None:
+        """Refuse (`InputError`) settings the model's tokenizer would read otherwise than they were meant (the run
+        calls it once the tokenizer is loaded, before training); default: nothing to check."""
+
     def description(self, task: TaskSpec) -> str:
         """What the transform did to the data, in one sentence (the card's data section)."""
         return f"data transform {self.name}"

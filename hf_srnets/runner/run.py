@@ -75,9 +75,12 @@ def run(run_args: RunArguments) -> dict[str, Any]:
     # The Trainer would create the repo at start-up and push the whole output dir with its own card;
     # hf_srnets pushes the masks (or the model) and its card once everything is saved locally.
     push_to_hub, args.push_to_hub = args.push_to_hub, False
-    data = read_data(task, run_args.model, run_args.data, args, run_transform(run_args))
+    transform = run_transform(run_args)
+    data = read_data(task, run_args.model, run_args.data, args, transform)
     reference = reference_results(run_args, data)  # checked before training: a bad reference fails fast
     tokenize_data(data, run_args.model, run_args.data, args)
+    if transform is not None:  # e.g. cue words the model's tokenizer must tell apart
+        transform.check_tokenizer(data.task, data.tokenizer)
     compute_metrics = metrics_function(data.task)
     with whole_model_loading(args):  # ZeRO-3 partitions at the Trainer's start (training.deepspeed)
         model, fresh_head, early_start_info = build_model(run_args, data, compute_metrics)

@@ -142,9 +142,9 @@ def test_cue_flags_without_the_transform_are_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_run_with_the_cue_and_its_exact_bias_model_reports_the_three_sets(pretrained, data_dir, tmp_path):
-    out = tmp_path / "cue"
-    args = mnli_run_args(pretrained, data_dir, out, train=64, eval=32, ood=30, batch=16)
+def test_a_run_with_the_cue_and_its_exact_bias_model_reports_the_three_sets(small_encoder, data_dir, tmp_path):
+    out = tmp_path / "cue"  # MiniLM's tokenizer: the cue words are words it knows (check_tokenizer)
+    args = mnli_run_args(small_encoder, data_dir, out, train=64, eval=32, ood=30, batch=16)
     main([*args, "--data_transform", "cue", "--cue_rho", "0.9", "--loss", "poe", "--bias_model", "cue",
           "--num_train_epochs", "1", "--do_train"])  # fmt: skip
     results = json.loads((out / "all_results.json").read_text())
@@ -189,3 +189,22 @@ def test_the_card_does_not_say_the_extra_training_sets_were_changed():
     own, extra, dev = splits
     assert own.origin.endswith("; then a cue") and dev.origin.endswith("; then the same `--data_transform`")
     assert extra.name == "extra" and "then" not in extra.origin
+
+
+def test_cue_words_the_tokenizer_reads_as_one_are_refused():
+    """Issue 70 (silent): `--cue_tokens zebra quartz ZEBRA` was accepted, but an uncased tokenizer reads ZEBRA as
+    zebra, so two labels shared a cue while the card said one word per label. A cased tokenizer tells them apart;
+    two words unknown to the vocabulary are both [UNK] and refused too."""
+    from transformers import BertTokenizerFast
+
+    vocab = {
+        w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "zebra", "ZEBRA", "quartz", "falcon"])
+    }
+    uncased = BertTokenizerFast(vocab=vocab, do_lower_case=True)
+    cased = BertTokenizerFast(vocab=vocab, do_lower_case=False)
+    with pytest.raises(InputError, match=r"--cue_tokens zebra and ZEBRA are read by the model's tokenizer as the same"):
+        cue(cue_tokens=["zebra", "quartz", "ZEBRA"]).check_tokenizer(MNLI, uncased)
+    cue(cue_tokens=["zebra", "quartz", "ZEBRA"]).check_tokenizer(MNLI, cased)
+    cue(cue_tokens=["zebra", "quartz", "falcon"]).check_tokenizer(MNLI, uncased)
+    with pytest.raises(InputError, match=r"--cue_tokens okapi and lemur .* same tokens \['\[UNK\]'\]"):
+        cue(cue_tokens=["okapi", "lemur", "falcon"]).check_tokenizer(MNLI, uncased)
