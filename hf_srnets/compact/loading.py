@@ -34,7 +34,14 @@ from transformers.utils import cached_file
 
 from ..errors import InputError, MissingInputError, check_path_argument
 from ..resources.model_location import is_local_path, looks_like_path
-from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_INDEX_NAME, SAFE_WEIGHTS_NAME, SRNET_CONFIG_NAME, WEIGHTS_NAME
+from ..run_files import (
+    MODEL_CONFIG_NAME,
+    SAFE_WEIGHTS_INDEX_NAME,
+    SAFE_WEIGHTS_NAME,
+    SRNET_CONFIG_NAME,
+    WEIGHTS_INDEX_NAME,
+    WEIGHTS_NAME,
+)
 from .families import model_family
 from .family_export import shrink_family_model
 from .heads import prune_heads
@@ -47,6 +54,7 @@ logger = logging.getLogger(__name__)
 HUB_KWARGS = ("cache_dir", "revision", "token", "local_files_only", "force_download", "subfolder")
 HEAD_KEYS = ("classifier", "pooler")  # weights a checkpoint may lack (a new task head), as in from_pretrained
 WEIGHT_FILES = (SAFE_WEIGHTS_NAME, SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_NAME)
+SAVED_WEIGHTS = (*WEIGHT_FILES, WEIGHTS_INDEX_NAME)  # any of them: a saved model's weights are there
 
 
 def _weight_file(path: str, hub: dict[str, Any]) -> str:
@@ -108,7 +116,15 @@ def check_model_path(
     takes any directory."""
     what = f"{flag} {path}" if flag else path
     if os.path.isdir(path):
-        if not need_config or os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
+        if not need_config:
+            return
+        if os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
+            if not any(os.path.isfile(os.path.join(path, name)) for name in SAVED_WEIGHTS):
+                raise InputError(
+                    f"{what} holds {MODEL_CONFIG_NAME} but no weights ({', '.join(SAVED_WEIGHTS)}): a save that did "
+                    "not finish, or a folder of its config alone; save the model again, or point at the folder of its "
+                    "weights"
+                )
             return
         if os.path.isfile(os.path.join(path, SRNET_CONFIG_NAME)):
             raise InputError(

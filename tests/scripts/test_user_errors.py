@@ -26,9 +26,11 @@ def _inputs(tmp: Path, data_dir: Path) -> dict[str, Path]:
     latin1.write_bytes(("\n".join(rows) + "\n").encode("latin-1"))
     (tmp / "notes").mkdir()
     (tmp / "notes" / "readme.txt").write_text("not a model\n")
+    (tmp / "half_saved").mkdir()  # a merged/ whose save stopped after config.json (issue 70)
+    (tmp / "half_saved" / "config.json").write_text('{"model_type": "bert"}\n')
     config = tmp / "run.yaml"
     config.write_text("task: sst2\nmax_train_samples: 10\n  nested: [1, 2\n")
-    return {"train": good, "latin1": latin1, "notes": tmp / "notes", "config": config}
+    return {"train": good, "latin1": latin1, "notes": tmp / "notes", "half_saved": tmp / "half_saved", "config": config}
 
 
 def _cases(tmp: Path, f: dict[str, Path], model: str) -> dict[str, tuple[list[str], str]]:
@@ -52,6 +54,10 @@ def _cases(tmp: Path, f: dict[str, Path], model: str) -> dict[str, tuple[list[st
         "model_dir_without_config": (
             ["run_glue_sparse.py", "--model_name_or_path", str(f["notes"]), *run, "--output_dir", out],
             r"--model_name_or_path \S+/notes has no config\.json",
+        ),
+        "model_dir_with_config_alone": (
+            ["run_glue_sparse.py", "--model_name_or_path", str(f["half_saved"]), *run, "--output_dir", out],
+            r"--model_name_or_path \S+/half_saved holds config\.json but no weights \(model\.safetensors, .*again",
         ),
         "malformed_yaml_config": (
             ["run_glue_sparse.py", str(f["config"]), "--model_name_or_path", model, "--output_dir", out],
@@ -85,6 +91,7 @@ CASES = [
     "max_train_samples_0",
     "missing_model_dir",
     "model_dir_without_config",
+    "model_dir_with_config_alone",
     "malformed_yaml_config",
     "max_seq_length_over_the_model",
     "sweep_sparsities_abc",
