@@ -119,6 +119,7 @@ class SetPredictions:
     keys: tuple[str, ...]
     labels: tuple[str, ...]
     predictions: tuple[str, ...]
+    duplicate_id: str | None = None  # an id two rows share (the keys are then the rows' indices)
 
     @property
     def correct(self) -> np.ndarray:
@@ -177,10 +178,12 @@ def _read_unchanged(path: str, size: int, mtime_ns: int) -> SetPredictions:
         rows = [_parsed_row(path, line_no, line) for line_no, line in enumerate(lines, 1) if line.strip()]
     ids = [row.get("id") for row in rows]
     by_id = None not in ids and len(set(ids)) == len(ids)
+    seen: set = set()
+    duplicate = None if by_id or None in ids else next(str(i) for i in ids if i in seen or seen.add(i))
     keys = tuple(str(row["id"] if by_id else row.get("index", i)) for i, row in enumerate(rows))
     names: dict[str, str] = {}
     labels, predictions = (tuple(names.setdefault(str(r[field]), str(r[field])) for r in rows) for field in FIELDS)
-    return SetPredictions(_shared(keys), _shared(labels), predictions)
+    return SetPredictions(_shared(keys), _shared(labels), predictions, duplicate)
 
 
 FIELDS = ("label", "prediction")
@@ -224,6 +227,18 @@ def _coded_labels(labels: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray]
     return names, coded
 
 
+def _mismatch(problem: str, runs: Sequence[SetPredictions]) -> str:
+    """`problem`, or, when a file has an id twice (its rows then paired by position, so reordered rows no longer
+    line up), what names the cause: the duplicate id."""
+    duplicate = next((run.duplicate_id for run in runs if run.duplicate_id is not None), None)
+    if duplicate is None:
+        return problem
+    return (
+        f"a per-example file has the id {duplicate!r} on two rows, so its rows are paired by position, and the runs' "
+        f"rows are not in one order ({problem}): give each example its own id, or write the files in dataset order"
+    )
+
+
 def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Runs on the same examples as arrays: gold label ids [n] and predicted ids [runs, n] (indices into the
     returned label names), in the first run's example order. Raises ValueError when the runs' examples or gold
@@ -242,14 +257,16 @@ def align(runs: Sequence[SetPredictions]) -> tuple[np.ndarray, np.ndarray, list[
         coded = np.array([code[name] for name in run_names], dtype=np.int64)[run_codes]
         if run.keys == first.keys:  # the same examples in the same order: most runs, compared without a lookup
             if run.labels != first.labels:
-                raise ValueError("the runs give the same examples different gold labels")
+                raise ValueError(_mismatch("the runs give the same examples different gold labels", runs))
             predicted[r] = coded
             continue
         position = position or {key: i for i, key in enumerate(first.keys)}
         if set(run.keys) != set(position) or len(run.keys) != len(position):
-            raise ValueError(f"the runs evaluated different examples ({len(run.keys)} and {len(position)})")
+            raise ValueError(
+                _mismatch(f"the runs evaluated different examples ({len(run.keys)} and {len(position)})", runs)
+            )
         order = np.array([position[key] for key in run.keys])
         if any(first.labels[j] != y for j, y in zip(order.tolist(), run.labels)):
-            raise ValueError("the runs give the same examples different gold labels")
+            raise ValueError(_mismatch("the runs give the same examples different gold labels", runs))
         predicted[r, order] = coded
     return labels, predicted, names

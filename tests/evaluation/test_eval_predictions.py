@@ -220,3 +220,22 @@ def test_a_missing_or_cut_committed_file_is_one_error_naming_it(tmp_path) -> Non
         read_eval_predictions(files[1])
     with pytest.raises(InputError, match=rf"^per-example predictions {cut} are cut or damaged \(Compressed file"):
         read_eval_predictions(files[0])
+
+
+def test_runs_that_do_not_line_up_because_a_file_repeats_an_id_name_the_id(tmp_path) -> None:
+    """Issue 70 (old corner): a file with one id on two rows is keyed by position; with the other run's rows in
+    another order the runs do not line up, and the error said "different gold labels". It names the duplicate id."""
+    rows = [
+        {"index": 0, "id": "a", "label": "pos", "prediction": "pos"},
+        {"index": 1, "id": "b", "label": "neg", "prediction": "pos"},
+        {"index": 2, "id": "c", "label": "neg", "prediction": "neg"},
+    ]
+    repeated = [rows[0], {**rows[1], "id": "a"}, rows[2]]  # ids a, a, c
+    reordered = [rows[2], rows[0], rows[1]]
+    one = read_eval_predictions(_write(tmp_path / "1.jsonl", [{**r, "index": i} for i, r in enumerate(repeated)]))
+    two = read_eval_predictions(_write(tmp_path / "2.jsonl", [{**r, "index": i} for i, r in enumerate(reordered)]))
+    assert one.duplicate_id == "a" and two.duplicate_id is None
+    with pytest.raises(
+        ValueError, match=r"has the id 'a' on two rows, so its rows are paired by position, and the runs"
+    ):
+        align([one, two])
