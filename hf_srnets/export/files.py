@@ -46,6 +46,17 @@ def check_export_paths(where: str, **paths: Any) -> None:
         check_path_argument(value, where, name, "pass a folder path (str or os.PathLike)")
 
 
+def check_number(value: Any, name: str, low: float, high: float, example: str) -> None:
+    """`InputError` naming `name` unless `value` is a real number (not a bool, not a string) with low < value <= high
+    (low ≤ value when low is 0 and high is 1: a fraction), checked before any model is loaded or folder made."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    fraction = low == 0 and high == 1
+    inside = is_number and (low <= value <= high if fraction else low < value <= high) and value == value
+    if not inside:
+        where = f"in [{low:g}, {high:g}]" if fraction else f"a number above {low:g}"
+        raise InputError(f"{name} must be {where}, got {value!r}: e.g. {name}={example}")
+
+
 def prepare_output_dir(model_dir: str, output_dir: str) -> None:
     """Make `output_dir` for an export of `model_dir`: refused when it is the model's own folder (by real path, so a
     link to the folder is the folder: the export would overwrite what it reads), and every entry there named as a

@@ -32,6 +32,7 @@ from .files import (
     ONNX_NAME,
     ExportCheckError,
     check_export_paths,
+    check_number,
     files_bytes,
     load_tokenizer,
     prepare_output_dir,
@@ -194,6 +195,7 @@ def export_onnx(
     `export_report.json` beside it; return the report."""
     check_export_paths("export_onnx", model_dir=model_dir, output_dir=output_dir)
     check_opset(opset)
+    check_number(tolerance, "tolerance", 0.0, float("inf"), "1e-4")
     onnx, ort = onnx_modules()
     model = load_pretrained_model(model_dir).float().eval()
     tokenizer = load_tokenizer(model_dir)

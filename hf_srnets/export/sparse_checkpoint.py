@@ -44,6 +44,7 @@ from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
 from .files import (
     ExportCheckError,
     check_export_paths,
+    check_number,
     load_tokenizer,
     prepare_output_dir,
     save_config_and_tokenizer,
@@ -300,6 +301,7 @@ def export_sparse_checkpoint(
     """Write the merged SRNet saved in `model_dir` as a compressed-tensors sparse checkpoint in `output_dir` (module
     docstring), read it back, check every tensor identical, write `export_report.json`; return the report."""
     check_export_paths("export_sparse_checkpoint", model_dir=model_dir, output_dir=output_dir)
+    check_number(min_sparsity, "min_sparsity", 0.0, 1.0, "0.1")
     library = compressed_tensors_module()
     from compressed_tensors.utils import pack_bitmasks
 

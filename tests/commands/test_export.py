@@ -188,3 +188,22 @@ def test_the_script_reports_a_refusal_as_one_line(tmp_path):
     assert result.returncode == 2, result.stderr[-2000:]
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and "has no sparse nn.Linear weight" in last and "--format onnx" in last
+
+
+@pytest.mark.parametrize(
+    ("exporter", "option", "error"),
+    [
+        ("export_onnx", {"tolerance": "1e-4"}, r"tolerance must be a number above 0, got '1e-4'"),
+        ("export_onnx", {"tolerance": float("nan")}, r"tolerance must be a number above 0, got nan"),
+        ("export_sparse_checkpoint", {"min_sparsity": 5}, r"min_sparsity must be in \[0, 1\], got 5"),
+    ],
+)
+def test_python_api_export_options_are_checked_before_any_work(nm_model, tmp_path, exporter, option, error):
+    """Issue 70: `export_onnx(..., tolerance="1e-4")` and `export_sparse_checkpoint(..., min_sparsity=5)` were not
+    checked before the work (an empty folder was left); now one line, and no folder."""
+    from hf_srnets import export
+
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=error):
+        getattr(export, exporter)(str(nm_model), str(out), **option)
+    assert not out.exists()
