@@ -252,6 +252,7 @@ def architecture_from_config(config: Any) -> Any:
     forget_remote_code(config)
     recorded = getattr(config, PRUNED_HEADS_ATTR, None) or {}
     widths = getattr(config, INTERMEDIATE_SIZES_ATTR, None)
+    check_compact_record(config, recorded, widths)
     setattr(config, PRUNED_HEADS_ATTR, None)  # prune_heads records them again as it removes them
     model = AutoModelForSequenceClassification.from_config(config)
     if model_family(model) is not None:  # ModernBERT, Llama-family decoders
@@ -259,6 +260,29 @@ def architecture_from_config(config: Any) -> Any:
     else:
         _shrink(model, recorded, widths)
     return model
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def check_compact_record(config: Any, recorded: Any, widths: Any) -> None:
+    """`InputError` naming the entry when a compact config's record is malformed (hand-edited, or written by
+    something else): `srnet_pruned_heads` must map layer indices to lists of head indices, `srnet_intermediate_sizes`
+    be one non-negative integer width per layer. Without this a width "wide" was a raw ValueError deep in the
+    rebuild (issue 70)."""
+    fix = f"the {MODEL_CONFIG_NAME} was changed by hand or by another tool: save the model again with hf_srnets"
+    if not isinstance(recorded, dict) or not all(
+        str(k).isdigit() and isinstance(v, list) and all(_is_count(h) for h in v) for k, v in recorded.items()
+    ):
+        raise InputError(
+            f"{PRUNED_HEADS_ATTR} must map layer indices to lists of head indices, got {recorded!r}: {fix}"
+        )
+    if widths is not None and (not isinstance(widths, list) or not all(_is_count(w) for w in widths)):
+        raise InputError(
+            f"{INTERMEDIATE_SIZES_ATTR} must be a list of non-negative integer widths, one a layer, got {widths!r}: "
+            f"{fix}"
+        )  # one a layer: set_ffn_widths says how many
 
 
 def _shrink(model: Any, recorded: dict[str, Any], widths: list[int] | None) -> None:

@@ -12,6 +12,7 @@ from compact.helpers import lively, logits, num_params, padded_inputs
 from hf_srnets import load_pretrained_model
 from hf_srnets.compact import (
     INTERMEDIATE_SIZES_ATTR,
+    PRUNED_HEADS_ATTR,
     ffn_sites,
     ffn_widths,
     heads_per_layer,
@@ -19,6 +20,7 @@ from hf_srnets.compact import (
     prune_heads,
     set_ffn_widths,
 )
+from hf_srnets.errors import InputError
 
 KINDS = ["bert", "roberta", "electra", "distilbert"]
 HIDDEN, WIDTH = 32, 64  # conftest TINY
@@ -116,6 +118,14 @@ def test_loader_refuses_widths_that_do_not_fit(tmp_path):
     config.write_text(json.dumps(data))
     with pytest.raises(ValueError, match="has 1 widths but the model has 2 layers"):
         load_pretrained_model(str(tmp_path))
+    # issue 70: a malformed record (a width "wide", a head list that is no list) was a raw ValueError in the rebuild
+    for key, value, error in (
+        (INTERMEDIATE_SIZES_ATTR, ["wide", 64], r"srnet_intermediate_sizes must be a list of non-negative integer"),
+        (PRUNED_HEADS_ATTR, {"0": "all"}, r"srnet_pruned_heads must map layer indices to lists of head indices"),
+    ):
+        config.write_text(json.dumps({**data, INTERMEDIATE_SIZES_ATTR: [62, 64], key: value}))
+        with pytest.raises(InputError, match=error + r".*save the model again with hf_srnets"):
+            load_pretrained_model(str(tmp_path))
 
 
 def test_bad_units_are_refused_by_name():
