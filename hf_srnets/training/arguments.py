@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -133,6 +134,7 @@ class SRNetTrainingArguments(TrainingArguments):
         if self.use_cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available()):
             self.dataloader_pin_memory = False  # pinning needs an accelerator; avoid torch's warning on CPU
         check_field_types(self, OWN_FIELDS)  # transformers' own fields are its checks' to make
+        self._check_deepspeed()
         super().__post_init__()
         if self.loss not in LOSSES:
             raise InputError(f"--loss {self.loss!r} is unknown; choose one of {sorted(LOSSES)}")
@@ -174,6 +176,27 @@ class SRNetTrainingArguments(TrainingArguments):
             raise InputError(
                 "--max_steps 0 with --do_train trains no step: give --max_steps >= 1, or leave it out to train for "
                 "--num_train_epochs, or drop --do_train to only evaluate"
+            )
+
+    def _check_deepspeed(self) -> None:
+        """Before transformers reads `--deepspeed CONFIG` (issue 70): a config file that is not JSON is named with its
+        line, and a machine without a GPU needs `--use_cpu` (DeepSpeed then looks for MPI: "No module named
+        'mpi4py'")."""
+        config = self.deepspeed
+        if not isinstance(config, (str, os.PathLike)):
+            return
+        if os.path.isfile(config):
+            try:
+                with open(config, encoding="utf-8") as f:
+                    json.load(f)
+            except ValueError as err:  # json.JSONDecodeError, UnicodeDecodeError
+                raise InputError(
+                    f"--deepspeed {config} is not a valid JSON config ({err}): fix or replace the file"
+                ) from None
+        if not self.use_cpu and not torch.cuda.is_available():
+            raise InputError(
+                f"--deepspeed {config} on a machine without a GPU: add --use_cpu --ddp_backend gloo and launch several "
+                "processes (accelerate launch --num_processes 2 ...), or drop --deepspeed"
             )
 
     def _validate_loss_options(self) -> None:

@@ -395,3 +395,21 @@ def test_a_loss_option_of_the_wrong_type_in_the_python_api_names_the_field():
     ):
         SRNetTrainingArguments(output_dir="o", loss="focal", loss_options={"focal_gamma": "2"})
     assert SRNetTrainingArguments(output_dir="o", loss="focal", loss_options={"focal_gamma": 2}).loss == "focal"
+
+
+def test_a_deepspeed_config_that_is_not_json_or_a_machine_without_gpu_is_one_line(tmp_path, monkeypatch):
+    """Issue 70: a cut --deepspeed JSON file failed in transformers naming neither the file nor the flag, and
+    --deepspeed without --use_cpu on a machine with no GPU ended in "No module named 'mpi4py'"."""
+    import torch
+
+    from hf_srnets.training.arguments import SRNetTrainingArguments
+
+    cut = tmp_path / "zero2.json"
+    cut.write_text('{"zero_optimization": {"stage": 2,')
+    with pytest.raises(InputError, match=rf"--deepspeed {cut} is not a valid JSON config \(.*line 1"):
+        SRNetTrainingArguments(output_dir=str(tmp_path / "o"), deepspeed=str(cut), use_cpu=True)
+    good = tmp_path / "good.json"
+    good.write_text('{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto"}')
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(InputError, match=r"on a machine without a GPU: add --use_cpu --ddp_backend gloo"):
+        SRNetTrainingArguments(output_dir=str(tmp_path / "o"), deepspeed=str(good))
