@@ -57,6 +57,19 @@ def check_number(value: Any, name: str, low: float, high: float, example: str) -
         raise InputError(f"{name} must be {where}, got {value!r}: e.g. {name}={example}")
 
 
+def check_finite_weights(model: Any, model_dir: str) -> None:
+    """`InputError` naming the first parameter with a NaN or an infinity: such a model gives NaN logits, which the
+    export's check would blame on the exporter (issue 70); checked before anything is written."""
+    import torch
+
+    for name, param in model.named_parameters():
+        if not bool(torch.isfinite(param).all()):
+            raise InputError(
+                f"{model_dir} has non-finite weights ({name} holds NaN or infinity): its logits are NaN and no export "
+                "can reproduce them; export the model of a run that trained without diverging"
+            )
+
+
 def prepare_output_dir(model_dir: str, output_dir: str) -> None:
     """Make `output_dir` for an export of `model_dir`: refused when it is the model's own folder (by real path, so a
     link to the folder is the folder: the export would overwrite what it reads), and every entry there named as a

@@ -32,6 +32,7 @@ from .files import (
     ONNX_NAME,
     ExportCheckError,
     check_export_paths,
+    check_finite_weights,
     check_number,
     files_bytes,
     load_tokenizer,
@@ -198,6 +199,7 @@ def export_onnx(
     check_number(tolerance, "tolerance", 0.0, float("inf"), "1e-4")
     onnx, ort = onnx_modules()
     model = load_pretrained_model(model_dir).float().eval()
+    check_finite_weights(model, model_dir)
     tokenizer = load_tokenizer(model_dir)
     names = model_inputs(model, tokenizer)
     pytorch_logits(model, sample_batch(model.config, names, TRACE_SHAPE, seed=0), model_dir)

@@ -44,6 +44,7 @@ from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
 from .files import (
     ExportCheckError,
     check_export_paths,
+    check_finite_weights,
     check_number,
     load_tokenizer,
     prepare_output_dir,
@@ -307,6 +308,7 @@ def export_sparse_checkpoint(
 
     refuse_compact(model_dir)
     model = load_pretrained_model(model_dir)
+    check_finite_weights(model, model_dir)
     linears, targets = sparse_targets(model, model_dir, min_sparsity)
     fmt = choose_format(targets, sparsity_format)
     structure = "2:4" if all(two_four_break(w) is None for w in targets.values()) else "unstructured"

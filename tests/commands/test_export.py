@@ -207,3 +207,23 @@ def test_python_api_export_options_are_checked_before_any_work(nm_model, tmp_pat
     with pytest.raises(InputError, match=error):
         getattr(export, exporter)(str(nm_model), str(out), **option)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "compressed-tensors"])
+def test_a_model_with_nan_weights_is_refused_before_any_file_is_written(nm_model, tmp_path, fmt):
+    """Issue 70: NaN weights ended in a traceback that blamed the exporter, and the compressed-tensors export left
+    files it had not checked; now one line naming the weight, and nothing written."""
+    import re
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(nm_model / "model.safetensors"))
+    name = next(k for k in weights if k.endswith("attention.self.query.weight"))
+    weights[name][0, 0] = float("nan")
+    save_file(weights, str(nm_model / "model.safetensors"), metadata={"format": "pt"})
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=rf"has non-finite weights \({re.escape(name)} holds NaN or infinity\)"):
+        main([str(nm_model), "--format", fmt, "--output_dir", str(out)])
+    assert not out.exists() or not [p for p in out.iterdir() if not p.name.startswith(".")]
+    assert torch.isnan(load_file(str(nm_model / "model.safetensors"))[name]).any()  # the source as it was
