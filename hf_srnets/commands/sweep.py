@@ -38,7 +38,8 @@ checkpoint when it has one, else starts again in its cleared dir. Runs save a ch
 finishes unless `--keep_checkpoints`. A run dir made with other settings than the recipe's now is refused unless
 `--rerun_changed`.
 
-String values may hold `{seed}` and `{output_dir}` (the sweep's), `{sparsity}` and environment variables (`$MINILM`),
+String values may hold `{seed}` and `{output_dir}` (the sweep's), `{sparsity}` and environment variables (`$MINILM`;
+`$$` is a literal `$`),
 so a pruning method can start from the full model of its own seed, e.g.
 `model_name_or_path: "{output_dir}/full_ce/s0/seed{seed}"` after a `full_ce` method (methods run in order), and a
 method without pruning can train each sparse model of an earlier method (a recovery stage:

@@ -10,6 +10,7 @@ the first three methods' runs to be found.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,9 +100,26 @@ def check_run_options(options: dict[Any, Any], where: str, parser: SRNetArgument
                 f"{where}: {key} is set by the sweep for every run; give the recipe's {SET_BY_SWEEP[key]!r} instead"
             )
     filled_later = {k for k, v in options.items() if isinstance(v, str) and ("$" in v or "{" in v)}
+    for key in filled_later:
+        check_placeholders(options[key], f"{where}.{key}")
     parser.config_values({k: v for k, v in options.items() if k not in filled_later}, where, OPTIONS_HELP)
     for key in filled_later:  # its key still has to be an option
         parser.config_values({key: None}, where, OPTIONS_HELP)
+
+
+PLACEHOLDERS = ("seed", "output_dir", "sparsity")  # what `sweep_runs.expand` fills in
+
+
+def check_placeholders(value: str, where: str) -> None:
+    """Before any run: every `{name}` of a recipe value is one the sweep fills in (a misspelt `{Seed}` or an unknown
+    `{lr}` was found only once earlier runs had trained, issue 70)."""
+    known = ", ".join(f"{{{p}}}" for p in PLACEHOLDERS)
+    for name in re.findall(r"\{([A-Za-z_]\w*)\}", value):  # a word in braces (JSON text in a value is no name)
+        if name not in PLACEHOLDERS:
+            raise InputError(
+                f"{where}: {{{name}}} is no placeholder of a sweep (it fills in {known}): correct it, or write the "
+                "value out"
+            )
 
 
 def check_methods(methods: dict[Any, Any], where: str, parser: SRNetArgumentParser) -> None:

@@ -105,7 +105,7 @@ def dict_to_argv(config: dict[str, Any]) -> list[str]:
 
 def expand(value: Any, seed: int, output_dir: str, sparsity: float | None = None) -> Any:
     """Fill `{seed}`, `{output_dir}`, `{sparsity}` (as in a run dir's `s<sparsity>`: `0.5`) and environment
-    variables into a recipe value (other values pass through)."""
+    variables into a recipe value (other values pass through); `$$` is a literal `$`."""
     if isinstance(value, list):
         return [expand(v, seed, output_dir, sparsity) for v in value]
     if not isinstance(value, str):
@@ -113,10 +113,16 @@ def expand(value: Any, seed: int, output_dir: str, sparsity: float | None = None
     value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
     if sparsity is not None:
         value = value.replace("{sparsity}", f"{sparsity:g}")
-    expanded = os.path.expandvars(value)
+    expanded = os.path.expandvars(value.replace("$$", LITERAL_DOLLAR))  # `$$`: a `$` of the value itself
     if "$" in expanded:
-        raise InputError(f"recipe value {value!r} names an environment variable that is not set")
-    return expanded
+        raise InputError(
+            f"recipe value {value!r} names an environment variable that is not set (write $$ for a literal $, e.g. "
+            "in a regex or a folder name)"
+        )
+    return expanded.replace(LITERAL_DOLLAR, "$")
+
+
+LITERAL_DOLLAR = "\0"  # stands for `$$` while the environment variables are filled in
 
 
 def is_full_model(method_args: dict[str, Any]) -> bool:

@@ -138,3 +138,26 @@ def test_every_sweep_recipe_of_the_repository_loads(path):
 def test_every_run_config_of_the_repository_loads(path, tmp_path):
     run = parse_args([str(path), "--model_name_or_path", "m", "--output_dir", str(tmp_path / "out")])
     assert run.data.task
+
+
+@pytest.mark.parametrize("value", ["{output_dir}/seed{Seed}", "run_{lr}"])
+def test_an_unknown_placeholder_is_refused_before_any_run(tmp_path, value):
+    """Issue 70: a misspelt or unknown placeholder was found only once earlier runs had trained."""
+    text = recipe_text(tmp_path) + f'    teacher_model: "{value}"\n'
+    name = value.rsplit("{", 1)[1].rstrip("}")
+    sweep_refuses(tmp_path, text, rf"methods\.mask_poe\.teacher_model: \{{{name}\}} is no placeholder of a sweep")
+
+
+def test_a_literal_dollar_is_written_twice_and_reaches_the_run_as_one(tmp_path, monkeypatch):
+    """Issue 70: a `$` in a folder name or a regex was taken for an unset environment variable, with no escape; `$$`
+    is a literal `$` (and `$VAR` still fills in)."""
+    monkeypatch.setenv("SRNETS_TEST_PART", "value")
+    path = tmp_path / "recipe.yaml"
+    path.write_text(
+        recipe_text(tmp_path) + '    target_modules: ".*(query|key)$$"\n    hub_model_id: "a$SRNETS_TEST_PART"\n'
+    )
+    calls: list[list[str]] = []
+    run_sweep.main([str(path)], runner=calls.append)
+    argv = next(call for call in calls if "--target_modules" in call)
+    assert argv[argv.index("--target_modules") + 1] == ".*(query|key)$"
+    assert argv[argv.index("--hub_model_id") + 1] == "avalue"
