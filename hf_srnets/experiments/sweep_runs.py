@@ -110,7 +110,8 @@ def expand(value: Any, seed: int, output_dir: str, sparsity: float | None = None
         return [expand(v, seed, output_dir, sparsity) for v in value]
     if not isinstance(value, str):
         return value
-    value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir)
+    # the sweep's folder is a path as given (`--output_dir price$4`), never a place for environment variables
+    value = value.replace("{seed}", str(seed)).replace("{output_dir}", output_dir.replace("$", "$$"))
     if sparsity is not None:
         value = value.replace("{sparsity}", f"{sparsity:g}")
     expanded = os.path.expandvars(value.replace("$$", LITERAL_DOLLAR))  # `$$`: a `$` of the value itself

@@ -161,3 +161,14 @@ def test_a_literal_dollar_is_written_twice_and_reaches_the_run_as_one(tmp_path, 
     argv = next(call for call in calls if "--target_modules" in call)
     assert argv[argv.index("--target_modules") + 1] == ".*(query|key)$"
     assert argv[argv.index("--hub_model_id") + 1] == "avalue"
+
+
+def test_a_dollar_in_the_sweeps_own_folder_is_a_path_not_a_variable(tmp_path):
+    """Issue 70: `--output_dir price$4` was taken for an unset variable `$4` wherever a value named {output_dir}."""
+    out = tmp_path / "price$4"
+    path = tmp_path / "recipe.yaml"
+    path.write_text(recipe_text(tmp_path, output_dir=f'"{out}"') + '    teacher_model: "{output_dir}/teacher"\n')
+    calls: list[list[str]] = []
+    run_sweep.main([str(path)], runner=calls.append)
+    argv = next(call for call in calls if "--teacher_model" in call)
+    assert argv[argv.index("--teacher_model") + 1] == f"{out}/teacher"
