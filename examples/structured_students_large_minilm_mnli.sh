@@ -17,9 +17,9 @@
 # Resumable: a finished run is skipped, an unfinished one resumes from its last checkpoint (every CHECKPOINT_STEPS
 # steps, default 50).
 # Variants (the recipe rewritten to $OUT/recipe.yaml): SEEDS="42", SPARSITIES="0.5", CHAINS="element cofi,cofi_recovered"
-# (a subset of the chains), STUDENTS="student_l3" (a subset of the students), MAX_STEPS / RECOVERY_STEPS (a shorter
-# search / recovery; a student counts as a search), BF16=false (a CPU that emulates bf16: 14x slower there), OUT and
-# RESULTS (where).
+# (a subset of the chains; CHAINS="" none), STUDENTS="student_l3" (a subset of the students; STUDENTS="" none),
+# MAX_STEPS / RECOVERY_STEPS (a shorter search / recovery; a student counts as a search), BF16=false (a CPU that
+# emulates bf16: 14x slower there), OUT and RESULTS (where).
 # QUICK=1 runs the whole pipeline at the smallest sizes (64 training pairs, 2 steps per run, 32 evaluation pairs, one
 # seed, one sparsity (50%), a 2-step teacher) into outputs/structured_students_quick, to check that it works end to end.
 # Threads: OMP_NUM_THREADS (default 1). MINILM: the backbone of a teacher made here (default: the pip MiniLM).
@@ -33,8 +33,8 @@ RESULTS=${RESULTS:-results/structured_students_large_minilm_mnli}
 SEEDS=${SEEDS:-42 43 44}
 PARALLEL=${PARALLEL:-1}
 export CHECKPOINT_STEPS=${CHECKPOINT_STEPS:-50}  # 0: none (a GPU run that ends inside one call)
-CHAINS=${CHAINS:-hybrid_weights,hybrid_recovered cofi,cofi_recovered hybrid_weights_924 element}
-STUDENTS=${STUDENTS:-student_l3 student_l2 student_l3_ffn768}
+CHAINS=${CHAINS-hybrid_weights,hybrid_recovered cofi,cofi_recovered hybrid_weights_924 element}
+STUDENTS=${STUDENTS-student_l3 student_l2 student_l3_ffn768}
 export TEACHER=${TEACHER:-outputs/rmc_large_minilm_mnli/teacher}
 TEACHER_TRAIN=(--do_train --num_train_epochs 3 --max_eval_samples 3000 --max_ood_samples 3000)
 TEACHER_BF16=${BF16:-true}
