@@ -59,7 +59,55 @@ def expected_nonzero(log_alpha: torch.Tensor, temperature: float) -> torch.Tenso
     return torch.sigmoid(log_alpha - temperature * math.log(-GAMMA / ZETA))
 
 
-class HardConcreteLinear(KeepsFloat32, MaskedLayer):
+class HardConcreteGates:
+    """The state of a set of hard-concrete gates, shared by the element layer (a gate a weight) and the unit groups
+    (`l0.units.HardConcreteUnits`, a gate a unit): a float32 `log_alpha`, a `ticket` buffer and whether it is `fixed`.
+    Mixed into an `nn.Module` that calls `_init_gates` in its `__init__`."""
+
+    log_alpha: nn.Parameter
+    ticket: torch.Tensor
+
+    def _init_gates(self, shape: torch.Size | tuple[int, ...], temperature: float, init_keep: float, device) -> None:
+        self.temperature = temperature
+        self.log_alpha = nn.Parameter(torch.full(shape, init_log_alpha(init_keep), dtype=torch.float32, device=device))
+        self.register_buffer("ticket", torch.ones(shape, dtype=torch.bool, device=device), persistent=False)
+        self.fixed = False
+
+    def gates(self, training: bool) -> torch.Tensor:
+        """The gate of each entry now: the ticket (fixed), a sample of Eq. 1-3 (training), or Eq. 5 (eval)."""
+        if self.fixed:
+            return self.ticket.to(torch.float32)
+        if training:
+            u = torch.rand_like(self.log_alpha).clamp(U_EPS, 1.0 - U_EPS)
+            return hard_concrete_sample(self.log_alpha, u, self.temperature)
+        return deterministic_gate(self.log_alpha)
+
+    @torch.no_grad()
+    def support(self) -> torch.Tensor:
+        """The ticket (fixed), else the entries whose deterministic gate is above 0 (the evaluated model's, Eq. 5)."""
+        if self.fixed:
+            return self.ticket.clone()
+        return deterministic_gate(self.log_alpha.detach()) > 0
+
+    @torch.no_grad()
+    def fix(self, mask: torch.Tensor) -> None:
+        """Use the binary `mask` (a ticket) in train and eval mode from now on; log α is kept."""
+        self.ticket.copy_(mask.reshape(self.ticket.shape).to(torch.bool))
+        self.fixed = True
+
+    @torch.no_grad()
+    def load_log_alpha(self, saved: torch.Tensor, what: str) -> None:
+        """Restore a saved log α and go back to search mode; refuse another shape or dtype (`what` needs it)."""
+        if saved.shape != self.log_alpha.shape or saved.dtype != self.log_alpha.dtype:
+            raise ValueError(
+                f"A saved log_alpha is a {saved.dtype} tensor of shape {tuple(saved.shape)}; {what} a "
+                f"{self.log_alpha.dtype} tensor of shape {tuple(self.log_alpha.shape)}."
+            )
+        self.log_alpha.copy_(saved)
+        self.fixed = False
+
+
+class HardConcreteLinear(HardConcreteGates, KeepsFloat32, MaskedLayer):
     """Wraps a frozen `nn.Linear` with a float32 `log_alpha` of the weight's shape (the only tensor that trains).
 
     A `MaskedLayer` with a search state (`has_search_state`): `mask_scores` (= `log_alpha`), `binary_mask()`,
@@ -75,10 +123,7 @@ class HardConcreteLinear(KeepsFloat32, MaskedLayer):
     def __init__(self, base_layer: nn.Linear, temperature: float = 2 / 3, init_keep: float = 0.9) -> None:
         super().__init__(base_layer)
         weight = base_layer.weight
-        self.temperature = temperature
-        self.log_alpha = nn.Parameter(torch.full_like(weight, init_log_alpha(init_keep), dtype=torch.float32))
-        self.register_buffer("ticket", torch.ones_like(weight, dtype=torch.bool), persistent=False)
-        self.fixed = False
+        self._init_gates(weight.shape, temperature, init_keep, weight.device)
 
     @property
     def mask_scores(self) -> nn.Parameter:
@@ -89,34 +134,20 @@ class HardConcreteLinear(KeepsFloat32, MaskedLayer):
     @torch.no_grad()
     def set_fixed_mask(self, mask: torch.Tensor) -> None:
         """Use the binary `mask` (a ticket) in train and eval mode from now on; log α is kept."""
-        self.ticket.copy_(mask.to(torch.bool))
-        self.fixed = True
+        self.fix(mask)
 
     def search_state(self) -> dict[str, torch.Tensor]:
         """The float state a search directory saves besides the packed ticket (nothing for a fixed ticket)."""
         return {} if self.fixed else {"log_alpha": self.log_alpha.detach().cpu().contiguous()}
 
-    @torch.no_grad()
     def load_search_state(self, state: dict[str, torch.Tensor]) -> None:
         """Restore `search_state()` and go back to search mode; refuse a tensor of another shape or dtype."""
-        saved = state["log_alpha"]
-        if saved.shape != self.log_alpha.shape or saved.dtype != self.log_alpha.dtype:
-            raise ValueError(
-                f"A saved log_alpha is a {saved.dtype} tensor of shape {tuple(saved.shape)}; this layer needs a "
-                f"{self.log_alpha.dtype} tensor of shape {tuple(self.log_alpha.shape)}."
-            )
-        self.log_alpha.copy_(saved)
-        self.fixed = False
+        self.load_log_alpha(state["log_alpha"], "this layer needs")
 
     # -- forward ----------------------------------------------------------------------------------------
     def gate(self) -> torch.Tensor:
         """The gate applied to W now: the ticket (fixed), a sample of Eq. 1-3 (training), or Eq. 5 (eval)."""
-        if self.fixed:
-            return self.ticket.to(self.log_alpha.dtype)
-        if self.training:
-            u = torch.rand_like(self.log_alpha).clamp(U_EPS, 1.0 - U_EPS)
-            return hard_concrete_sample(self.log_alpha, u, self.temperature)
-        return deterministic_gate(self.log_alpha)
+        return self.gates(self.training)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight = self.base_layer.weight
@@ -125,9 +156,7 @@ class HardConcreteLinear(KeepsFloat32, MaskedLayer):
     @torch.no_grad()
     def binary_mask(self) -> torch.Tensor:
         """The ticket (fixed), else the support of the deterministic gate, m̂ > 0 (Eq. 5)."""
-        if self.fixed:
-            return self.ticket.clone()
-        return deterministic_gate(self.log_alpha.detach()) > 0
+        return self.support()
 
     @torch.no_grad()
     def merged_weight(self) -> torch.Tensor:

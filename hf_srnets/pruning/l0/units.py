@@ -20,10 +20,10 @@ from torch import nn
 
 from ..precision import KeepsFloat32
 from ..units.layer import UnitMaskedLinear, expand_stacked
-from .layer import U_EPS, deterministic_gate, hard_concrete_sample, init_log_alpha
+from .layer import HardConcreteGates
 
 
-class HardConcreteUnits(KeepsFloat32, nn.Module):
+class HardConcreteUnits(HardConcreteGates, KeepsFloat32, nn.Module):
     """The float32 log α of one unit group (shape = the group's shape), its training draw and its fixed ticket."""
 
     float32_tensors = ("log_alpha",)
@@ -34,10 +34,7 @@ class HardConcreteUnits(KeepsFloat32, nn.Module):
     ) -> None:
         super().__init__()
         self.kind = kind
-        self.temperature = temperature
-        self.log_alpha = nn.Parameter(torch.full(shape, init_log_alpha(init_keep), dtype=torch.float32, device=device))
-        self.register_buffer("ticket", torch.ones(shape, dtype=torch.bool, device=device), persistent=False)
-        self.fixed = False
+        self._init_gates(shape, temperature, init_keep, device)
         self._draw: torch.Tensor | None = None
 
     @property
@@ -54,38 +51,19 @@ class HardConcreteUnits(KeepsFloat32, nn.Module):
 
     def gate(self, training: bool) -> torch.Tensor:
         """Per unit: the ticket (fixed), this forward pass's draw of Eq. 1-3 (training), or m̂ of Eq. 5 (eval)."""
-        if self.fixed:
-            return self.ticket.to(torch.float32)
-        if not training:
-            return deterministic_gate(self.log_alpha)
+        if self.fixed or not training:
+            return self.gates(training)
         if self._draw is None:
-            u = torch.rand_like(self.log_alpha).clamp(U_EPS, 1.0 - U_EPS)
-            self._draw = hard_concrete_sample(self.log_alpha, u, self.temperature)
+            self._draw = self.gates(training)
         return self._draw
 
-    @torch.no_grad()
     def unit_mask(self) -> torch.Tensor:
         """The ticket (fixed), else the units whose deterministic gate is above 0 (the evaluated model's)."""
-        if self.fixed:
-            return self.ticket.clone()
-        return deterministic_gate(self.log_alpha.detach()) > 0
+        return self.support()
 
-    @torch.no_grad()
     def set_fixed(self, unit_mask: torch.Tensor) -> None:
         """Use the binary unit mask (a ticket) in train and eval mode from now on; log α is kept."""
-        self.ticket.copy_(unit_mask.reshape(self.ticket.shape).to(torch.bool))
-        self.fixed = True
-
-    @torch.no_grad()
-    def load_log_alpha(self, saved: torch.Tensor) -> None:
-        """Restore a saved log α and go back to search mode; refuse another shape or dtype."""
-        if saved.shape != self.log_alpha.shape or saved.dtype != self.log_alpha.dtype:
-            raise ValueError(
-                f"A saved log_alpha is a {saved.dtype} tensor of shape {tuple(saved.shape)}; these {self.kind} units "
-                f"need a {self.log_alpha.dtype} tensor of shape {tuple(self.log_alpha.shape)}."
-            )
-        self.log_alpha.copy_(saved)
-        self.fixed = False
+        self.fix(unit_mask)
 
     def extra_repr(self) -> str:
         mode = "fixed" if self.fixed else f"search, temperature={self.temperature:.4g}"
@@ -132,4 +110,4 @@ class HardConcreteUnitLinear(UnitMaskedLinear):
         return {} if self.fixed else {"log_alpha": self.log_alpha.detach().cpu().clone()}  # a copy a member
 
     def load_search_state(self, state: dict[str, torch.Tensor]) -> None:
-        self.units.load_log_alpha(state["log_alpha"])
+        self.units.load_log_alpha(state["log_alpha"], f"these {self.units.kind} units need")
