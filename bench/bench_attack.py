@@ -31,6 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from hf_srnets.resources.auto_loading import auto_from_pretrained  # noqa: E402
 from hf_srnets.resources.fresh_process import FreshProcessError, run_in_fresh_process  # noqa: E402
 
 PRELOAD = ("torch", "transformers", "datasets", "hf_srnets.attack")  # modules only: no resource loaded at import
@@ -55,10 +56,14 @@ def default_victim(data_dir: str, head_train: int, out: str) -> str:
     path = minilm_path()
     torch.manual_seed(0)
     labels = dict(enumerate(task.label_names))
-    model = AutoModelForSequenceClassification.from_pretrained(
-        path, num_labels=2, id2label=labels, label2id={v: k for k, v in labels.items()}
+    model = auto_from_pretrained(
+        AutoModelForSequenceClassification,
+        path,
+        num_labels=2,
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
     ).eval()
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = auto_from_pretrained(AutoTokenizer, path)
     if head_train > 0:
         train = load_file(
             os.path.join(data_dir, "sst2", "sst2_train_part1_alps_train.tsv"),

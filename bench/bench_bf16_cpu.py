@@ -40,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from hf_srnets.resources.auto_loading import auto_from_pretrained  # noqa: E402
 from hf_srnets.resources.fresh_process import FreshProcessError, run_in_fresh_process  # noqa: E402
 
 WORKLOADS = ("finetune", "mask", "l0_freelb")
@@ -72,7 +73,7 @@ def build_model(workload: str, args, model_path: str):
     from hf_srnets.masking import SRNetModel
     from hf_srnets.pruning import PRUNING_METHODS
 
-    model = AutoModelForSequenceClassification.from_pretrained(model_path, num_labels=3)
+    model = auto_from_pretrained(AutoModelForSequenceClassification, model_path, num_labels=3)
     if workload == "finetune":
         return model
     method = PRUNING_METHODS["threshold" if workload == "mask" else "l0"]
@@ -114,7 +115,7 @@ def run_once(workload: str, variant: str, options: argparse.Namespace) -> dict[s
 
     torch.manual_seed(0)
     model_path = options.model or minilm_path()
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    tokenizer = auto_from_pretrained(AutoTokenizer, model_path)
     n_train = options.batch_size * (options.warmup + options.steps)
     train = read_pairs(options.data_dir, "dev_mismatched.tsv", n_train, tokenizer, options.max_length)
     evaluation = read_pairs(options.data_dir, "dev_matched.tsv", options.eval_examples, tokenizer, options.max_length)

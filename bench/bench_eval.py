@@ -56,6 +56,8 @@ def load_set(name: str, data_dir: str, max_examples: int | None, tokenizer, max_
 
 
 def main() -> None:
+    from hf_srnets.resources.auto_loading import auto_from_pretrained
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--model", default=None, help="a classifier dir with its tokenizer (default: the pip MiniLM)")
@@ -79,9 +81,9 @@ def main() -> None:
 
     torch.manual_seed(0)
     path = options.model or minilm_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = auto_from_pretrained(AutoTokenizer, path)
     data = load_set(options.set, options.data_dir, options.max_examples, tokenizer, options.max_length)
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
+    model = auto_from_pretrained(AutoModelForSequenceClassification, path, num_labels=3).eval()
     if options.masked:
         model = SRNetModel(model, ThresholdConfig(sparsity=0.5))
     lengths = np.asarray([len(ids) for ids in data["input_ids"]])

@@ -56,6 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from hf_srnets.compact import attention_sites, compact_model, ffn_sites  # noqa: E402
+from hf_srnets.resources.auto_loading import auto_from_pretrained  # noqa: E402
 
 GRANULARITIES = ("element", "block", "neuron", "head")
 BLOCK = 32
@@ -335,8 +336,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     path = args.model or minilm_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    dense = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3).eval()
+    tokenizer = auto_from_pretrained(AutoTokenizer, path)
+    dense = auto_from_pretrained(AutoModelForSequenceClassification, path, num_labels=3).eval()
     pairs = read_pairs(args.data_dir, args.b32_examples + args.b1_examples, args.seed)
     b32 = make_batches(tokenizer, pairs[: args.b32_examples], args.batch_size, args.max_length)
     b1 = make_batches(tokenizer, pairs[args.b32_examples :], 1, args.max_length)

@@ -26,6 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from hf_srnets.resources.auto_loading import auto_from_pretrained  # noqa: E402
 from hf_srnets.resources.fresh_process import run_in_fresh_process  # noqa: E402
 
 
@@ -51,7 +52,7 @@ def run_once(mode: str, args: argparse.Namespace) -> dict[str, float]:
     task = get_task("mnli")
     path = args.model or minilm_path()
     data_dir, warmup, steps, batch = args.data_dir, args.warmup, args.steps, args.batch_size
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = auto_from_pretrained(AutoTokenizer, path)
     train = load_file(
         os.path.join(data_dir, "mnli", "dev_mismatched.tsv"), task.label_names, aliases=task.label_aliases
     )
@@ -61,7 +62,7 @@ def run_once(mode: str, args: argparse.Namespace) -> dict[str, float]:
         batched=True,
         remove_columns=["sentence1", "sentence2"],
     )
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=3)
+    model = auto_from_pretrained(AutoModelForSequenceClassification, path, num_labels=3)
     if mode == "mask":
         model = SRNetModel(
             model, ThresholdConfig(sparsity=0.5, trainable_classifier=True, threshold_update_interval=10)

@@ -41,6 +41,7 @@ from hf_srnets.masking import SRNetModel  # noqa: E402
 from hf_srnets.pruning import MASKS_NAME, ThresholdConfig  # noqa: E402
 from hf_srnets.pruning.mask_codec import decode_mask, encode_mask, encoding_scheme  # noqa: E402
 from hf_srnets.pruning.mask_files import pack_mask  # noqa: E402
+from hf_srnets.resources.auto_loading import auto_from_pretrained  # noqa: E402
 
 HEAD_DIM = 32
 TILE = 32
@@ -221,7 +222,7 @@ def main() -> None:
     from transformers import AutoModelForSequenceClassification
 
     torch.manual_seed(args.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(args.model or minilm_path(), num_labels=3)
+    model = auto_from_pretrained(AutoModelForSequenceClassification, args.model or minilm_path(), num_labels=3)
     srnet = SRNetModel(model, ThresholdConfig(sparsity=0.5))
     shapes = {name: tuple(shape) for name, shape in srnet.srnet_config.module_shapes.items()}
     weights = {name: layer.base_layer.weight.detach() for name, layer in srnet.masked_layers().items()}

@@ -289,9 +289,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    from hf_srnets.resources.auto_loading import auto_from_pretrained
+
     args = parse_args(argv)
     hf_logging.set_verbosity_error()
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    tokenizer = auto_from_pretrained(AutoTokenizer, args.tokenizer)
     data = load_data(args, tokenizer)
     initial = base_model(args, len(tokenizer))
     runs: dict[str, list[dict[str, float]]] = {v: [] for v in VARIANTS}

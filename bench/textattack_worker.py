@@ -231,12 +231,13 @@ def textattack_model_wrapper(spec: dict[str, Any]) -> Any:
     from textattack.models.wrappers import HuggingFaceModelWrapper
 
     from hf_srnets.data.tasks import resolve_task
+    from hf_srnets.resources.auto_loading import auto_from_pretrained
     from hf_srnets.run_files import SRNET_CONFIG_NAME
 
     if os.path.isfile(os.path.join(spec["model"], SRNET_CONFIG_NAME)):
         raise ValueError("victim 'textattack' loads a plain checkpoint; a mask dir needs the shared victim")
     task = resolve_task(spec["task"])
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(spec["model"])
+    model = auto_from_pretrained(transformers.AutoModelForSequenceClassification, spec["model"])
     names = tuple(str(model.config.id2label[i]).lower() for i in range(model.config.num_labels))
     if names != tuple(name.lower() for name in task.label_names):
         raise ValueError(
@@ -244,7 +245,7 @@ def textattack_model_wrapper(spec: dict[str, Any]) -> Any:
             "TextAttack's wrapper would score the wrong classes: use the shared victim"
         )
     model.to(spec.get("device", "cpu")).eval()
-    return HuggingFaceModelWrapper(model, transformers.AutoTokenizer.from_pretrained(spec["model"]))
+    return HuggingFaceModelWrapper(model, auto_from_pretrained(transformers.AutoTokenizer, spec["model"]))
 
 
 def model_wrapper(spec: dict[str, Any]) -> Any:

@@ -13,6 +13,7 @@ from transformers import AutoModelForSequenceClassification
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
+from hf_srnets.resources.auto_loading import auto_from_pretrained
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -23,12 +24,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("runs", nargs="+", help="output dirs of mask searches on that model")
     args = parser.parse_args(argv)
     start = SRNetModel(
-        AutoModelForSequenceClassification.from_pretrained(args.base),
+        auto_from_pretrained(AutoModelForSequenceClassification, args.base),
         ThresholdConfig(sparsity=args.sparsity, mask_init="soft"),
     ).binary_masks()
     total = sum(mask.numel() for mask in start.values())
     for run in args.runs:
-        base = AutoModelForSequenceClassification.from_pretrained(args.base)
+        base = auto_from_pretrained(AutoModelForSequenceClassification, args.base)
         found = SRNetModel.from_pretrained(base, run).binary_masks()
         changed = sum(int((found[name] ^ mask).sum()) for name, mask in start.items())
         share = 100 * changed / total

@@ -27,6 +27,7 @@ from bench_inference import logits, make_batches, read_pairs
 
 from hf_srnets import load_pretrained_model
 from hf_srnets.masking import SRNetModel
+from hf_srnets.resources.auto_loading import auto_from_pretrained
 
 METHODS = ("mask_poe_element", "mask_poe_block", "mask_poe_neuron", "mask_poe_head")
 COLUMNS = ("method", "granularity", "target_sparsity", "sparsity", "mnli", "hans", "hans_entailment",
@@ -81,7 +82,7 @@ def rows(root: Path, args: argparse.Namespace) -> list[dict]:
     dense = load("full_ce", reference_dir)
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(reference_dir))
+    tokenizer = auto_from_pretrained(AutoTokenizer, str(reference_dir))
     b32 = make_batches(tokenizer, read_pairs(args.data_dir, args.examples, 0), 32, 128)
     b1 = make_batches(tokenizer, read_pairs(args.data_dir, args.latency_examples, 1), 1, 128)
     models = [dense if m == "full_ce" else load(m, run) for m, _, _, run in found]

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 from ..compact.loading import naming_damaged_weights
 from ..errors import InputError
+from ..resources.auto_loading import auto_from_pretrained
 from .base import AttackRecipe, AttackResult, Classifier, Text, register_attack_recipe
 from .constraints import MaxWordsPerturbed, PartOfSpeech, SentenceSimilarity
 from .pos import load_pos_tagger, pos_tagger_name
@@ -254,9 +255,9 @@ class BertAttack(SearchRecipe):
         if isinstance(model, str):
             from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-            tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
+            tokenizer = tokenizer or auto_from_pretrained(AutoTokenizer, model)
             with naming_damaged_weights(model):
-                model = AutoModelForMaskedLM.from_pretrained(model)
+                model = auto_from_pretrained(AutoModelForMaskedLM, model)
         if tokenizer is None:
             raise InputError("bert-attack: mlm_model is a model object, so pass its mlm_tokenizer too")
         return model, tokenizer

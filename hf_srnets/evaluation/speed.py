@@ -24,6 +24,7 @@ from transformers import AutoConfig
 
 from ..compact.loading import architecture_from_config, load_pretrained_model
 from ..errors import InputError
+from ..resources.auto_loading import auto_from_pretrained
 from ..resources.cpu import cpuinfo_values
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -62,7 +63,9 @@ def load_for_speed(path: str, device: str, dtype: str, *, shapes_only: bool = Fa
         raise InputError(f"--device {device}: this torch sees no CUDA GPU; use --device cpu")
     if device == "cpu" and dtype == "float16":
         raise InputError("--dtype float16 on CPU has no fast kernels in torch: use float32 or bfloat16 on CPU")
-    model = architecture_from_config(AutoConfig.from_pretrained(path)) if shapes_only else load_pretrained_model(path)
+    model = (
+        architecture_from_config(auto_from_pretrained(AutoConfig, path)) if shapes_only else load_pretrained_model(path)
+    )
     return model.to(device=device, dtype=DTYPES[dtype]).eval()
 
 

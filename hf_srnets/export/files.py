@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from ..errors import InputError, check_path_argument, naming_path
+from ..resources.auto_loading import auto_from_pretrained
 from ..resources.model_location import is_local_path
 from ..run_files import detach_links, holds_tokenizer_files, write_json
 
@@ -34,7 +35,7 @@ def load_tokenizer(model_dir: str) -> Any | None:
         logger.warning(f"{model_dir} holds no tokenizer: the export writes none beside the model")
         return None
     try:
-        return AutoTokenizer.from_pretrained(model_dir)
+        return auto_from_pretrained(AutoTokenizer, model_dir)
     except (OSError, ValueError, TypeError) as err:
         logger.warning(f"{model_dir}: its tokenizer could not be loaded ({err}): the export writes none")
         return None

@@ -39,6 +39,7 @@ from torch import nn
 from ..compact import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, load_pretrained_model
 from ..compact.semi_structured import two_four_break
 from ..errors import InputError, MissingInputError, naming_path
+from ..resources.auto_loading import auto_from_pretrained
 from ..run_files import MODEL_CONFIG_NAME, SAFE_WEIGHTS_NAME, write_json
 from .extras import COMPRESSED_TENSORS_EXTRA, MissingExtraError, require
 from .files import (
@@ -187,7 +188,7 @@ def refuse_compact(model_dir: str) -> None:
     reader builds the model from the config, which cannot say those shapes, and its pruned units are gone, not 0."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(model_dir)
+    config = auto_from_pretrained(AutoConfig, model_dir)
     recorded = [a for a in (PRUNED_HEADS_ATTR, INTERMEDIATE_SIZES_ATTR) if getattr(config, a, None)]
     if recorded:
         raise InputError(
@@ -270,7 +271,7 @@ def load_sparse_checkpoint(path: str) -> nn.Module:
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
     state = read_sparse_checkpoint(path)
-    config = AutoConfig.from_pretrained(path)
+    config = auto_from_pretrained(AutoConfig, path)
     if hasattr(config, QUANTIZATION_CONFIG_NAME):
         delattr(config, QUANTIZATION_CONFIG_NAME)
     dtype = next(t.dtype for t in state.values() if t.is_floating_point())

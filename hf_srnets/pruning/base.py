@@ -387,6 +387,11 @@ class PruningMethod:
         """The mask parameters that train with `mask_learning_rate` and no weight decay."""
         return srnet.masked_layers_scores()
 
+    def score_learning_rates(self, srnet: MaskedModel) -> list[tuple[list[nn.Parameter], float]]:
+        """Score parameters that train at a rate of their own instead of `mask_learning_rate` (their own optimiser
+        group, no weight decay): none by default; l0's Lagrange multipliers with `--l0_lagrangian_learning_rate`."""
+        return []
+
     def callbacks(self, srnet: MaskedModel) -> list[TrainerCallback]:
         """The method's controller for `SRNetTrainer`; fixed masks with training weights keep pruned weights 0."""
         return [FixedMaskCallback(srnet)] if srnet.fixed_masks else []

@@ -22,6 +22,7 @@ from ..data.tasks import resolve_task
 from ..data.transforms import DataTransform, get_data_transform
 from ..errors import InputError
 from ..evaluation.easy_hard import HARD_COLUMN, hard_flags
+from ..resources.auto_loading import auto_from_pretrained
 from ..run_files import MODEL_CONFIG_NAME, TOKENIZER_FILES, holds_tokenizer_files
 from ..training.arguments import SRNetTrainingArguments
 from .columns import attach_probabilities
@@ -116,10 +117,12 @@ NO_TOKENIZER_LIMIT = 10**9
 def position_limit(model_args: ModelArguments) -> int | None:
     """The longest input the model reads, in tokens: the smaller of its `max_position_embeddings` and its tokenizer's
     `model_max_length` (RoBERTa's 514 positions hold 512 tokens); None when neither records one."""
-    config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
+    config = auto_from_pretrained(
+        transformers.AutoConfig, model_args.model_name_or_path, cache_dir=model_args.cache_dir
+    )
     try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
+        tokenizer = auto_from_pretrained(
+            AutoTokenizer, model_args.tokenizer_name or model_args.model_name_or_path, cache_dir=model_args.cache_dir
         )
     except (OSError, ValueError):  # no tokenizer there: the tokenising phase says so; the positions still bound
         tokenizer = None
@@ -177,7 +180,9 @@ def align_labels(
     model_args: ModelArguments, task: TaskSpec, train: Dataset, validation: Dataset, ood: list[tuple[EvalSet, Dataset]]
 ) -> tuple[TaskSpec, Dataset, Dataset, list[tuple[EvalSet, Dataset]]]:
     """Adopt a fine-tuned checkpoint's own label order (by name): remap gold ids and p_b/p_t columns to it."""
-    config = transformers.AutoConfig.from_pretrained(model_args.model_name_or_path, cache_dir=model_args.cache_dir)
+    config = auto_from_pretrained(
+        transformers.AutoConfig, model_args.model_name_or_path, cache_dir=model_args.cache_dir
+    )
     order = checkpoint_label_order(config, task, model_args.model_name_or_path)
     if order is None or tuple(order) == tuple(task.label_names):
         return task, train, validation, ood
@@ -195,7 +200,7 @@ def tokenize_data(
 ) -> None:
     """Load the tokenizer and tokenise every split (one text or a pair, truncated to `--max_seq_length`)."""
     source = model_args.tokenizer_name or model_args.model_name_or_path
-    tokenizer = ensure_pad_token(AutoTokenizer.from_pretrained(source, cache_dir=model_args.cache_dir), source)
+    tokenizer = ensure_pad_token(auto_from_pretrained(AutoTokenizer, source, cache_dir=model_args.cache_dir), source)
 
     def tokenize(batch: dict[str, list]) -> dict[str, list]:
         texts = (batch["sentence1"],) + ((batch["sentence2"],) if "sentence2" in batch else ())

@@ -263,18 +263,22 @@ class SRNetTrainer(Trainer):
 
     # -- optimiser -------------------------------------------------------------------------------------------
     def create_optimizer(self, model: nn.Module | None = None) -> torch.optim.Optimizer:
-        """The method's mask scores get `mask_learning_rate` and `mask_weight_decay` (default 0); other trainable
-        weights the usual groups, at the method's `weights_learning_rate` when it sets one (`--weight_learning_rate`
-        with `--train_weights`), else `learning_rate`. Each group keeps the order of `named_parameters`."""
+        """The method's mask scores get `mask_learning_rate` and `mask_weight_decay` (default 0), those with a rate of
+        their own (`score_learning_rates`: l0's `--l0_lagrangian_learning_rate`) a group each without weight decay;
+        other trainable weights the usual groups, at the method's `weights_learning_rate` when it sets one
+        (`--weight_learning_rate` with `--train_weights`), else `learning_rate`. Each group keeps the order of
+        `named_parameters`."""
         opt_model = self.model if model is None else model
         if self.optimizer is not None or not isinstance(opt_model, SRNetModel):
             return super().create_optimizer(model)
         weights_lr = opt_model.srnet_config.weights_learning_rate or self.args.learning_rate
         decay = set(self.get_decay_parameter_names(opt_model))
-        score_ids = {id(param) for param in opt_model.score_parameters()}
+        own_rates = opt_model.method.score_learning_rates(opt_model)
+        own_ids = {id(param) for params, _ in own_rates for param in params}
+        score_ids = {id(param) for param in opt_model.score_parameters()} - own_ids
         scores, decayed, other = [], [], []
         for name, param in opt_model.named_parameters():
-            if not param.requires_grad:
+            if not param.requires_grad or id(param) in own_ids:
                 continue
             if id(param) in score_ids:
                 scores.append(param)
@@ -290,6 +294,10 @@ class SRNetTrainer(Trainer):
             },
             {"params": decayed, "weight_decay": self.args.weight_decay, "lr": weights_lr},
             {"params": other, "weight_decay": 0.0, "lr": weights_lr},
+            *(
+                {"params": [p for p in params if p.requires_grad], "weight_decay": 0.0, "lr": lr}
+                for params, lr in own_rates
+            ),
         ]
         optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
         self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)

@@ -54,6 +54,7 @@ VALUES = {
     "l0_constraint": ["--l0_constraint", "lagrangian"],
     # alone (the penalty's): unused
     "l0_target_warmup_fraction": ["--l0_target_warmup_fraction", "0.2", "--l0_constraint", "lagrangian"],
+    "l0_lagrangian_learning_rate": ["--l0_lagrangian_learning_rate", "0.5", "--l0_constraint", "lagrangian"],
     "random_seed": ["--random_seed", "7"],
     "calibration_samples": ["--calibration_samples", "16"],
     "wanda_nm": ["--wanda_nm", "2:4"],

@@ -106,3 +106,38 @@ def test_the_command_line_refuses_the_penaltys_options_with_the_lagrangian():
     validate_args(parse_args([*base, "--l0_target_warmup_fraction", "0.2"]))
     with pytest.raises(InputError, match=r"--l0_lambda would do nothing with --pruning l0: .* lagrangian learns"):
         validate_args(parse_args([*base, "--l0_lambda", "0.1"]))
+
+
+def test_the_multipliers_own_learning_rate_gives_them_their_own_group(tmp_path):
+    """`--l0_lagrangian_learning_rate 0.5`: λ_1, λ_2 in a group of their own at 0.5 (no weight decay), log α at the
+    mask rate. Adam's first step moves each parameter by its rate times the sign of its gradient (m̂/√v̂ = ±1):
+    with t = 0.5 from step 0 and ŝ ≈ 0.04 the ascent lowers λ_1 by exactly 0.5; no log α moves more than 0.01."""
+    srnet = lagrangian_model(l0_lagrangian_learning_rate=0.5, l0_target_warmup_fraction=0.0)
+    tokenizer = tiny_tokenizer(tmp_path)
+    args = cpu_args(
+        tmp_path / "run", max_steps=1, mask_learning_rate=0.01, per_device_train_batch_size=8, weight_decay=0.1,
+        lr_scheduler_type="constant",
+    )  # fmt: skip
+    trainer = SRNetTrainer(
+        model=srnet, args=args, train_dataset=synthetic_nli(tokenizer, n=8), data_collator=SRNetDataCollator(tokenizer)
+    )
+    groups = trainer.create_optimizer().param_groups
+    multipliers = srnet.method.multipliers(srnet)
+    own = [group for group in groups if any(p is multipliers.lambda_1 for p in group["params"])]
+    assert len(own) == 1 and own[0]["lr"] == 0.5 and own[0]["weight_decay"] == 0.0
+    assert {id(p) for p in own[0]["params"]} == {id(multipliers.lambda_1), id(multipliers.lambda_2)}
+    assert groups[0]["lr"] == 0.01 and not any(p is multipliers.lambda_1 for p in groups[0]["params"])
+    before = [scores.detach().clone() for scores in srnet.masked_layers_scores()]
+    trainer.train()
+    assert multipliers.lambda_1.item() == pytest.approx(-0.5, rel=1e-3)
+    moved = max((after - old).abs().max().item() for after, old in zip(srnet.masked_layers_scores(), before))
+    assert 0 < moved <= 0.01 + 1e-6
+
+
+def test_the_multipliers_rate_is_checked_and_belongs_to_the_lagrangian():
+    base = ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "l0"]
+    validate_args(parse_args([*base, "--l0_constraint", "lagrangian", "--l0_lagrangian_learning_rate", "0.5"]))
+    with pytest.raises(InputError, match=r"l0_lagrangian_learning_rate must be > 0, got 0.0: e.g. .* 0.5"):
+        L0Config(l0_constraint="lagrangian", l0_lagrangian_learning_rate=0.0)
+    with pytest.raises(InputError, match=r"--l0_lagrangian_learning_rate would do nothing .* lagrangian"):
+        validate_args(parse_args([*base, "--l0_lagrangian_learning_rate", "0.5"]))

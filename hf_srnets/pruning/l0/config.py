@@ -9,6 +9,8 @@ from typing import ClassVar, Literal
 from ...errors import InputError
 from ..base import PruningConfig
 
+_EXAMPLE_RATES = {"weight_learning_rate": "3e-5", "l0_lagrangian_learning_rate": "0.5"}
+
 
 @dataclass
 class L0Config(PruningConfig):
@@ -34,6 +36,9 @@ class L0Config(PruningConfig):
             sparsity, t the target; the multipliers train by gradient ascent: CoFi, Xia et al. 2022).
         l0_target_warmup_fraction: f of the Lagrangian's target t_k = s·min(1, k/(f·T)) (0.1: CoFi's MNLI recipe,
             2 of 20 epochs).
+        l0_lagrangian_learning_rate: the multipliers' own learning rate (None: `mask_learning_rate`, CoFi's one
+            `reg_learning_rate` for log α and λ). A unit's share of ŝ is tiny (~1e-4 of MiniLM's masked weights), so
+            in a search of hundreds of steps λ must grow faster than log α moves for L_c to outweigh the task.
         train_weights / weight_learning_rate: train every weight with the gates (CoFi trains them jointly; the
             paper's search keeps them frozen), as mask training's options of the same names; the saved masks then
             carry the trained weights and `--step_objective dense_distil` needs `--teacher_model`.
@@ -84,6 +89,13 @@ class L0Config(PruningConfig):
             "training (0.1: CoFi's MNLI recipe, 2 of 20 epochs; 0 = at once)."
         },
     )
+    l0_lagrangian_learning_rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "l0 lagrangian: learning rate of the multipliers λ_1, λ_2 (default: --mask_learning_rate, as "
+            "CoFi's one reg_learning_rate); short searches need them faster than the gates (docs/structured.md)."
+        },
+    )
     train_weights: bool = field(
         default=False,
         metadata={
@@ -109,9 +121,6 @@ class L0Config(PruningConfig):
 
     def validate(self) -> None:
         super().validate()
-        rate = self.weight_learning_rate
-        if rate is not None and not (math.isfinite(rate) and rate > 0):
-            raise InputError(f"weight_learning_rate must be > 0, got {rate}: e.g. --weight_learning_rate 3e-5.")
         if self.l0_lambda < 0:
             raise InputError(f"l0_lambda must be >= 0, got {self.l0_lambda}: pass e.g. --l0_lambda 0.5 (Table 6).")
         if self.l0_temperature <= 0:
@@ -124,6 +133,10 @@ class L0Config(PruningConfig):
                 "l0_lambda_start_fraction and l0_lambda_warmup_fraction are fractions of the training steps in "
                 f"[0, 1], got {start} and {warmup}; pass 0 and 0 for a constant λ."
             )
+        for name in ("weight_learning_rate", "l0_lagrangian_learning_rate"):
+            rate = getattr(self, name)
+            if rate is not None and not (math.isfinite(rate) and rate > 0):
+                raise InputError(f"{name} must be > 0, got {rate}: e.g. --{name} {_EXAMPLE_RATES[name]}.")
         if self.l0_constraint not in ("penalty", "lagrangian"):
             raise InputError(f"l0_constraint must be penalty or lagrangian, got {self.l0_constraint!r}.")
         if not 0.0 <= self.l0_target_warmup_fraction <= 1.0:
@@ -138,7 +151,8 @@ class L0Config(PruningConfig):
             why = "--l0_constraint lagrangian learns its multipliers instead of the penalty's λ"
             unused.update(dict.fromkeys(("l0_lambda", "l0_lambda_start_fraction", "l0_lambda_warmup_fraction"), why))
         else:
-            unused["l0_target_warmup_fraction"] = "it schedules the target of --l0_constraint lagrangian"
+            why = "it belongs to --l0_constraint lagrangian"
+            unused.update(dict.fromkeys(("l0_target_warmup_fraction", "l0_lagrangian_learning_rate"), why))
         if not self.train_weights:
             unused["weight_learning_rate"] = "the weights stay frozen without --train_weights"
         return unused

@@ -114,10 +114,18 @@ class L0Pruning(PruningMethod):
 
     def score_parameters(self, srnet: MaskedModel) -> list[nn.Parameter]:
         """log α (each tensor once) and, for the Lagrangian, λ_1 and λ_2: `--mask_learning_rate` for all (CoFi's
-        one `reg_learning_rate`)."""
+        one `reg_learning_rate`) unless `--l0_lagrangian_learning_rate` gives the multipliers their own."""
         multipliers = self.multipliers(srnet)
         extra = [multipliers.lambda_1, multipliers.lambda_2] if multipliers is not None else []
         return [*srnet.masked_layers_scores(), *extra]
+
+    def score_learning_rates(self, srnet: MaskedModel) -> list[tuple[list[nn.Parameter], float]]:
+        """λ_1 and λ_2 at `--l0_lagrangian_learning_rate` when it is set."""
+        multipliers = self.multipliers(srnet)
+        rate = self.config.l0_lagrangian_learning_rate
+        if multipliers is None or rate is None:
+            return []
+        return [([multipliers.lambda_1, multipliers.lambda_2], rate)]
 
     def before_forward(self, srnet: MaskedModel) -> None:
         """A training forward pass draws each unit's gate once, for all the matrices the unit spans (an evaluation
@@ -204,7 +212,11 @@ class L0Pruning(PruningMethod):
             "train_weights": config.train_weights or None,
             "weight_learning_rate": config.weights_learning_rate,
             **(
-                {"l0_constraint": "lagrangian", "l0_target_warmup_fraction": config.l0_target_warmup_fraction}
+                {
+                    "l0_constraint": "lagrangian",
+                    "l0_target_warmup_fraction": config.l0_target_warmup_fraction,
+                    "l0_lagrangian_learning_rate": config.l0_lagrangian_learning_rate,
+                }
                 if config.l0_constraint == "lagrangian"
                 else {
                     "l0_lambda": config.l0_lambda,
