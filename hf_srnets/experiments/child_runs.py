@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 from ..errors import InputError
+from ..training.output_dir import handed_over_fds
 
 COMMAND = "hf_srnets.commands.glue_sparse"  # run with `python -m`; the same command as run_glue_sparse.py
 
@@ -16,9 +17,11 @@ COMMAND = "hf_srnets.commands.glue_sparse"  # run with `python -m`; the same com
 def run_glue_sparse(argv: list[str], kind: str = "run", again: str = "run again") -> None:
     """Run `python -m hf_srnets.commands.glue_sparse argv` (`run_glue_sparse.py argv`); a failed run (its own error
     printed above) becomes one `InputError` naming its output dir, e.g. "the IMP run D failed (exit status 1; its
-    error is above): fix it and run again, ...".
+    error is above): fix it and run again, ...". The child inherits the output-dir lock a sweep hands it
+    (`hf_srnets.training.output_dir.handed_over_fds`).
     """
-    result = subprocess.run([sys.executable, "-m", COMMAND, *argv])
+    # the child holds the OS lock a sweep hands it: killed, the sweep leaves its run writing under the lock
+    result = subprocess.run([sys.executable, "-m", COMMAND, *argv], pass_fds=handed_over_fds())
     if result.returncode != 0:
         out = argv[argv.index("--output_dir") + 1] if "--output_dir" in argv else f"a {kind}"
         raise InputError(

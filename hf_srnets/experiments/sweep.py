@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,17 @@ from ..run_files import (
     replaced_file,
 )
 from ..runner.data import run_task, run_transform
-from ..training.output_dir import OutputDirLock, acquire_lock, check_is_folder, handing_over, is_checkpoint
+from ..training.output_dir import (
+    OutputDirError,
+    OutputDirLock,
+    acquire_lock,
+    check_is_folder,
+    handing_over,
+    is_checkpoint,
+    lock_holder_words,
+    orphaned_run_pid,
+    read_lock,
+)
 from .child_runs import run_glue_sparse, sets_flag
 from .summary_pipeline import plot_summary, summarize_runs, summary_markdown
 from .sweep_recipe import load_recipe
@@ -109,7 +120,12 @@ def run_sweep_runs(recipe: dict[str, Any], runner: Callable[[list[str]], None], 
                 remove_checkpoints(status.run)
             continue
         run = status.run
-        lock = record_run(status)
+        lock, status = record_run(status)
+        if status.state == "done":  # a run its killed sweep had left writing, which this sweep waited for
+            lock.release()
+            if saving and not recipe.get("keep_checkpoints"):
+                remove_checkpoints(run)
+            continue
         try:
             with handing_over(lock):  # the run starts under the sweep's lock: no other run can slip in between
                 start_run(status, runner, saving)
@@ -130,15 +146,22 @@ def start_run(status: RunStatus, runner: Callable[[list[str]], None], saving: li
         runner([*run.argv, *saving, "--overwrite_output_dir", "true"])
 
 
-def record_run(status: RunStatus) -> OutputDirLock:
+def record_run(status: RunStatus) -> tuple[OutputDirLock, RunStatus]:
     """Take the run dir's lock and write the run's `sweep_run.json`, once its state is still the one planned: a dir
     that another run (another sweep's) is using is refused before its record is touched, so a refused sweep changes
-    nothing; a dir another sweep finished or changed since the plan is refused too. Return the lock, which the
-    caller hands to the run (`handing_over`) and releases after it."""
+    nothing; a dir another sweep finished or changed since the plan is refused too. A run that a killed sweep left
+    writing there is waited for (`acquire_after_orphan`), and the run's state then taken anew. Return the lock,
+    which the caller hands to the run (`handing_over`) and releases after it, and the run's state."""
     run = status.run
-    lock = acquire_lock(run.output_dir)  # OutputDirError, naming the holder, while another run writes there
+    lock, waited = acquire_after_orphan(run.output_dir)  # OutputDirError, naming the holder, for any other holder
     try:
         now = run_status(run)
+        if waited:
+            status = now
+            if now.state in ("done", "changed"):
+                if now.state == "changed":
+                    raise changed_runs_error([now])
+                return lock, now
         if now.state != status.state:
             raise InputError(
                 f"{run.output_dir} changed while this sweep started (planned: {status.state}, now: {now.state}); "
@@ -148,7 +171,32 @@ def record_run(status: RunStatus) -> OutputDirLock:
     except BaseException:
         lock.release()
         raise
-    return lock
+    return lock, status
+
+
+ORPHAN_POLL_SECONDS = 2.0
+
+
+def acquire_after_orphan(output_dir: str) -> tuple[OutputDirLock, bool]:
+    """The lock of a run dir (`acquire_lock`), after waiting for the run a killed sweep left writing there, if any
+    (it holds the lock until it ends: `orphaned_run_pid`), saying once which process it waits for. Returns the lock
+    and whether it waited."""
+    waited = False
+    while True:
+        try:
+            return acquire_lock(output_dir), waited
+        except OutputDirError:
+            holder = read_lock(output_dir)
+            orphan = orphaned_run_pid(holder)
+            if orphan is None:
+                raise
+            if not waited:
+                logger.warning(
+                    f"Waiting for {output_dir}: {lock_holder_words(holder)}. It holds the dir until it ends; this "
+                    f"sweep then resumes or skips the run (stop it with `kill {orphan}` not to wait)"
+                )
+            waited = True
+            time.sleep(ORPHAN_POLL_SECONDS)
 
 
 def remove_checkpoints(run: PlannedRun) -> None:

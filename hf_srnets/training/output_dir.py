@@ -36,7 +36,11 @@ same message, or all go on once the dir is ready.
 A sweep hands a run dir's lock to the run it starts there (`handing_over`): it takes the lock, records the run, and
 keeps holding it while the child process runs; the child finds the handover in its environment (`LOCK_HANDOVER_ENV`:
 the dir and the lock's token, the lock file naming its parent's pid) and runs under its parent's lock instead of
-taking its own. No other run can take the dir between the sweep's check and the run's start.
+taking its own. No other run can take the dir between the sweep's check and the run's start. The child inherits the
+lock's file descriptor (`handed_over_fds`, passed with `pass_fds`), so the OS lock is held while either process lives:
+a sweep killed with SIGKILL leaves its run writing under the lock, not in an unlocked dir, and the child records its
+pid in the lock file (`run_pid`), so whoever meets the lock learns which process writes there (`orphaned_run_pid`:
+a run whose sweep is gone, for which a rerun of the sweep waits).
 """
 
 from __future__ import annotations
@@ -328,19 +332,38 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def lock_holder_words(holder: dict[str, object] | None) -> str:
+    """Who holds a lock, in words: its pid, host, start and command, or the run a killed sweep left running."""
+    if not holder:
+        return "a run that is just starting"
+    orphan = orphaned_run_pid(holder)
+    if orphan is not None:
+        return (
+            f"pid {orphan}, a run left writing there by the sweep pid {holder.get('pid')}, which no longer runs; "
+            f"started {holder.get('started')}: {holder.get('command')}"
+        )
+    started = f"started {holder.get('started')}: {holder.get('command')}"
+    return f"pid {holder.get('pid')} on host {holder.get('host')}, {started}"
+
+
 def _locked_error(output_dir: str, holder: dict[str, object] | None) -> OutputDirError:
     path = os.path.join(output_dir, LOCK_NAME)
-    who = (
-        f"pid {holder.get('pid')} on host {holder.get('host')}, started {holder.get('started')}: "
-        f"{holder.get('command')}"
-        if holder
-        else "a run that is just starting"
-    )
     return OutputDirError(
-        f"Another run is using --output_dir {output_dir} ({who}). Two runs in one dir overwrite each other's "
-        f"masks, results and caches. Wait for it to end, or choose another --output_dir. If that process no longer "
-        f"runs, delete {path}."
+        f"Another run is using --output_dir {output_dir} ({lock_holder_words(holder)}). Two runs in one dir "
+        f"overwrite each other's masks, results and caches. Wait for it to end, or choose another --output_dir. If "
+        f"that process no longer runs, delete {path}."
     )
+
+
+def orphaned_run_pid(holder: dict[str, object] | None) -> int | None:
+    """The pid of the run a sweep handed its lock to, when that run still runs on this host and the sweep does not
+    (it was killed: the run goes on, and holds the lock until it ends); else None."""
+    if not holder or holder.get("host") != socket.gethostname():
+        return None
+    pid, run_pid = holder.get("pid"), holder.get("run_pid")
+    if not (isinstance(pid, int) and isinstance(run_pid, int)) or _pid_alive(pid) or not _pid_alive(run_pid):
+        return None
+    return run_pid
 
 
 @dataclass
@@ -406,7 +429,8 @@ def _exclusive_file(output_dir: str, info: dict[str, object]) -> OutputDirLock:
         except FileExistsError:
             holder = read_lock(output_dir)
             pid = holder.get("pid") if holder else None
-            if holder and holder.get("host") == socket.gethostname() and isinstance(pid, int) and not _pid_alive(pid):
+            local = holder and holder.get("host") == socket.gethostname()
+            if local and isinstance(pid, int) and not _pid_alive(pid) and orphaned_run_pid(holder) is None:
                 logger.warning(f"Removing the stale lock {path} of pid {pid}, which no longer runs")
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(path)
@@ -434,20 +458,34 @@ def check_is_folder(output_dir: str) -> None:
 LOCK_HANDOVER_ENV = "SRNETS_LOCK_HANDOVER"  # JSON {"output_dir", "token"}: a lock the parent process hands over
 
 
+_HANDED_OVER_FDS: list[int] = []  # the OS-lock file descriptors of the locks `handing_over` hands over now
+
+
 @contextlib.contextmanager
 def handing_over(lock: OutputDirLock) -> Iterator[None]:
     """While the block runs, child processes started from this one (a sweep's run) run under `lock`: their
-    `acquire_lock` of its dir takes it over instead of being refused. The lock stays this process's."""
+    `acquire_lock` of its dir takes it over instead of being refused. The lock stays this process's; a child started
+    with `pass_fds=handed_over_fds()` holds its OS lock too, so the lock outlives this process if it is killed."""
     before = os.environ.get(LOCK_HANDOVER_ENV)
     handover = {"output_dir": os.path.realpath(lock.output_dir), "token": lock.info["token"]}
     os.environ[LOCK_HANDOVER_ENV] = json.dumps(handover)
+    fds = [lock._fd] if lock._fd is not None else []
+    _HANDED_OVER_FDS.extend(fds)
     try:
         yield
     finally:
+        for fd in fds:
+            _HANDED_OVER_FDS.remove(fd)
         if before is None:
             os.environ.pop(LOCK_HANDOVER_ENV, None)
         else:
             os.environ[LOCK_HANDOVER_ENV] = before
+
+
+def handed_over_fds() -> tuple[int, ...]:
+    """The file descriptors a child process must inherit (`subprocess.run(..., pass_fds=...)`) to hold the OS lock
+    of what `handing_over` hands it."""
+    return tuple(_HANDED_OVER_FDS)
 
 
 def _this_or_parent() -> tuple[int, int]:
@@ -467,7 +505,17 @@ def _handed_over_lock(output_dir: str) -> OutputDirLock | None:
     # the holder is the parent (a sweep's child run) or this process itself (a runner called in-process)
     if holder is None or holder.get("token") != handover.get("token") or holder.get("pid") not in _this_or_parent():
         return None
+    if holder.get("pid") != os.getpid():  # a child run: the lock file names it, for whoever meets the lock
+        holder = {**holder, "run_pid": os.getpid()}
+        _rewrite_lock(output_dir, holder)
     return OutputDirLock(output_dir, holder, handed_over=True)
+
+
+def _rewrite_lock(output_dir: str, info: dict[str, object]) -> None:
+    """Rewrite the lock file in place (the same file, so the OS lock on it stays)."""
+    with contextlib.suppress(OSError), open(os.path.join(output_dir, LOCK_NAME), "r+", encoding="utf-8") as f:
+        f.truncate(0)
+        json.dump(info, f, indent=2)
 
 
 def acquire_lock(output_dir: str) -> OutputDirLock:
