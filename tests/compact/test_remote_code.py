@@ -154,6 +154,20 @@ def test_the_bert_layout_lists_exactly_the_resized_parts(outside):
     assert layout["eager_attention"] == [layer.format(1) + "attention.self"]
 
 
+@pytest.mark.parametrize("entry", [["wide", 64, True], [32, -1, True], [32, 44], [32, 44, "yes"], "32x44"])
+def test_a_damaged_layout_entry_is_named_by_the_modeling_file(outside, entry):
+    """Issue 70: a config.json edited to a width "wide" made the modeling file fail with a bare ValueError of
+    nn.Linear's; it names the entry, what it must be and the fix (the file runs without hf_srnets)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("srnet_remote_code", outside["bert"]["dir"] / REMOTE_CODE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = "bert.encoder.layer.1.intermediate.dense"
+    with pytest.raises(ValueError, match=rf"srnet_compact_layout\['linear'\]\['{path}'\] is .*, not \[in_features"):
+        module.apply_compact_layout(copy.deepcopy(outside["bert"]["compact"]), {"linear": {path: entry}})
+
+
 def test_a_model_whose_config_states_its_shapes_gets_no_modeling_file(tmp_path):
     model = tiny_model("bert")
     with torch.no_grad():
