@@ -68,7 +68,7 @@ def check_linear_entry(path, entry):
     fine = isinstance(entry, (list, tuple)) and len(entry) == 3 and isinstance(entry[2], bool)
     if not (fine and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in entry[:2])):
         raise ValueError(
-            f"config.json's {layout_attr}['linear'][{{path!r}}] is {{entry!r}}, not [in_features, out_features, "
+            f"the config's {layout_attr}['linear'][{{path!r}}] is {{entry!r}}, not [in_features, out_features, "
             "has_bias] (two non-negative integers and true/false): the config was edited or damaged; export the "
             "model again with hf_srnets (--save_compact or run_export.py)"
         )

@@ -23,6 +23,7 @@ from typing import Any
 import transformers
 
 from ..errors import InputError
+from ..run_files import MODEL_CONFIG_NAME
 
 __all__ = ["auto_from_pretrained", "refusing_remote_code"]
 
@@ -54,7 +55,7 @@ def refusing_remote_code(path: str) -> Iterator[None]:
 def _model_type(path: str) -> str | None:
     """The `model_type` of a local folder's config.json (None for a Hub id or an unreadable file)."""
     try:
-        with open(os.path.join(path, "config.json"), encoding="utf-8") as handle:
+        with open(os.path.join(path, MODEL_CONFIG_NAME), encoding="utf-8") as handle:
             return json.load(handle).get("model_type")
     except (OSError, ValueError, AttributeError):
         return None
@@ -65,8 +66,8 @@ def _needs_its_code(path: str) -> str:
     kind = f" of type {kind!r}" if kind else ""
     return (
         f"{path} is a model{kind} that transformers {transformers.__version__} does not ship: loading it would run "
-        "the Python files it carries (config.json's auto_map), which hf_srnets' commands never do. Use a model of a "
-        f"type transformers ships ({KNOWN_TYPES_EXAMPLE}, ...), or read its code, load it yourself with "
+        f"the Python files it carries ({MODEL_CONFIG_NAME}'s auto_map), which hf_srnets' commands never do. Use a "
+        f"model of a type transformers ships ({KNOWN_TYPES_EXAMPLE}, ...), or read its code, load it yourself with "
         "trust_remote_code=True and pass the model object to the Python API."
     )
 
@@ -75,7 +76,7 @@ def _unknown_type(path: str) -> str:
     kind = _model_type(path)
     kind = f" of type {kind!r}" if kind else ""
     return (
-        f"{path} is a model{kind} that transformers {transformers.__version__} does not know: check config.json's "
-        f"model_type (types transformers ships: {KNOWN_TYPES_EXAMPLE}, ...), or upgrade transformers if the type "
-        "is newer than it."
+        f"{path} is a model{kind} that transformers {transformers.__version__} does not know: check "
+        f"{MODEL_CONFIG_NAME}'s model_type (types transformers ships: {KNOWN_TYPES_EXAMPLE}, ...), or upgrade "
+        "transformers if the type is newer than it."
     )

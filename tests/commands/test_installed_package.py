@@ -46,7 +46,7 @@ def _env(site: Path) -> dict[str, str]:
 def test_child_runs_start_the_package_command_not_a_repository_file(monkeypatch):
     calls = []
     monkeypatch.setattr(
-        child_runs.subprocess, "run", lambda cmd: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0)
+        child_runs.subprocess, "run", lambda cmd, **_: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0)
     )
     child_runs.run_glue_sparse(["--output_dir", "x"])
     assert calls == [[sys.executable, "-m", "hf_srnets.commands.glue_sparse", "--output_dir", "x"]]
