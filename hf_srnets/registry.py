@@ -37,8 +37,9 @@ def register(registry: MutableMapping[str, T], name: str, item: T, kind: str) ->
         existing = registry[name]
         if existing is item:
             return item
+        article = "An" if kind[:1].lower() in "aeiou" else "A"
         raise ValueError(
-            f"A {kind} named {name!r} is already registered ({describe(existing)}); give this one another name."
+            f"{article} {kind} named {name!r} is already registered ({describe(existing)}); give this one another name."
         )
     registry[name] = item
     return item

@@ -94,7 +94,7 @@ def _api_cases(tmp_path):
     from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
     from hf_srnets.data.splits import read_split
     from hf_srnets.data.text_digests import read_text_digests
-    from hf_srnets.export import export_onnx, export_sparse_checkpoint, read_sparse_checkpoint
+    from hf_srnets.export import export_compressed_tensors, export_onnx, read_compressed_tensors
 
     task, rows = get_task("mnli"), datasets.Dataset.from_dict({"id": ["a"], "label": [0]})
     srnet = SRNetModel(tiny_model(), ThresholdConfig(sparsity=0.5))
@@ -128,8 +128,8 @@ def _api_cases(tmp_path):
         (lambda: api.register_evaluator(3), r"register_evaluator: its argument must be a subclass of Evaluator"),
         (lambda: api.register_objective(None), r"register_objective: its argument must be a subclass of StepObj"),
         (lambda: export_onnx(None, out), r"export_onnx: model_dir must be a path"),
-        (lambda: export_sparse_checkpoint(out, 3), r"export_sparse_checkpoint: output_dir must be a path"),
-        (lambda: read_sparse_checkpoint(None), r"read_sparse_checkpoint: path must be a path"),
+        (lambda: export_compressed_tensors(out, 3), r"export_compressed_tensors: output_dir must be a path"),
+        (lambda: read_compressed_tensors(None), r"read_compressed_tensors: path must be a path"),
     ]  # fmt: skip
 
 
@@ -146,7 +146,7 @@ def test_every_public_function_names_an_argument_of_the_wrong_type(tmp_path):
         ("resolve_pruning", r"--pruning must be none or one of \[.*\], got 'nope'"),
         ("read_split", r"read_split: validation has neither a file nor a source: pass file=PATH"),
         ("from_pretrained", r"does not exist: give the folder SRNetModel\.save_pretrained wrote"),
-        ("read_sparse_checkpoint", r"has no config\.json: give the folder run_export\.py --format compressed-tensors"),
+        ("read_compressed_tensors", r"has no config\.json: give the folder run_export\.py --format compressed-tensors"),
         ("save_pretrained_model", r"save_pretrained_model: .*a_file is a file: give a folder"),  # saved nothing, rc 0
         ("fit_or_load", r"cache_root .*a_file is a file: give a folder"),  # a FileExistsError after the fit
     ],
@@ -160,7 +160,7 @@ def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path)
     from hf_srnets.bias import fit_or_load_bias_predictions
     from hf_srnets.data import get_task
     from hf_srnets.data.splits import read_split
-    from hf_srnets.export import read_sparse_checkpoint
+    from hf_srnets.export import read_compressed_tensors
 
     rows = datasets.Dataset.from_dict({"id": ["a"], "sentence1": ["x"], "sentence2": ["y"], "label": [0]})
 
@@ -169,7 +169,7 @@ def test_a_wrong_value_is_an_input_error_that_names_it(call, expected, tmp_path)
         "resolve_pruning": lambda: api.resolve_pruning("nope"),
         "read_split": lambda: read_split(get_task("mnli"), ["a", "b", "c"], name="validation"),
         "from_pretrained": lambda: SRNetModel.from_pretrained(tiny_model(), str(tmp_path / "missing")),
-        "read_sparse_checkpoint": lambda: read_sparse_checkpoint(str(tmp_path)),
+        "read_compressed_tensors": lambda: read_compressed_tensors(str(tmp_path)),
         "save_pretrained_model": lambda: api.save_pretrained_model(tiny_model(), str(a_file)),
         "fit_or_load": lambda: fit_or_load_bias_predictions(
             get_task("mnli"), rows, {}, cache_root=str(a_file), vectors=None, seed=42

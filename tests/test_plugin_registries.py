@@ -49,6 +49,8 @@ REGISTRIES = [
     Registry("attack recipe", AttackRecipe, register_attack_recipe, ATTACK_RECIPES),
 ]
 
+ARTICLES = {"pruning method": "A", "step objective": "A", "loss": "A", "evaluator": "An", "attack recipe": "An"}
+
 
 def plugin(registry: Registry, qualname: str, name: str = NAME, **more: object) -> type:
     """A subclass of the registry's base class named `name`, as if defined in a module `toy_plugins`."""
@@ -74,8 +76,8 @@ def test_every_registry_refuses_a_duplicate_with_the_same_words_and_takes_the_sa
         with pytest.raises(ValueError) as err:
             registry.register(second)
         assert str(err.value) == (
-            f"A {registry.kind} named 'toy_duplicate' is already registered (toy_plugins.First); give this one "
-            "another name."
+            f"{ARTICLES[registry.kind]} {registry.kind} named 'toy_duplicate' is already registered "
+            "(toy_plugins.First); give this one another name."
         )
         assert registry.registry[NAME] is first  # the first one stays
     finally:

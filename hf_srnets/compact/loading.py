@@ -234,7 +234,7 @@ def check_body_loaded(path: str, missing: Sequence[str], config: Any) -> None:
         fix = (
             f"it is a compressed checkpoint ({MODEL_CONFIG_NAME} has a quantization_config, e.g. a compressed-tensors "
             "export of run_export.py): load the merged model it was exported from, or its decompressed weights "
-            "(hf_srnets.export.read_sparse_checkpoint)"
+            "(hf_srnets.export.read_compressed_tensors)"
         )
     else:
         fix = f"its weights do not match its {MODEL_CONFIG_NAME}: point at the folder the model was saved to"

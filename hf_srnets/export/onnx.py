@@ -20,7 +20,8 @@ import logging
 import os
 import time
 import warnings
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
@@ -40,6 +41,7 @@ from .files import (
     save_config_and_tokenizer,
     write_report,
 )
+from .formats import ExportFormat, register_export_format
 
 logger = logging.getLogger(__name__)
 
@@ -233,3 +235,37 @@ def export_onnx(
     write_report(output_dir, report)
     logger.info(f"{path}: {report['file_bytes'] / 1e6:.1f} MB in {seconds:.1f} s, max |Δlogit| {max_diff:.2g}")
     return report
+
+
+@dataclass
+class OnnxOptions:
+    """`--format onnx`'s options (`export_onnx`'s keyword arguments)."""
+
+    _argument_group_name: ClassVar[str] = "--format onnx"
+
+    opset: int = field(
+        default=DEFAULT_OPSET,
+        metadata={
+            "help": f"onnx: the ONNX opset, {MIN_OPSET}-{MAX_OPSET} (the attention exports from {MIN_OPSET} on, "
+            f"torch's exporter goes up to {MAX_OPSET})."
+        },
+    )
+    tolerance: float = field(
+        default=TOLERANCE, metadata={"help": "onnx: the largest |ONNX Runtime logit - PyTorch logit| accepted."}
+    )
+
+    def __post_init__(self) -> None:
+        if not self.tolerance > 0:
+            raise InputError(f"--tolerance must be positive, got {self.tolerance}.")
+        check_opset(self.opset)
+
+
+register_export_format(
+    ExportFormat(
+        name="onnx",
+        summary="ONNX Runtime; dense, merged or compact models",
+        export=export_onnx,
+        require=onnx_modules,
+        options=OnnxOptions,
+    )
+)

@@ -10,9 +10,7 @@ from typing import Any
 from ..cli.export_arguments import ExportArguments
 from ..compact.loading import check_model_path
 from ..errors import InputError
-from ..export import export_onnx, export_sparse_checkpoint
-from ..export.onnx import onnx_modules
-from ..export.sparse_checkpoint import compressed_tensors_module
+from ..export import EXPORT_FORMATS
 from ..training.output_dir import acquire_lock
 
 
@@ -34,12 +32,8 @@ def check_output_dir(args: ExportArguments) -> None:
 
 
 def export(args: ExportArguments) -> dict[str, Any]:
-    """The export `args` ask for; its report."""
-    if args.format == "onnx":
-        return export_onnx(args.model_dir, args.output_dir, opset=args.opset, tolerance=args.tolerance)
-    return export_sparse_checkpoint(
-        args.model_dir, args.output_dir, sparsity_format=args.sparsity_format, min_sparsity=args.min_sparsity
-    )
+    """The export `args` ask for, by its registered format (`hf_srnets.export.formats`); its report."""
+    return EXPORT_FORMATS[args.format].export(args.model_dir, args.output_dir, **args.format_options)
 
 
 def run_export(args: ExportArguments) -> dict[str, Any]:
@@ -48,10 +42,7 @@ def run_export(args: ExportArguments) -> dict[str, Any]:
     is written; a failed export leaves no empty folder it made."""
     check_model_path(args.model_dir, flag="model_dir")
     check_output_dir(args)
-    if args.format == "onnx":  # a missing optional package is refused before anything is written
-        onnx_modules()
-    else:
-        compressed_tensors_module()
+    EXPORT_FORMATS[args.format].require()  # a missing optional package is refused before anything is written
     created = not os.path.exists(args.output_dir)
     lock = acquire_lock(args.output_dir)  # one writer per dir; it makes the dir
     try:

@@ -121,14 +121,14 @@ def test_links_in_the_output_dir_are_replaced_never_written_through(nm_model, tm
 def test_an_output_dir_that_links_to_the_model_is_the_model_s_folder(nm_model, tmp_path, fmt):
     """Issue 70 (lost): --output_dir a link to the model folder passed the "same folder" check and the export wrote
     over the source; the real paths are compared, by the command and by the Python API alike."""
-    from hf_srnets.export import export_onnx, export_sparse_checkpoint
+    from hf_srnets.export import export_compressed_tensors, export_onnx
 
     before = {p.name: p.read_bytes() for p in nm_model.iterdir() if p.is_file()}
     link = tmp_path / "link"
     link.symlink_to(nm_model, target_is_directory=True)
     with pytest.raises(InputError, match=r"is the model's own folder \(through a link\): the export would overwrite"):
         main([str(nm_model), "--format", fmt, "--output_dir", str(link), "--overwrite_output_dir", "true"])
-    exporter = export_onnx if fmt == "onnx" else export_sparse_checkpoint
+    exporter = export_onnx if fmt == "onnx" else export_compressed_tensors
     with pytest.raises(InputError, match=r"is the model's own folder .* \(its real path\)"):
         exporter(str(nm_model), str(link))
     assert {p.name: p.read_bytes() for p in nm_model.iterdir() if p.is_file()} == before
@@ -195,11 +195,11 @@ def test_the_script_reports_a_refusal_as_one_line(tmp_path):
     [
         ("export_onnx", {"tolerance": "1e-4"}, r"tolerance must be a number above 0, got '1e-4'"),
         ("export_onnx", {"tolerance": float("nan")}, r"tolerance must be a number above 0, got nan"),
-        ("export_sparse_checkpoint", {"min_sparsity": 5}, r"min_sparsity must be in \[0, 1\], got 5"),
+        ("export_compressed_tensors", {"min_sparsity": 5}, r"min_sparsity must be in \[0, 1\], got 5"),
     ],
 )
 def test_python_api_export_options_are_checked_before_any_work(nm_model, tmp_path, exporter, option, error):
-    """Issue 70: `export_onnx(..., tolerance="1e-4")` and `export_sparse_checkpoint(..., min_sparsity=5)` were not
+    """Issue 70: `export_onnx(..., tolerance="1e-4")` and `export_compressed_tensors(..., min_sparsity=5)` were not
     checked before the work (an empty folder was left); now one line, and no folder."""
     from hf_srnets import export
 

@@ -1,4 +1,4 @@
-"""`export_sparse_checkpoint`: a merged element-level or N:M SRNet (a plain checkpoint whose pruned weights are
+"""`export_compressed_tensors`: a merged element-level or N:M SRNet (a plain checkpoint whose pruned weights are
 exactly 0) in the compressed-tensors sparse format: each sparse weight stored as its nonzero values and a bitmask
 of where they go, the sparsity config in `config.json`'s `quantization_config`.
 
@@ -18,8 +18,8 @@ The files are those compressed-tensors 0.14 (the last release with its sparse co
 `tests/export/fixtures/compressed_tensors_v0_14/` holds its output, which this module reproduces tensor for tensor.
 compressed-tensors 0.15 (April 2026) dropped the sparse compressors, vLLM its Sparse24 kernels (vllm#36799), and
 transformers 5 reads no sparsity config; what the installed library still provides is used (the config classes
-that validate and spell the sparsity config, the bit packing). `read_sparse_checkpoint` reads the weights back
-(the check after every export: every tensor identical, `torch.equal`), `load_sparse_checkpoint` the model.
+that validate and spell the sparsity config, the bit packing). `read_compressed_tensors` reads the weights back
+(the check after every export: every tensor identical, `torch.equal`), `load_compressed_tensors` the model.
 
 Refused with an `InputError` naming the fix: a compact model (units physically removed: its config cannot say its
 shapes to a compressed-tensors reader), a model without sparse weights, `2:4` where a weight breaks the pattern.
@@ -31,7 +31,8 @@ import json
 import logging
 import os
 import time
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
@@ -52,6 +53,7 @@ from .files import (
     save_config_and_tokenizer,
     write_report,
 )
+from .formats import ExportFormat, register_export_format
 
 logger = logging.getLogger(__name__)
 
@@ -213,7 +215,7 @@ def sparse_targets(
     return linears, targets
 
 
-def write_sparse_checkpoint(
+def write_compressed_tensors(
     model: nn.Module, tokenizer: Any, output_dir: str, state: dict[str, torch.Tensor], quantization: dict[str, Any]
 ) -> None:
     """`model.safetensors` (the compressed state), `config.json` with `quantization_config`, the tokenizer."""
@@ -231,11 +233,11 @@ def write_sparse_checkpoint(
     write_json(config_path, config, indent=2, sort_keys=True)  # replaced, never written through
 
 
-def read_sparse_checkpoint(path: str) -> dict[str, torch.Tensor]:
-    """The dense state dict of a checkpoint `export_sparse_checkpoint` (or compressed-tensors 0.14) wrote: its
+def read_compressed_tensors(path: str) -> dict[str, torch.Tensor]:
+    """The dense state dict of a checkpoint `export_compressed_tensors` (or compressed-tensors 0.14) wrote: its
     sparsity config parsed by the library's config class, each compressed layer's weight rebuilt from its values
     and bitmask, the other tensors as stored."""
-    check_export_paths("read_sparse_checkpoint", path=path)
+    check_export_paths("read_compressed_tensors", path=path)
     if not os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
         raise MissingInputError(
             f"{path} has no {MODEL_CONFIG_NAME}: give the folder run_export.py --format compressed-tensors wrote"
@@ -264,13 +266,13 @@ def read_sparse_checkpoint(path: str) -> dict[str, torch.Tensor]:
     return state
 
 
-def load_sparse_checkpoint(path: str) -> nn.Module:
+def load_compressed_tensors(path: str) -> nn.Module:
     """The sequence classifier of a compressed-tensors sparse checkpoint, its weights decompressed (eval mode):
     what transformers 5, which reads no sparsity config, cannot load by itself."""
     from compressed_tensors.base import QUANTIZATION_CONFIG_NAME
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
-    state = read_sparse_checkpoint(path)
+    state = read_compressed_tensors(path)
     config = auto_from_pretrained(AutoConfig, path)
     if hasattr(config, QUANTIZATION_CONFIG_NAME):
         delattr(config, QUANTIZATION_CONFIG_NAME)
@@ -282,7 +284,7 @@ def load_sparse_checkpoint(path: str) -> nn.Module:
 
 def check_round_trip(source: dict[str, torch.Tensor], output_dir: str) -> None:
     """`ExportCheckError` unless the checkpoint in `output_dir` reads back to `source`, tensor for tensor."""
-    restored = read_sparse_checkpoint(output_dir)
+    restored = read_compressed_tensors(output_dir)
     missing, extra = sorted(set(source) - set(restored)), sorted(set(restored) - set(source))
     if missing or extra:
         raise ExportCheckError(f"{output_dir}: read back, tensors are missing ({missing[:3]}) or extra ({extra[:3]})")
@@ -297,12 +299,12 @@ def _bytes(state: dict[str, torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in state.values())
 
 
-def export_sparse_checkpoint(
+def export_compressed_tensors(
     model_dir: str, output_dir: str, *, sparsity_format: str = "auto", min_sparsity: float = MIN_SPARSITY
 ) -> dict[str, Any]:
     """Write the merged SRNet saved in `model_dir` as a compressed-tensors sparse checkpoint in `output_dir` (module
     docstring), read it back, check every tensor identical, write `export_report.json`; return the report."""
-    check_export_paths("export_sparse_checkpoint", model_dir=model_dir, output_dir=output_dir)
+    check_export_paths("export_compressed_tensors", model_dir=model_dir, output_dir=output_dir)
     check_number(min_sparsity, "min_sparsity", 0.0, 1.0, "0.1")
     library = compressed_tensors_module()
     from compressed_tensors.utils import pack_bitmasks
@@ -324,7 +326,7 @@ def export_sparse_checkpoint(
             "pip install 'hf_srnets[compressed-tensors]'"
         ) from err
     prepare_output_dir(model_dir, output_dir)
-    write_sparse_checkpoint(model, load_tokenizer(model_dir), output_dir, state, quantization)
+    write_compressed_tensors(model, load_tokenizer(model_dir), output_dir, state, quantization)
     seconds = time.perf_counter() - start
     check_round_trip(source, output_dir)
     target_keys = {f"{name}.weight" for name in targets}
@@ -349,3 +351,41 @@ def export_sparse_checkpoint(
         f"(dense {report['dense_bytes'] / 1e6:.2f} MB) in {seconds:.2f} s; identical after reading back"
     )
     return report
+
+
+@dataclass
+class CompressedTensorsOptions:
+    """`--format compressed-tensors`'s options (`export_compressed_tensors`'s keyword arguments)."""
+
+    _argument_group_name: ClassVar[str] = "--format compressed-tensors"
+
+    sparsity_format: Literal["auto", "bitmask", "2:4"] = field(
+        default="auto",
+        metadata={
+            "help": "compressed-tensors: auto (2:4 where every sparse weight holds the pattern, else bitmask), "
+            "bitmask (sparse-bitmask) or 2:4 (sparse-24-bitmask)."
+        },
+    )
+    min_sparsity: float = field(
+        default=MIN_SPARSITY,
+        metadata={"help": "compressed-tensors: an nn.Linear weight with at least this share of zeros is compressed."},
+    )
+
+    def __post_init__(self) -> None:
+        if self.sparsity_format not in SPARSITY_FORMATS:
+            raise InputError(
+                f"--sparsity_format must be one of {', '.join(SPARSITY_FORMATS)}, got {self.sparsity_format!r}."
+            )
+        if not 0.0 < self.min_sparsity < 1.0:
+            raise InputError(f"--min_sparsity must be in (0, 1), got {self.min_sparsity}.")
+
+
+register_export_format(
+    ExportFormat(
+        name="compressed-tensors",
+        summary="merged element or N:M SRNets: sparse weights compressed",
+        export=export_compressed_tensors,
+        require=compressed_tensors_module,
+        options=CompressedTensorsOptions,
+    )
+)

@@ -1,4 +1,4 @@
-"""`export_sparse_checkpoint`: the compressed-tensors sparse formats, against the library itself and the source.
+"""`export_compressed_tensors`: the compressed-tensors sparse formats, against the library itself and the source.
 
 The expected tensors come from outside this code: `fixtures/compressed_tensors_v0_14/` holds weights compressed by
 compressed-tensors 0.14.0.1's own `BitmaskCompressor` and `Sparse24BitMaskCompressor` (the last release that has
@@ -24,11 +24,11 @@ from hf_srnets.compact import prune_heads
 from hf_srnets.errors import InputError
 from hf_srnets.export import (
     EXPORT_REPORT_NAME,
-    export_sparse_checkpoint,
-    load_sparse_checkpoint,
-    read_sparse_checkpoint,
+    export_compressed_tensors,
+    load_compressed_tensors,
+    read_compressed_tensors,
 )
-from hf_srnets.export.sparse_checkpoint import FORMAT_PARAMETERS, compressed_state, decompress_weight
+from hf_srnets.export.compressed_tensors import FORMAT_PARAMETERS, compressed_state, decompress_weight
 
 from .helpers import lively, merged_srnet, save_classifier
 
@@ -61,14 +61,14 @@ def check_round_trip(model_dir: Path, out: Path) -> dict:
     """The checkpoint read back equals the source file tensor for tensor; the model loaded from it gives the source
     model's logits exactly; returns the quantization_config written."""
     source = load_file(model_dir / "model.safetensors")
-    restored = read_sparse_checkpoint(str(out))
+    restored = read_compressed_tensors(str(out))
     assert sorted(restored) == sorted(source)
     for key, tensor in source.items():
         assert restored[key].dtype == tensor.dtype and torch.equal(restored[key], tensor), key
     ids = torch.randint(5, 90, (2, 7), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         assert torch.equal(
-            load_sparse_checkpoint(str(out))(ids).logits, load_pretrained_model(str(model_dir))(ids).logits
+            load_compressed_tensors(str(out))(ids).logits, load_pretrained_model(str(model_dir))(ids).logits
         )
     config = json.loads((out / "config.json").read_text())["quantization_config"]
     sparsity = config["sparsity_config"]
@@ -78,7 +78,7 @@ def check_round_trip(model_dir: Path, out: Path) -> dict:
 
 def test_an_element_sparse_srnet_is_stored_as_bitmask_and_read_back_identical(tmp_path):
     model_dir = save_classifier(merged_srnet(lively(tiny_model("bert")), "element", 0.7), tmp_path / "merged")
-    report = export_sparse_checkpoint(str(model_dir), str(tmp_path / "ct"))
+    report = export_compressed_tensors(str(model_dir), str(tmp_path / "ct"))
     config = check_round_trip(model_dir, tmp_path / "ct")
     assert config["quant_method"] == "compressed-tensors" and set(config) == {
         "quant_method", "version", "sparsity_config", "transform_config"
@@ -97,7 +97,7 @@ def test_an_element_sparse_srnet_is_stored_as_bitmask_and_read_back_identical(tm
 
 def test_a_2_4_srnet_is_stored_2_4_with_half_the_values(tmp_path):
     model_dir = save_classifier(merged_srnet(lively(tiny_model("bert")), "nm", 0.5), tmp_path / "merged")
-    report = export_sparse_checkpoint(str(model_dir), str(tmp_path / "ct"))
+    report = export_compressed_tensors(str(model_dir), str(tmp_path / "ct"))
     sparsity = check_round_trip(model_dir, tmp_path / "ct")["sparsity_config"]
     assert sparsity["format"] == "sparse-24-bitmask" and sparsity["sparsity_structure"] == "2:4"
     stored = load_file(tmp_path / "ct" / "model.safetensors")
@@ -115,9 +115,9 @@ def test_one_weight_breaking_2_4_turns_auto_to_bitmask_and_refuses_2_4(tmp_path)
     model_dir = save_classifier(model, tmp_path / "merged")
     with pytest.raises(InputError, match=r"1 of the 13 sparse weights break the 2:4 pattern \(bert\.encoder\.layer\.1"
                        r"\.output\.dense: 1 of its 512 groups .*use --sparsity_format bitmask"):  # fmt: skip
-        export_sparse_checkpoint(str(model_dir), str(tmp_path / "refused"), sparsity_format="2:4")
+        export_compressed_tensors(str(model_dir), str(tmp_path / "refused"), sparsity_format="2:4")
     assert not (tmp_path / "refused").exists()
-    report = export_sparse_checkpoint(str(model_dir), str(tmp_path / "ct"))
+    report = export_compressed_tensors(str(model_dir), str(tmp_path / "ct"))
     assert report["sparsity_format"] == "sparse-bitmask" and report["sparsity_structure"] == "unstructured"
     check_round_trip(model_dir, tmp_path / "ct")
 
@@ -125,9 +125,9 @@ def test_one_weight_breaking_2_4_turns_auto_to_bitmask_and_refuses_2_4(tmp_path)
 def test_a_dense_model_and_a_compact_model_are_refused(tmp_path):
     dense = save_classifier(tiny_model("bert"), tmp_path / "dense")
     with pytest.raises(InputError, match=r"has no sparse nn\.Linear weight .* --format onnx"):
-        export_sparse_checkpoint(str(dense), str(tmp_path / "out"))
+        export_compressed_tensors(str(dense), str(tmp_path / "out"))
     compact = merged_srnet(tiny_model("bert"), "element", 0.5)
     prune_heads(compact, {0: [1]})
     compact_dir = save_classifier(compact, tmp_path / "compact")
     with pytest.raises(InputError, match=r"is a compact model .*srnet_pruned_heads.* without --save_compact"):
-        export_sparse_checkpoint(str(compact_dir), str(tmp_path / "out"))
+        export_compressed_tensors(str(compact_dir), str(tmp_path / "out"))
