@@ -160,3 +160,57 @@ def test_a_method_makes_its_layers_at_a_unit_granularity_too():
         unregister_pruning_method("toy_units")
     # 2 layers, each FFN unit group spans W_in and W_out; the first of each group owns the scores
     assert made == [True, False, True, False] and len(srnet.masked_layers()) == 4
+
+
+class ShortPruning(RandomPruning):
+    """Planted: prunes 60% of what it is asked for (30% when asked 50%)."""
+
+    name = "toy_short"
+
+    def initialize(self, srnet: MaskedModel) -> None:
+        cfg = self.config
+        srnet.set_masks(random_masks(cfg.module_shapes, 0.6 * cfg.sparsity, cfg.toy_mask_seed))
+        srnet.train_weights_with_fixed_masks()
+
+
+def test_the_contract_fails_on_a_method_that_prunes_another_amount(tmp_path):
+    """Issue 73: the contract checked that something was pruned, not the amount promised."""
+    from pruning.test_method_contract import check_method_contract
+
+    register_pruning_method(ShortPruning)
+    try:
+        with pytest.raises(AssertionError, match=r"asked for 0\.5, pruned 0\.(29|30)\d\d of the masked weights"):
+            check_method_contract("toy_short", "element", "bert", tmp_path)
+    finally:
+        unregister_pruning_method("toy_short")
+
+
+def test_the_contract_fails_on_a_method_that_masks_half_a_head(tmp_path):
+    """Issue 73: a method at `head` granularity whose saved masks keep half of a head's rows."""
+    from hf_srnets.pruning import ThresholdConfig, ThresholdPruning
+    from pruning.test_method_contract import check_method_contract
+
+    @dataclass
+    class HalfHeadConfig(ThresholdConfig):
+        pass
+
+    class HalfHead(ThresholdPruning):
+        name, config_class, aliases = "toy_half_head", HalfHeadConfig, {}
+
+        def saved_masks(self, srnet):
+            masks = dict(super().saved_masks(srnet))
+            name = next(n for n in masks if n.endswith("attention.self.query"))
+            half = masks[name].clone()
+            half[: half.shape[0] // 4] = ~half[: half.shape[0] // 4]  # half of head 0's rows (2 heads of 16 rows)
+            masks[name] = half
+            return masks
+
+    register_pruning_method(HalfHead)
+    try:
+        with pytest.raises(AssertionError, match=r"attention\.self\.query: a mask not constant over its units"):
+            check_method_contract(
+                "toy_half_head", "head", "bert", tmp_path,
+                config=lambda: HalfHeadConfig(sparsity=0.5, mask_granularity="head", threshold_update_interval=1),
+            )  # fmt: skip
+    finally:
+        unregister_pruning_method("toy_half_head")

@@ -1,6 +1,7 @@
 """The contract every registered pruning method keeps, at every granularity it declares, on a tiny BERT, a tiny
 ModernBERT and a tiny Llama-family decoder (issue 51; PEFT runs one such test over its tuners): a short search with
-`SRNetTrainer` prunes; the masks saved reload to the same masks and save again to the same bytes; the merged model
+`SRNetTrainer` prunes the sparsity asked for (within one unit a matrix), each mask constant over its units (or N of
+every M kept); the masks saved reload to the same masks and save again to the same bytes; the merged model
 gives the masked model's logits; at a unit granularity the compact model does too; and a run resumed from its
 checkpoint ends where the uninterrupted run ends (methods that stop after one step, the one-shot ones, have no
 checkpoint to resume from). `check_method_contract` is also called for a method a test registers itself
@@ -25,6 +26,8 @@ from transformers import AutoModelForSequenceClassification, LlamaConfig, Modern
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import PruningConfig
 from hf_srnets.pruning.base import PRUNING_METHODS, UNIT_GRANULARITIES
+from hf_srnets.pruning.units.groups import UnitMember, unit_groups
+from hf_srnets.pruning.units.layer import sum_over_units
 from hf_srnets.run_files import MASKS_NAME
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer
@@ -93,6 +96,40 @@ def _equal_masks(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def unit_members(config: PruningConfig, start: torch.nn.Module, names: list[str]) -> dict[str, UnitMember]:
+    """Each masked matrix's unit layout at the config's granularity (`unit_groups`, the granularity's definition,
+    read from a plain copy of the starting model); empty for element and N:M masks."""
+    if config.mask_granularity not in UNIT_GRANULARITIES:
+        return {}
+    groups = unit_groups(copy.deepcopy(start), names, config.mask_granularity, config.block_size)
+    return {member.name: member for group in groups for member in group.members if member.name in names}
+
+
+def check_promise(saved: dict[str, torch.Tensor], config: PruningConfig, start: torch.nn.Module) -> None:
+    """What the method promises (issue 73): the sparsity asked for, within one unit of each matrix (⌊s·n⌋ units per
+    selection, so the weights pruned differ from s·total by less than one unit a matrix); every mask constant over
+    its units (a head's rows, an FFN unit's row and column, a block), or N of every M weights kept at N:M."""
+    sparsity = config.sparsity
+    total = sum(mask.numel() for mask in saved.values())
+    pruned = sum(int((~mask.bool()).sum()) for mask in saved.values())
+    members = unit_members(config, start, list(saved))
+    unit = {name: (members[name].tile[0] * members[name].tile[1] * members[name].stack if name in members else 1)
+            for name in saved}  # fmt: skip
+    assert abs(pruned - sparsity * total) <= sum(unit.values()), (
+        f"asked for {sparsity}, pruned {pruned / total:.4f} of the masked weights (more than one unit a matrix off)"
+    )
+    for name, mask in saved.items():
+        mask = mask.bool()
+        if name in members:
+            member = members[name]
+            grid = sum_over_units(mask.float(), member.grid, member.tile, member.stack)
+            full = member.tile[0] * member.tile[1] * member.stack
+            assert bool(((grid == 0) | (grid == full)).all()), f"{name}: a mask not constant over its units"
+        elif config.mask_granularity == "nm":
+            kept = mask.reshape(mask.shape[0], -1, config.nm_m).sum(-1)
+            assert bool((kept == config.nm_n).all()), f"{name}: not {config.nm_n} of every {config.nm_m} kept"
+
+
 def check_method_contract(
     method: str, granularity: str, family: str, tmp_path: Path, config: Callable[[], PruningConfig] | None = None
 ) -> None:
@@ -108,6 +145,7 @@ def check_method_contract(
     masks = srnet.binary_masks()
     saved = srnet.method.saved_masks(srnet)  # l0: the ticket at the sparsity; the others: the masks
     assert saved and any(not bool(m.all()) for m in saved.values()), "the search pruned nothing"
+    check_promise(saved, srnet.srnet_config, start)
 
     srnet.save_pretrained(tmp_path / "saved")
     reloaded = SRNetModel.from_pretrained(copy.deepcopy(start), str(tmp_path / "saved"))  # trained weights included
