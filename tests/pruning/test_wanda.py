@@ -16,7 +16,8 @@ from training.helpers import tiny_tokenizer
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
-from hf_srnets.pruning.wanda import InputNorms, WandaConfig, nm_mask, parse_nm, row_mask, wanda_scores
+from hf_srnets.pruning.nm import nm_mask
+from hf_srnets.pruning.wanda import InputNorms, WandaConfig, parse_nm, row_mask, wanda_scores
 from hf_srnets.pruning.wanda.method import wanda_masks
 
 W = [[4.0, 1.0, -2.0, 3.0], [-1.0, 2.0, 1.0, 10.0], [0.5, -0.5, 3.0, 2.0], [1.0, 1.0, 1.0, 1.0]]
@@ -144,13 +145,19 @@ def test_wanda_run_prunes_per_row_and_keeps_theta_0(classifier, data_dir, tmp_pa
 
 
 def test_wanda_nm_run_keeps_two_of_every_four(classifier, data_dir, tmp_path):
-    merged, _, config = _run(classifier, data_dir, tmp_path / "nm", "--pruning", "wanda", "--wanda_nm", "2:4",
-                             "--calibration_samples", "8")  # fmt: skip
-    assert config["sparsity"] == 0.5
+    """N:M is the one granularity of every method (issue 73): `--mask_granularity nm` and its older spelling
+    `--wanda_nm 2:4` give the same masks and record the same config."""
+    merged, _, config = _run(classifier, data_dir, tmp_path / "nm", "--pruning", "wanda", "--mask_granularity", "nm",
+                             "--nm_n", "2", "--nm_m", "4", "--calibration_samples", "8")  # fmt: skip
+    assert config["sparsity"] == 0.5 and (config["mask_granularity"], config["nm_n"], config["nm_m"]) == ("nm", 2, 4)
     for name in _matrices(config):
         weight = merged[f"{name}.weight"]
         groups = (weight != 0).reshape(weight.shape[0], -1, 4).sum(dim=2)
         assert (groups == 2).all(), name
+    alias, _, alias_config = _run(classifier, data_dir, tmp_path / "alias", "--pruning", "wanda", "--wanda_nm", "2:4",
+                                  "--calibration_samples", "8")  # fmt: skip
+    assert (alias_config["mask_granularity"], alias_config["nm_n"], alias_config["nm_m"]) == ("nm", 2, 4)
+    assert alias.keys() == merged.keys() and all(torch.equal(alias[k], merged[k]) for k in merged)
 
 
 def test_magnitude_oneshot_prunes_the_smallest_of_each_matrix(classifier, data_dir, tmp_path):
@@ -174,3 +181,6 @@ def test_wanda_options_the_run_would_not_use_are_refused():
         validate_args(parse_args([*base, "--wanda_nm", "2:4", "--sparsity", "0.3"]))
     with pytest.raises(InputError, match="--mask_granularity"):
         validate_args(parse_args([*base, "--mask_granularity", "neuron"]))
+    nm = [*base, "--mask_granularity", "nm", "--nm_n", "1", "--nm_m", "4", "--sparsity", "0.75"]
+    with pytest.raises(InputError, match=r"--wanda_nm 2:4 and --mask_granularity nm --nm_n 1 --nm_m 4 name two"):
+        validate_args(parse_args([*nm, "--wanda_nm", "2:4"]))

@@ -4,7 +4,7 @@ from ..oneshot import OneShotCallback
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
 from .method import WandaPruning
-from .selection import nm_mask, row_mask, wanda_scores
+from .selection import row_mask, wanda_scores
 
 __all__ = [
     "InputNorms",
@@ -12,7 +12,6 @@ __all__ = [
     "WandaConfig",
     "WandaPruning",
     "calibration_inputs",
-    "nm_mask",
     "parse_nm",
     "row_mask",
     "wanda_scores",

@@ -24,8 +24,10 @@ class WandaConfig(PruningConfig):
     """Wanda: score S_ij = |W_ij|·‖X_j‖₂ (‖X_j‖ over the calibration tokens), prune per output row.
 
     calibration_samples: the training examples (first of the shuffled training batches) whose tokens give ‖X_j‖.
-    wanda_nm: "N:M" to keep the N largest scores of every M consecutive inputs of a row (sparsity (M−N)/M);
-        None: prune the ⌊s·n_in⌋ lowest scores of each row.
+    N:M: `mask_granularity="nm"` with `nm_n`, `nm_m` keeps the N largest scores of every M consecutive inputs of a
+        row (sparsity (M−N)/M), as at N:M for every method (`pruning.nm`); element: the ⌊s·n_in⌋ lowest scores of
+        each row are pruned.
+    wanda_nm: "N:M", the older spelling of `mask_granularity="nm", nm_n=N, nm_m=M` (kept as an alias).
     """
 
     _argument_group_name: ClassVar[str] = "Pruning method wanda (--pruning wanda, one-shot |W|·‖X‖)"
@@ -35,7 +37,10 @@ class WandaConfig(PruningConfig):
     )
     wanda_nm: str | None = field(
         default=None,
-        metadata={"help": "wanda: N:M, keep N of every M consecutive inputs of a row (e.g. 2:4); sets --sparsity."},
+        metadata={
+            "help": "wanda: N:M, the older spelling of --mask_granularity nm --nm_n N --nm_m M (e.g. 2:4); sets "
+            "--sparsity."
+        },
     )
 
     def unused_options(self) -> dict[str, str]:
@@ -55,3 +60,14 @@ class WandaConfig(PruningConfig):
             raise InputError(f"--calibration_samples {self.calibration_samples} must be at least 1.")
         if self.wanda_nm is not None:
             parse_nm(self.wanda_nm)
+            if self.mask_granularity not in ("element", "nm"):
+                raise InputError(
+                    f"--wanda_nm is N:M pruning (--mask_granularity nm), not --mask_granularity "
+                    f"{self.mask_granularity}: give one of them."
+                )
+            if self.mask_granularity == "nm" and self.wanda_nm.replace(" ", "") != f"{self.nm_n}:{self.nm_m}":
+                raise InputError(
+                    f"--wanda_nm {self.wanda_nm} and --mask_granularity nm --nm_n {self.nm_n} --nm_m {self.nm_m} "
+                    "name two patterns: give --mask_granularity nm with --nm_n/--nm_m alone (--wanda_nm is its older "
+                    "spelling)."
+                )

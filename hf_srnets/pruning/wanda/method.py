@@ -14,11 +14,12 @@ from ...run_files import SRNET_CONFIG_NAME
 from ..base import CardContext, PruningMethod, register_pruning_method
 from ..masked_linear import MaskedLinear
 from ..masked_model import MaskedModel
+from ..nm import check_nm_shape, nm_mask
 from ..oneshot import OneShotCallback, keep_all
 from ..sharding import all_reduce_sum, full_parameters, process_share
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
-from .selection import nm_mask, row_mask, wanda_scores
+from .selection import row_mask, wanda_scores
 
 logger = logging.getLogger(__name__)
 
@@ -50,13 +51,22 @@ def wanda_masks(srnet: MaskedModel, batches: Iterable[Any], config: WandaConfig)
             f"calibrated on all {seen}, and the card and {SRNET_CONFIG_NAME} record {seen}"
         )
         srnet.srnet_config.calibration_samples = seen  # a WandaConfig: the model's own copy (`PruningMethod.config`)
-    nm = parse_nm(config.wanda_nm) if config.wanda_nm else None
+    nm = nm_pattern(config)
     masks = {}
     with full_parameters(srnet):
         for name, norm in norms.norms().items():
             scores = wanda_scores(layers[name].base_layer.weight, norm)
+            if nm is not None:
+                check_nm_shape(tuple(scores.shape), nm[1], name)
             masks[name] = nm_mask(scores, *nm) if nm else row_mask(scores, config.sparsity)
     return masks
+
+
+def nm_pattern(config: WandaConfig) -> tuple[int, int] | None:
+    """(N, M) at `--mask_granularity nm` (or its older spelling `--wanda_nm N:M`), else None."""
+    if config.mask_granularity == "nm":
+        return config.nm_n, config.nm_m
+    return parse_nm(config.wanda_nm) if config.wanda_nm else None
 
 
 @register_pruning_method
@@ -68,6 +78,7 @@ class WandaPruning(PruningMethod):
     config_class = WandaConfig
     layer_class = MaskedLinear
     trains_scores = False
+    granularities = ("element", "nm")
     citations = ("sun2024wanda",)
 
     @classmethod
@@ -79,9 +90,9 @@ class WandaPruning(PruningMethod):
                 "classifier is newly initialised: give a fine-tuned --model_name_or_path (a teacher run's output)."
             )
         derived: dict[str, Any] = {"trainable_classifier": False}
-        if config.wanda_nm:
+        if config.wanda_nm:  # the older spelling of --mask_granularity nm
             n, m = parse_nm(config.wanda_nm)
-            derived["sparsity"] = (m - n) / m
+            derived.update(mask_granularity="nm", nm_n=n, nm_m=m, sparsity=(m - n) / m)
         return config.resolved(**derived)
 
     def initialize(self, srnet: MaskedModel) -> None:
@@ -94,9 +105,10 @@ class WandaPruning(PruningMethod):
 
     @classmethod
     def search_description(cls, config: WandaConfig, context: CardContext) -> str:
+        nm = nm_pattern(config)
         how = (
-            f"the {config.wanda_nm.split(':')[0]} largest scores of every {config.wanda_nm.split(':')[1]} inputs kept"
-            if config.wanda_nm
+            f"the {nm[0]} largest scores of every {nm[1]} inputs kept"
+            if nm
             else f"the {config.sparsity:.0%} lowest scores of each output row pruned"
         )
         return (

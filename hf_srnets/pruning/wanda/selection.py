@@ -27,16 +27,3 @@ def row_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
     mask = torch.ones_like(scores, dtype=torch.bool)
     mask.scatter_(1, order[:, :count], False)
     return mask
-
-
-def nm_mask(scores: torch.Tensor, n: int, m: int) -> torch.Tensor:
-    """Keep-mask (bool) keeping the N largest scores of every M consecutive inputs of a row: the M − N lowest of
-    each group are pruned (ties: lower position first, as in `row_mask`)."""
-    rows, cols = scores.shape
-    if cols % m:
-        raise ValueError(f"N:M with M = {m} needs the input width to be a multiple of {m}, but it is {cols}")
-    groups = scores.reshape(rows, cols // m, m)
-    order = torch.sort(groups, dim=2, stable=True).indices
-    mask = torch.ones_like(groups, dtype=torch.bool)
-    mask.scatter_(2, order[:, :, : m - n], False)
-    return mask.reshape(rows, cols)
