@@ -21,7 +21,7 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import nn
@@ -42,6 +42,7 @@ from .files import (
     write_report,
 )
 from .formats import ExportFormat, register_export_format
+from .quantize import QUANTIZE_CHOICES, int8_agreement, replace_with_int8
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +185,22 @@ def check_onnx(model: nn.Module, names: list[str], path: str, ort: Any, toleranc
     return worst
 
 
+def check_quantize(quantize: str) -> None:
+    if quantize not in QUANTIZE_CHOICES:
+        raise InputError(f"quantize must be one of {', '.join(QUANTIZE_CHOICES)}, got {quantize!r}: e.g. int8.")
+
+
+def quantized(model: nn.Module, names: list[str], path: str, ort: Any) -> dict[str, Any]:
+    """Quantize the checked float graph at `path` to INT8 in place; its settings and agreement with `model`."""
+    settings = replace_with_int8(path)
+    agreement = int8_agreement(model, names, path, ort, sample_batch, pytorch_logits)
+    logger.info(
+        f"{path}: INT8, predicted labels agree with float32 PyTorch on {agreement['label_agreement']:.1%} of "
+        f"{agreement['check_examples']} check examples (max |Δlogit| {agreement['max_abs_diff']:.3g})"
+    )
+    return {**settings, **agreement}
+
+
 def onnx_modules() -> tuple[Any, Any]:
     """onnx and onnxruntime, or the one-line error naming the extra that installs them."""
     onnx, ort = require("--format onnx", ONNX_EXTRA, "onnx", "onnxruntime")
@@ -191,14 +208,21 @@ def onnx_modules() -> tuple[Any, Any]:
 
 
 def export_onnx(
-    model_dir: str, output_dir: str, *, opset: int = DEFAULT_OPSET, tolerance: float = TOLERANCE
+    model_dir: str,
+    output_dir: str,
+    *,
+    opset: int = DEFAULT_OPSET,
+    tolerance: float = TOLERANCE,
+    quantize: str = "none",
 ) -> dict[str, Any]:
     """Export the classifier saved in `model_dir` (loaded with `load_pretrained_model`: dense, merged or compact) to
     `<output_dir>/model.onnx`, check it with ONNX Runtime (module docstring), write its config, tokenizer and
-    `export_report.json` beside it; return the report."""
+    `export_report.json` beside it; return the report. `quantize="int8"`: the checked graph is then quantized
+    (`hf_srnets.export.quantize`) and its agreement with the float32 model recorded."""
     check_export_paths("export_onnx", model_dir=model_dir, output_dir=output_dir)
     check_opset(opset)
     check_number(tolerance, "tolerance", 0.0, float("inf"), "1e-4")
+    check_quantize(quantize)
     onnx, ort = onnx_modules()
     model = load_pretrained_model(model_dir).float().eval()
     check_finite_weights(model, model_dir)
@@ -211,6 +235,7 @@ def export_onnx(
     try:
         onnx.checker.check_model(path)
         max_diff = check_onnx(model, names, path, ort, tolerance)
+        quantization = quantized(model, names, path, ort) if quantize == "int8" else None
     except Exception:
         os.remove(path)  # a graph that failed its check is not left to be used
         raise
@@ -231,6 +256,8 @@ def export_onnx(
         "exporter": f"torch {torch.__version__} torch.onnx.export (TorchScript, dynamo=False)",
         "onnx_version": onnx.__version__,
         "onnxruntime_version": ort.__version__,
+        "quantize": quantize,
+        **({"quantization": quantization} if quantization else {}),
     }
     write_report(output_dir, report)
     logger.info(f"{path}: {report['file_bytes'] / 1e6:.1f} MB in {seconds:.1f} s, max |Δlogit| {max_diff:.2g}")
@@ -253,11 +280,20 @@ class OnnxOptions:
     tolerance: float = field(
         default=TOLERANCE, metadata={"help": "onnx: the largest |ONNX Runtime logit - PyTorch logit| accepted."}
     )
+    quantize: Literal["none", "int8"] = field(
+        default="none",
+        metadata={
+            "help": "onnx: int8 = ONNX Runtime's dynamic quantization of the checked graph (int8 weights per "
+            "channel, activations at run time); the report records its label agreement with float32."
+        },
+    )
 
     def __post_init__(self) -> None:
         if not self.tolerance > 0:
             raise InputError(f"--tolerance must be positive, got {self.tolerance}.")
         check_opset(self.opset)
+        if self.quantize not in QUANTIZE_CHOICES:
+            raise InputError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, got {self.quantize!r}.")
 
 
 register_export_format(
