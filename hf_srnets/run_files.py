@@ -38,6 +38,7 @@ GENERATION_CONFIG_NAME = "generation_config.json"
 SAFE_WEIGHTS_NAME = "model.safetensors"
 SAFE_WEIGHTS_INDEX_NAME = "model.safetensors.index.json"
 WEIGHTS_NAME = "pytorch_model.bin"
+ONNX_NAME = "model.onnx"  # the graph `run_export.py --format onnx` writes (optimum's name too)
 WEIGHTS_INDEX_NAME = "pytorch_model.bin.index.json"
 TRAINER_STATE_NAME = "trainer_state.json"  # written last into a checkpoint: it marks the checkpoint complete
 TRAINING_ARGS_NAME = "training_args.bin"

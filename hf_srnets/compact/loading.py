@@ -37,6 +37,7 @@ from ..resources.auto_loading import auto_from_pretrained
 from ..resources.model_location import is_local_path, looks_like_path
 from ..run_files import (
     MODEL_CONFIG_NAME,
+    ONNX_NAME,
     SAFE_WEIGHTS_INDEX_NAME,
     SAFE_WEIGHTS_NAME,
     SRNET_CONFIG_NAME,
@@ -120,7 +121,7 @@ def check_model_path(
         if not need_config:
             return
         if os.path.isfile(os.path.join(path, MODEL_CONFIG_NAME)):
-            if not any(os.path.isfile(os.path.join(path, name)) for name in SAVED_WEIGHTS):
+            if not any(os.path.isfile(os.path.join(path, name)) for name in (*SAVED_WEIGHTS, ONNX_NAME)):
                 raise InputError(
                     f"{what} holds {MODEL_CONFIG_NAME} but no weights ({', '.join(SAVED_WEIGHTS)}): a save that did "
                     "not finish, or a folder of its config alone; save the model again, or point at the folder of its "
@@ -187,8 +188,21 @@ def load_pretrained_model(path: str, *, output_loading_info: bool = False, **kwa
     check_path_argument(path, "load_pretrained_model", "path", "pass a saved model's folder or a Hub id")
     if is_local_path(path):  # a Hub id's errors are from_pretrained's
         check_model_path(path, flag=None)
+        refuse_onnx_only(path)
     with naming_damaged_weights(path):
         return _load_pretrained_model(path, output_loading_info, kwargs)
+
+
+def refuse_onnx_only(path: str) -> None:
+    """An ONNX export (model.onnx, no PyTorch weights) is no PyTorch model: say what takes it instead."""
+    if os.path.isfile(os.path.join(path, ONNX_NAME)) and not any(
+        os.path.isfile(os.path.join(path, name)) for name in SAVED_WEIGHTS
+    ):
+        raise InputError(
+            f"{path} is an ONNX export ({ONNX_NAME}, no PyTorch weights): run_glue_sparse.py --model_name_or_path "
+            f"{path} --do_eval evaluates it; to load, prune or export a model, give the folder it was exported from "
+            "(export_report.json's source)"
+        )
 
 
 def _load_pretrained_model(path: str, output_loading_info: bool, kwargs: dict[str, Any]) -> Any:

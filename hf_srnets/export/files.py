@@ -11,11 +11,10 @@ from typing import Any
 from ..errors import InputError, check_path_argument, naming_path
 from ..resources.auto_loading import auto_from_pretrained
 from ..resources.model_location import is_local_path
-from ..run_files import detach_links, holds_tokenizer_files, write_json
+from ..run_files import ONNX_NAME, detach_links, holds_tokenizer_files, write_json
 
 logger = logging.getLogger(__name__)
 
-ONNX_NAME = "model.onnx"
 EXPORT_REPORT_NAME = "export_report.json"
 # what an export writes besides a run's own file names (config, weights, tokenizer): the graph and its external data
 EXPORT_NAMES = (f"{ONNX_NAME}*", EXPORT_REPORT_NAME)

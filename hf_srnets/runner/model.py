@@ -14,6 +14,8 @@ from ..cli.options import RunArguments
 from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, narrow_ffn, prune_heads
 from ..compact.loading import load_classifier
 from ..data import TaskSpec
+from ..errors import InputError
+from ..export.onnx_classifier import OnnxClassifier, is_onnx_export
 from ..masking import SRNetModel
 from ..run_files import EARLY_START_DIR
 from ..training.arguments import SRNetTrainingArguments
@@ -30,10 +32,32 @@ def load_model(model_name_or_path: str, task: TaskSpec, cache_dir: str | None) -
 
     Head-pruned checkpoints (written by a `--prune_heads` run) load too (`hf_srnets.compact.loading.load_classifier`).
     """
+    if is_onnx_export(model_name_or_path):  # evaluated only (`check_onnx_run`)
+        return OnnxClassifier(model_name_or_path), False
     model, info = load_classifier(model_name_or_path, task.label_names, cache_dir=cache_dir, output_loading_info=True)
     missing = info.get("missing_keys", [])
     fresh_head = any(("classifier" in k or "pooler" in k or k.startswith("score.")) for k in missing)
     return model, fresh_head
+
+
+def check_onnx_run(run: RunArguments) -> None:
+    """An ONNX export is evaluated, nothing else: refuse what would train, prune or reshape it, naming the option."""
+    asked = {
+        "--do_train": run.training.do_train,
+        "--pruning": run.pruning is not None,
+        "--mask_from": bool(run.model.mask_from),
+        "--student_layers": run.model.student_layers is not None,
+        "--student_ffn_size": run.model.student_ffn_size is not None,
+        "--prune_heads": run.model.prune_heads > 0,
+        "--early_start_patience": run.model.early_start_patience is not None,
+    }
+    refused = [flag for flag, given in asked.items() if given]
+    if refused:
+        raise InputError(
+            f"--model_name_or_path {run.model.model_name_or_path} is an ONNX export, which a run evaluates only "
+            f"(--do_eval): drop {', '.join(refused)}, or give the PyTorch model it was exported from "
+            "(export_report.json's source)"
+        )
 
 
 def early_start(
@@ -120,6 +144,9 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
     whether its classifier is newly initialised, and the info for the results (early start, layers and heads
     kept, the student's FFN width)."""
     model, fresh_head = load_model(run.model.model_name_or_path, data.task, run.model.cache_dir)
+    if isinstance(model, OnnxClassifier):
+        check_onnx_run(run)
+        return model, False, {"onnx_export": model.export_report}
     set_model_pad_token(model, data.tokenizer)
     info: dict[str, Any] = {}
     if run.model.student_layers is not None:
