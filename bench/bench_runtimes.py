@@ -24,6 +24,10 @@ zero `token_type_ids` where the model reads them, in all three runtimes.
 - `compile`: `torch.compile(model)` (inductor, default settings); the untimed forwards compile the graph of each
   batch size, and their seconds are `setup_seconds.compile`, not part of the timings. Where compiling fails on the
   machine, the runtime's record holds the error and the other runtimes are still measured.
+- `onnxruntime-int8`: the same graph after ONNX Runtime's dynamic INT8 quantization (`hf_srnets.export.quantize`:
+  int8 weights per output channel, uint8 activations from each batch's range), its label agreement with the float
+  model on the export's check batches in `setup_seconds` (`int8_label_agreement`); the CPU's integer instructions
+  (VNNI, AMX) are in `runtimes.json`.
 - `onnxruntime`: each model exported by `hf_srnets.export.onnx` (TorchScript exporter, opset 17, dynamic batch and
   sequence axes, checked against the PyTorch logits: `max_abs_logit_diff`) and run in an `InferenceSession` on the
   CPU provider with `intra_op_num_threads=--threads`, one inter-op thread, sequential execution and all graph
@@ -59,9 +63,10 @@ from hf_srnets.compact.loading import check_model_path  # noqa: E402
 from hf_srnets.errors import InputError, run_script  # noqa: E402
 from hf_srnets.evaluation.speed import cpu_name, load_for_speed, measure_speed, random_batch  # noqa: E402
 from hf_srnets.export.extras import ONNX_EXTRA, require  # noqa: E402
-from hf_srnets.export.onnx import DEFAULT_OPSET, TOLERANCE, check_onnx, model_inputs, trace_to_onnx  # noqa: E402
+from hf_srnets.export.onnx import DEFAULT_OPSET, TOLERANCE, check_onnx, model_inputs, quantized, trace_to_onnx  # noqa: E402
+from hf_srnets.export.quantize import INTEGER_FLAGS, cpu_flags  # noqa: E402
 
-RUNTIMES = ("eager", "compile", "onnxruntime")
+RUNTIMES = ("eager", "compile", "onnxruntime", "onnxruntime-int8")
 JSON_NAME, TABLE_NAME = "runtimes.json", "runtimes.md"
 WARMUP_PASSES = 2  # untimed passes over the batch sizes: the first compiles, the second any recompile it caused
 VERSIONS = ("torch", "onnxruntime", "onnx", "transformers")
@@ -92,7 +97,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", nargs="+", required=True, metavar="NAME=PATH", help="The models to time.")
     parser.add_argument("--reference", default=None, help="NAME of the dense reference (default: the first).")
     parser.add_argument("--shapes_only", action="store_true", help="Build each model from its config.json alone.")
-    parser.add_argument("--runtimes", default=",".join(RUNTIMES), help="Comma-separated, of eager,compile,onnxruntime.")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES), help=f"Comma-separated, of {','.join(RUNTIMES)}.")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads of every runtime.")
     parser.add_argument("--seq_length", type=int, default=128, help="Tokens per example.")
     parser.add_argument("--batch_sizes", default="1,32", help="Comma-separated batch sizes to time.")
@@ -194,7 +199,9 @@ def ort_forward(session: Any) -> Callable[[dict[str, torch.Tensor]], Any]:
     return lambda batch: session.run(["logits"], {name: tensor.numpy() for name, tensor in batch.items()})
 
 
-def prepare_onnxruntime(models: dict[str, nn.Module], args: argparse.Namespace, folder: str) -> tuple[dict, Setup]:
+def prepare_onnxruntime(
+    models: dict[str, nn.Module], args: argparse.Namespace, folder: str, int8: bool = False
+) -> tuple[dict, Setup]:
     _, ort = require("--runtimes onnxruntime", ONNX_EXTRA, "onnx", "onnxruntime")
     forwards, setup = {}, {}
     for index, (name, model) in enumerate(models.items()):
@@ -202,17 +209,29 @@ def prepare_onnxruntime(models: dict[str, nn.Module], args: argparse.Namespace, 
         path = os.path.join(folder, f"model{index}.onnx")
         exported = trace_to_onnx(model, names, path, DEFAULT_OPSET)
         diff = check_onnx(model, names, path, ort, TOLERANCE)
+        quantization = quantized(model, names, path, ort) if int8 else None
         start = time.perf_counter()
         forwards[name] = Forward(
             ort_forward(ort_session(ort, path, args.threads)), model.config, "token_type_ids" in names
         )
         setup[name] = {"export": exported, "session": time.perf_counter() - start, "max_abs_logit_diff": diff}
+        if quantization:  # the INT8 graph's agreement with the float model, beside the float graph's check
+            setup[name] |= {f"int8_{k}": quantization[k] for k in ("label_agreement", "max_abs_diff")}
     for name, seconds in warm_up(forwards, args).items():
         setup[name]["warmup"] = seconds
     return forwards, setup
 
 
-PREPARE = {"eager": prepare_eager, "compile": prepare_compile, "onnxruntime": prepare_onnxruntime}
+def prepare_onnxruntime_int8(models: dict[str, nn.Module], args: argparse.Namespace, folder: str) -> tuple[dict, Setup]:
+    return prepare_onnxruntime(models, args, folder, int8=True)
+
+
+PREPARE = {
+    "eager": prepare_eager,
+    "compile": prepare_compile,
+    "onnxruntime": prepare_onnxruntime,
+    "onnxruntime-int8": prepare_onnxruntime_int8,
+}
 
 
 def run_worker(args: argparse.Namespace) -> dict[str, Any]:
@@ -351,6 +370,7 @@ def setup_line(results: dict[str, dict[str, Any]]) -> str:
     for runtime, key, what in (
         ("compile", "compile", "compile (the untimed first forwards)"),
         ("onnxruntime", "export", "ONNX export"),
+        ("onnxruntime-int8", "export", "ONNX export before INT8 quantization"),
     ):
         setup = results.get(runtime, {}).get("setup_seconds")
         if setup:
@@ -379,7 +399,7 @@ def markdown(record: dict[str, Any], args: argparse.Namespace) -> str:
 
 
 def run_parent(args: argparse.Namespace) -> None:
-    if "onnxruntime" in args.runtimes:
+    if {"onnxruntime", "onnxruntime-int8"} & set(args.runtimes):
         require("--runtimes onnxruntime", ONNX_EXTRA, "onnx", "onnxruntime")
     check_paths(args.model_paths, args.shapes_only)
     output = Path(args.output)
@@ -387,6 +407,7 @@ def run_parent(args: argparse.Namespace) -> None:
     results = {runtime: run_runtime(args, runtime) for runtime in args.runtimes}
     setting = {k: getattr(args, k) for k in ("threads", "seq_length", "batch_sizes", "rounds", "batches")}
     record = {"cpu": cpu_name(), **setting, "reference": args.reference, "shapes_only": args.shapes_only}
+    record["cpu_integer_instructions"] = [flag for flag in INTEGER_FLAGS if flag in cpu_flags()]  # VNNI, AMX: INT8
     record |= {"models": args.model_paths, "versions": versions(), "runtimes": results}
     record["speedups"] = speedups(results, args)
     (output / JSON_NAME).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -43,11 +43,12 @@ def quantize_onnx(source: str, target: str) -> dict[str, Any]:
         "weights": "int8, symmetric, per output channel",
         "activations": "uint8, per tensor, range of each batch at run time",
         **settings,
-        "cpu_integer_instructions": [flag for flag in INTEGER_FLAGS if flag in _cpu_flags()],
+        "cpu_integer_instructions": [flag for flag in INTEGER_FLAGS if flag in cpu_flags()],
     }
 
 
-def _cpu_flags() -> set[str]:
+def cpu_flags() -> set[str]:
+    """The CPU's instruction flags (/proc/cpuinfo)."""
     return set(" ".join(cpuinfo_values("flags") or []).split())  # none known off Linux
 
 
