@@ -1182,3 +1182,23 @@ def test_the_runtime_speed_table_of_docs_export_follows_runtimes_json() -> None:
     assert "b1: {:.1f} ms eager, {:.1f} ms compiled, {:.1f} ms in ONNX Runtime".format(
         *(dense[r]["latency_ms"] for r in runtimes)
     ) in " ".join(text.split())
+
+
+def test_the_int8_speed_table_of_docs_export_follows_its_runtimes_json() -> None:
+    """docs/export.md's INT8 table (issue 71) is `bench/bench_runtimes.py`'s record, rounded: every cell."""
+    record = read_json(f"{STRUCTURED_WEIGHTS}/runtimes_int8/runtimes.json")
+    rows = {(r["model"], rt, r["batch_size"]): r for rt, rec in record["runtimes"].items() for r in rec["rows"]}
+    text = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
+    base = rows[("dense", "eager", 32)]["examples_per_s"]
+    titles = {"dense": "dense", "hybrid50": "hybrid 50%, weights+recovery", "hybrid70": "hybrid 70%, weights+recovery",
+              "ffn70": "ffn 70%, weights+recovery"}  # fmt: skip
+    for model, title in titles.items():
+        eager, ort, int8 = (
+            rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8")
+        )
+        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8")]
+        agree = record["runtimes"]["onnxruntime-int8"]["setup_seconds"][model]["int8_label_agreement"]
+        speeds = f"{eager:.1f} / {ort:.1f} / {int8:.1f} | {int8 / base:.2f} | {b1[0]:.2f} / {b1[1]:.2f}"
+        line = f"| {title} | {speeds} | {agree:.2f} |"
+        assert line in text, line
+    assert record["cpu_integer_instructions"] == ["avx512_vnni", "avx2"] and record["threads"] == 2
