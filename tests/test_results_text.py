@@ -1202,3 +1202,33 @@ def test_the_int8_speed_table_of_docs_export_follows_its_runtimes_json() -> None
         line = f"| {title} | {speeds} | {agree:.2f} |"
         assert line in text, line
     assert record["cpu_integer_instructions"] == ["avx512_vnni", "avx2"] and record["threads"] == 2
+
+
+def test_the_int8_cofi_readme_follows_its_per_example_files_and_runtimes_json() -> None:
+    """results/int8_cofi_minilm_mnli/README.md (issue 71): every accuracy, interval, agreement and speed it quotes is
+    recomputed here from its per-example files (10,000 paired resamples) and runtimes.json."""
+    from hf_srnets.evaluation.eval_predictions import read_eval_predictions
+    from hf_srnets.metrics.bootstrap import paired_bootstrap
+
+    folder = RESULTS / "int8_cofi_minilm_mnli"
+    text = " ".join((folder / "README.md").read_text(encoding="utf-8").split())
+    for name, title in (("mnli", "MNLI-m"), ("hans", "HANS")):
+        runs = {k: read_eval_predictions(folder / "per_example" / k / f"{name}.jsonl.gz") for k in
+                ("pytorch_bf16", "onnx_fp32", "onnx_int8")}  # fmt: skip
+        fp32, int8 = runs["onnx_fp32"], runs["onnx_int8"]
+        assert fp32.keys == int8.keys == runs["pytorch_bf16"].keys and len(fp32.keys) == 3000
+        diff = paired_bootstrap(int8.correct, fp32.correct, n_resamples=10000)
+        same = sum(a == b for a, b in zip(fp32.predictions, int8.predictions)) / len(fp32.keys)
+        cells = [f"{100 * r.correct.mean():.2f}" for r in runs.values()]
+        interval = f"{100 * diff.difference:+.2f} [{100 * diff.low:+.2f}, {100 * diff.high:+.2f}]".replace("-", "−")
+        line = f"| {title} | {' | '.join(cells)} | {interval} | {100 * same:.1f}% |"
+        assert line in text, line
+    record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
+    rows = {(r["model"], rt, r["batch_size"]): r for rt, rec in record["runtimes"].items() for r in rec["rows"]}
+    base = rows[("dense", "eager", 32)]["examples_per_s"]
+    for model in ("dense", "cofi50"):
+        b32 = [rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8")]
+        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8")]
+        line = (f"| {model} | {b32[0]:.1f} / {b32[1]:.1f} / {b32[2]:.1f} | {b32[0] / base:.2f} / {b32[2] / base:.2f} | "
+                f"{b1[0]:.2f} / {b1[1]:.2f} |")  # fmt: skip
+        assert line in text, line
