@@ -182,6 +182,12 @@ def render_model_card(facts: CardFacts) -> str:
         + (f" Search: {facts.schedule}." if facts.schedule else "")
         + (f" Bias model: {facts.bias_model}." if facts.bias_model else "")
     )
+    if not facts.trained and pruning == "none":  # an evaluation-only run: nothing was trained here
+        what = "the ONNX export" if "onnx_export" in results else "the model"
+        summary = (
+            f"An evaluation of {what} `{base_name}` on **{facts.task_display or facts.task}**: this run trained "
+            "nothing (`--do_eval` only) and saved no model; the results below are that model's."
+        )
     if facts.compact:
         summary += "\n\n" + compact_summary(facts.compact)
     elif facts.merged:

@@ -117,6 +117,7 @@ class CardFacts:
         training_args: The settings table, setting -> value.
         merged: The card is that of the merged checkpoint.
         compact: What `--save_compact` removed (`compact_model`'s report); None for a dense-sized checkpoint.
+        trained: Whether the run trained (False: an evaluation-only run, whose card says it trained nothing).
     """
 
     title: str
@@ -143,6 +144,7 @@ class CardFacts:
     training_args: dict[str, Any] = field(default_factory=dict)
     merged: bool = False
     compact: dict[str, Any] | None = None
+    trained: bool = True
 
 
 def search_method(pruning: str) -> type[PruningMethod] | None:
@@ -371,6 +373,7 @@ def run_card_facts(
         datasets=training_datasets(splits, task),
         usage=usage,
         training_args=card_training_args(run, results.get("train_examples", 0), cfg, results.get("train_steps")),
+        trained=run.do_train,
     )
 
 

@@ -55,6 +55,11 @@ def test_the_float_graph_evaluates_as_its_pytorch_model(exports, data_dir, tmp_p
         key = f"eval_{name}_accuracy"
         assert onnx_results[key] == torch_results[key]
     assert onnx_results["onnx_export"]["format"] == "onnx" and onnx_results["onnx_export"]["quantize"] == "none"
+    card = (tmp_path / "onnx" / "README.md").read_text()  # it trained nothing: the card does not say it did
+    assert "An evaluation of the ONNX export `float` on **MNLI**: this run trained nothing" in card
+    assert "trained with the" not in card
+    torch_card = (tmp_path / "torch" / "README.md").read_text()
+    assert "An evaluation of the model `" in torch_card and "trained with the" not in torch_card
 
 
 def test_the_int8_graph_gets_its_own_per_example_files(exports, data_dir, tmp_path):
