@@ -28,6 +28,9 @@ zero `token_type_ids` where the model reads them, in all three runtimes.
   int8 weights per output channel, uint8 activations from each batch's range), its label agreement with the float
   model on the export's check batches in `setup_seconds` (`int8_label_agreement`); the CPU's integer instructions
   (VNNI, AMX) are in `runtimes.json`.
+- `torch-int8`: the eager model with PyTorch's dynamic INT8 Linear layers (`hf_srnets.export.torch_int8`: int8
+  weights per output channel, activations from each batch's range), its label agreement with the float model on the
+  same check batches in `setup_seconds`.
 - `onnxruntime`: each model exported by `hf_srnets.export.onnx` (TorchScript exporter, opset 17, dynamic batch and
   sequence axes, checked against the PyTorch logits: `max_abs_logit_diff`) and run in an `InferenceSession` on the
   CPU provider with `intra_op_num_threads=--threads`, one inter-op thread, sequential execution and all graph
@@ -63,10 +66,19 @@ from hf_srnets.compact.loading import check_model_path  # noqa: E402
 from hf_srnets.errors import InputError, run_script  # noqa: E402
 from hf_srnets.evaluation.speed import cpu_name, load_for_speed, measure_speed, random_batch  # noqa: E402
 from hf_srnets.export.extras import ONNX_EXTRA, require  # noqa: E402
-from hf_srnets.export.onnx import DEFAULT_OPSET, TOLERANCE, check_onnx, model_inputs, quantized, trace_to_onnx  # noqa: E402
-from hf_srnets.export.quantize import INTEGER_FLAGS, cpu_flags  # noqa: E402
+from hf_srnets.export.onnx import (  # noqa: E402
+    DEFAULT_OPSET,
+    TOLERANCE,
+    check_onnx,
+    model_inputs,
+    quantized,
+    sample_batch,
+    trace_to_onnx,
+)
+from hf_srnets.export.quantize import INT8_CHECK_SHAPES, INTEGER_FLAGS, cpu_flags  # noqa: E402
+from hf_srnets.export.torch_int8 import quantize_torch_int8  # noqa: E402
 
-RUNTIMES = ("eager", "compile", "onnxruntime", "onnxruntime-int8")
+RUNTIMES = ("eager", "compile", "onnxruntime", "onnxruntime-int8", "torch-int8")
 JSON_NAME, TABLE_NAME = "runtimes.json", "runtimes.md"
 WARMUP_PASSES = 2  # untimed passes over the batch sizes: the first compiles, the second any recompile it caused
 VERSIONS = ("torch", "onnxruntime", "onnx", "transformers")
@@ -226,11 +238,37 @@ def prepare_onnxruntime_int8(models: dict[str, nn.Module], args: argparse.Namesp
     return prepare_onnxruntime(models, args, folder, int8=True)
 
 
+@torch.no_grad()
+def prepare_torch_int8(models: dict[str, nn.Module], args: argparse.Namespace, folder: str) -> tuple[dict, Setup]:
+    """Each model with PyTorch's dynamic INT8 Linear layers, and its label agreement with the float model on the
+    INT8 export check's batches."""
+    forwards, setup = {}, {}
+    for name, model in models.items():
+        names = model_inputs(model, None)
+        batches = [sample_batch(model.config, names, shape, seed) for seed, shape in enumerate(INT8_CHECK_SHAPES)]
+        expected = [model(**batch).logits for batch in batches]
+        start = time.perf_counter()
+        quantized, _ = quantize_torch_int8(model)
+        seconds = time.perf_counter() - start
+        got = [quantized(**batch).logits for batch in batches]
+        agree = sum(int((g.argmax(-1) == e.argmax(-1)).sum()) for g, e in zip(got, expected))
+        setup[name] = {
+            "quantize": seconds,
+            "int8_label_agreement": agree / sum(len(e) for e in expected),
+            "int8_max_abs_diff": max(float((g - e).abs().max()) for g, e in zip(got, expected)),
+        }
+        forwards[name] = Forward(lambda b, m=quantized: m(**b), model.config, takes_token_types(model))
+    for name, seconds in warm_up(forwards, args).items():
+        setup[name]["warmup"] = seconds
+    return forwards, setup
+
+
 PREPARE = {
     "eager": prepare_eager,
     "compile": prepare_compile,
     "onnxruntime": prepare_onnxruntime,
     "onnxruntime-int8": prepare_onnxruntime_int8,
+    "torch-int8": prepare_torch_int8,
 }
 
 
@@ -371,6 +409,7 @@ def setup_line(results: dict[str, dict[str, Any]]) -> str:
         ("compile", "compile", "compile (the untimed first forwards)"),
         ("onnxruntime", "export", "ONNX export"),
         ("onnxruntime-int8", "export", "ONNX export before INT8 quantization"),
+        ("torch-int8", "quantize", "PyTorch INT8 quantization"),
     ):
         setup = results.get(runtime, {}).get("setup_seconds")
         if setup:

@@ -338,14 +338,16 @@ def test_bench_runtimes_times_every_model_in_each_runtime_process(tmp_path, monk
     flags = ["--seq_length", 8, "--rounds", 1, "--batches", 1, "--batch_sizes", "1,2", "--threads", 1, "--shapes_only"]
     models = ["--models", f"compact={compact}", f"dense={dense}", "--reference", "dense"]
     out = run_script(
-        "bench/bench_runtimes.py", *models, *flags, "--runtimes", "eager,onnxruntime,onnxruntime-int8",
+        "bench/bench_runtimes.py", *models, *flags, "--runtimes", "eager,onnxruntime,onnxruntime-int8,torch-int8",
         "--output", tmp_path / "out",
     ).stdout  # fmt: skip
     record = json.loads((tmp_path / "out" / "runtimes.json").read_text())
-    assert list(record["runtimes"]) == ["eager", "onnxruntime", "onnxruntime-int8"] and record["threads"] == 1
+    assert list(record["runtimes"]) == ["eager", "onnxruntime", "onnxruntime-int8", "torch-int8"]
+    assert record["threads"] == 1
     assert isinstance(record["cpu_integer_instructions"], list)
-    int8_setup = record["runtimes"]["onnxruntime-int8"]["setup_seconds"]
-    assert all(0 <= s["int8_label_agreement"] <= 1 and s["int8_max_abs_diff"] > 0 for s in int8_setup.values())
+    for int8 in ("onnxruntime-int8", "torch-int8"):
+        int8_setup = record["runtimes"][int8]["setup_seconds"]
+        assert all(0 <= s["int8_label_agreement"] <= 1 and s["int8_max_abs_diff"] > 0 for s in int8_setup.values())
     for runtime in record["runtimes"].values():
         assert runtime["error"] is None
         rows = {(r["model"], r["batch_size"]): r for r in runtime["rows"]}
@@ -355,12 +357,13 @@ def test_bench_runtimes_times_every_model_in_each_runtime_process(tmp_path, monk
         )
         assert all(r["examples_per_s"] > 0 and r["latency_ms"] > 0 for r in rows.values())
     assert max(s["max_abs_logit_diff"] for s in record["runtimes"]["onnxruntime"]["setup_seconds"].values()) < 1e-4
-    assert set(record["speedups"]["compact"]["throughput_vs_dense_b2"]) == {"eager", "onnxruntime", "onnxruntime-int8"}
+    assert set(record["speedups"]["compact"]["throughput_vs_dense_b2"]) == set(record["runtimes"])
     table = (tmp_path / "out" / "runtimes.md").read_text()
     assert table == out and "1 threads" in table and "--shapes_only" in table
     assert [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| ") and "ms" not in line] == [
         [" compact ", " eager "], [" compact ", " onnxruntime "], [" compact ", " onnxruntime-int8 "],
-        [" dense ", " eager "], [" dense ", " onnxruntime "], [" dense ", " onnxruntime-int8 "],
+        [" compact ", " torch-int8 "], [" dense ", " eager "], [" dense ", " onnxruntime "],
+        [" dense ", " onnxruntime-int8 "], [" dense ", " torch-int8 "],
     ]  # fmt: skip
     assert "- compact: the speed-up " in table
     sys.path.insert(0, str(ROOT / "bench"))

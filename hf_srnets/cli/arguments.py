@@ -105,6 +105,16 @@ class ModelArguments:
             "(after --student_layers), before training. Default: the model's width."
         },
     )
+    quantize: str = field(
+        default="none",
+        metadata={
+            "help": "int8: evaluate the model with PyTorch's dynamic INT8 Linear layers (int8 weights per output "
+            "channel, activations quantized per batch; hf_srnets.export.torch_int8), on the CPU, to compare it with "
+            "the float32 model by paired intervals. Evaluation only (--do_eval, with --use_cpu where a GPU is seen); "
+            "a dense, merged or compact model. An INT8 ONNX graph: run_export.py --format onnx --quantize int8.",
+            "choices": ["none", "int8"],
+        },
+    )
     overwrite_output_dir: bool = field(
         default=False,
         metadata={

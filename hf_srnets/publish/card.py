@@ -184,9 +184,10 @@ def render_model_card(facts: CardFacts) -> str:
     )
     if not facts.trained and pruning == "none":  # an evaluation-only run: nothing was trained here
         what = "the ONNX export" if "onnx_export" in results else "the model"
+        how = " with PyTorch's dynamic INT8 Linear layers (`--quantize int8`)" if "quantization" in results else ""
         summary = (
-            f"An evaluation of {what} `{base_name}` on **{facts.task_display or facts.task}**: this run trained "
-            "nothing (`--do_eval` only) and saved no model; the results below are that model's."
+            f"An evaluation of {what} `{base_name}`{how} on **{facts.task_display or facts.task}**: this run "
+            "trained nothing (`--do_eval` only) and saved no model; the results below are that model's."
         )
     if facts.compact:
         summary += "\n\n" + compact_summary(facts.compact)

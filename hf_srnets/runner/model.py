@@ -7,6 +7,7 @@ import logging
 import os
 from typing import Any
 
+import torch
 from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
@@ -16,6 +17,7 @@ from ..compact.loading import load_classifier
 from ..data import TaskSpec
 from ..errors import InputError
 from ..export.onnx_classifier import OnnxClassifier, is_onnx_export
+from ..export.torch_int8 import quantize_torch_int8
 from ..masking import SRNetModel
 from ..run_files import EARLY_START_DIR
 from ..training.arguments import SRNetTrainingArguments
@@ -40,8 +42,8 @@ def load_model(model_name_or_path: str, task: TaskSpec, cache_dir: str | None) -
     return model, fresh_head
 
 
-def check_onnx_run(run: RunArguments) -> None:
-    """An ONNX export is evaluated, nothing else: refuse what would train, prune or reshape it, naming the option."""
+def training_options(run: RunArguments) -> list[str]:
+    """The options of `run` that would train, prune or reshape its model."""
     asked = {
         "--do_train": run.training.do_train,
         "--pruning": run.pruning is not None,
@@ -51,13 +53,35 @@ def check_onnx_run(run: RunArguments) -> None:
         "--prune_heads": run.model.prune_heads > 0,
         "--early_start_patience": run.model.early_start_patience is not None,
     }
-    refused = [flag for flag, given in asked.items() if given]
+    return [flag for flag, given in asked.items() if given]
+
+
+def check_onnx_run(run: RunArguments) -> None:
+    """An ONNX export is evaluated, nothing else: refuse what would train, prune or reshape it, naming the option."""
+    refused = training_options(run) + (["--quantize int8"] if run.model.quantize != "none" else [])
     if refused:
         raise InputError(
             f"--model_name_or_path {run.model.model_name_or_path} is an ONNX export, which a run evaluates only "
             f"(--do_eval): drop {', '.join(refused)}, or give the PyTorch model it was exported from "
-            "(export_report.json's source)"
+            "(export_report.json's source); an INT8 graph is made by run_export.py --format onnx --quantize int8"
         )
+
+
+def quantized_for_eval(model: Any, run: RunArguments) -> tuple[Any, dict[str, Any]]:
+    """`model` with PyTorch's dynamic INT8 Linear layers (`--quantize int8`), which a run evaluates only, on the
+    CPU; and the settings for the results."""
+    refused = training_options(run)
+    if refused:
+        raise InputError(
+            f"--quantize int8 evaluates a trained model (--do_eval): drop {', '.join(refused)}, train first and "
+            "evaluate the saved model (or its merged/ folder) in a second run with --quantize int8"
+        )
+    if not run.training.use_cpu and torch.cuda.is_available():
+        raise InputError(
+            "--quantize int8 runs PyTorch's INT8 kernels on the CPU, and this machine has a GPU the run would move "
+            "the model to: add --use_cpu"
+        )
+    return quantize_torch_int8(model)
 
 
 def early_start(
@@ -148,6 +172,9 @@ def build_model(run: RunArguments, data: RunData, compute_metrics: Any) -> tuple
         check_onnx_run(run)
         return model, False, {"onnx_export": model.export_report}
     set_model_pad_token(model, data.tokenizer)
+    if run.model.quantize == "int8":
+        model, settings = quantized_for_eval(model, run)
+        return model, False, {"quantization": settings}
     info: dict[str, Any] = {}
     if run.model.student_layers is not None:
         info["student_layers_kept"] = keep_layers(model, run.model.student_layers)
