@@ -1226,9 +1226,44 @@ def test_the_int8_cofi_readme_follows_its_per_example_files_and_runtimes_json() 
     record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
     rows = {(r["model"], rt, r["batch_size"]): r for rt, rec in record["runtimes"].items() for r in rec["rows"]}
     base = rows[("dense", "eager", 32)]["examples_per_s"]
-    for model in ("dense", "cofi50"):
-        b32 = [rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8")]
-        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8")]
-        line = (f"| {model} | {b32[0]:.1f} / {b32[1]:.1f} / {b32[2]:.1f} | {b32[0] / base:.2f} / {b32[2] / base:.2f} | "
-                f"{b1[0]:.2f} / {b1[1]:.2f} |")  # fmt: skip
+    for model in ("dense", "student_l3", "cofi50"):
+        b32 = [rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8",
+                                                                    "torch-int8")]  # fmt: skip
+        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8", "torch-int8")]
+        line = (f"| {model} | {' / '.join(f'{v:.1f}' for v in b32)} | {b32[0] / base:.2f} / {b32[2] / base:.2f} / "
+                f"{b32[3] / base:.2f} | {' / '.join(f'{v:.2f}' for v in b1)} |")  # fmt: skip
         assert line in text, line
+    for precision, claim in (("fp32", "+0.40 [−1.07, +1.87] in float32"), ("int8", "+0.87 [−0.63, +2.40] in INT8")):
+        cofi, student = (read_eval_predictions(folder / "per_example" / f"{m}_torch_{precision}" / "mnli.jsonl.gz")
+                         for m in ("cofi50", "student_l3"))  # fmt: skip
+        diff = paired_bootstrap(cofi.correct, student.correct, n_resamples=10000)
+        assert (
+            f"{100 * diff.difference:+.2f} [{100 * diff.low:+.2f}, {100 * diff.high:+.2f}]".replace("-", "−") in claim
+        )
+        assert claim in text, claim
+
+
+def test_the_int8_table_regenerates_from_its_folder_with_f_bias_by_hand(tmp_path) -> None:
+    """examples/int8_table.py on a copy of results/int8_cofi_minilm_mnli writes the committed table.md (quoted in
+    the README) and a plot; F_bias of one row recomputed here from the accuracies, by §3.4's formula."""
+    import shutil
+
+    from hf_srnets.evaluation.eval_predictions import read_eval_predictions
+
+    folder = RESULTS / "int8_cofi_minilm_mnli"
+    copy = tmp_path / "int8"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("table.md", "pareto.png"))
+    subprocess.run([sys.executable, str(ROOT / "examples" / "int8_table.py"), str(copy)], check=True, cwd=ROOT,
+                   capture_output=True)  # fmt: skip
+    table = (copy / "table.md").read_text(encoding="utf-8")
+    assert table == (folder / "table.md").read_text(encoding="utf-8")
+    assert table in (folder / "README.md").read_text(encoding="utf-8")
+    assert (copy / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    def acc(run: str, name: str) -> float:
+        return read_eval_predictions(folder / "per_example" / run / f"{name}.jsonl.gz").correct.mean()
+
+    gap = (acc("cofi50_torch_int8", "mnli") - acc("cofi50_torch_int8", "hans")) / acc("cofi50_torch_int8", "mnli")
+    ref = (acc("dense_torch_fp32", "mnli") - acc("dense_torch_fp32", "hans")) / acc("dense_torch_fp32", "mnli")
+    assert f"| cofi50 | int8 | {100 * acc('cofi50_torch_int8', 'mnli'):.2f} |" in table
+    assert f"| {gap / ref:.3f} |" in next(line for line in table.splitlines() if line.startswith("| cofi50 | int8"))

@@ -40,6 +40,9 @@ SMOKE_RUNS = {
     "bench/bench_trainer_overhead.py": f"{HERE}::test_bench_trainer_overhead_compares_each_variant_with_plain",
     "bench/bench_threshold_update.py": f"{HERE}::test_bench_threshold_update_times_the_update_and_the_masked_step",
     "bench/bench_textattack_side_by_side.py": f"{HERE}::test_bench_textattack_side_by_side_compares_the_two_sides",
+    "examples/int8_table.py": (
+        "test_results_text.py::test_the_int8_table_regenerates_from_its_folder_with_f_bias_by_hand"
+    ),
     "examples/l0_gates_plot.py": (
         "test_l0_gates_plot.py::test_the_latest_checkpoint_gives_the_curve_of_a_running_search"
     ),
