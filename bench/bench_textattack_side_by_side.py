@@ -247,10 +247,10 @@ def words_only_vectors(out: Path) -> Path:
 def load_examples(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The examples `run_attack.py --num_examples N` attacks, read by its own loader."""
     sys.path.insert(0, str(REPO))
+    from hf_srnets.arguments.attack_arguments import AttackDataArguments
     from hf_srnets.attack import dataset_examples, select_indices
-    from hf_srnets.cli.attack_arguments import AttackDataArguments
     from hf_srnets.data.tasks import resolve_task
-    from hf_srnets.runner.attack import load_attack_data
+    from hf_srnets.jobs.attack import load_attack_data
 
     task = resolve_task(args.task)
     data = AttackDataArguments(task=args.task, data_dir=args.data_dir, split=args.split)
@@ -274,7 +274,7 @@ def run_hf_srnets(args: argparse.Namespace, out: Path, name: str) -> tuple[list[
     cmd += ["--max_seq_length", str(args.max_seq_length), "--disable_tqdm", "true", "--word_vectors", args.word_vectors]
     if args.base_model:
         cmd += ["--base_model", args.base_model]
-    from hf_srnets.cli.attack_arguments import RESOURCE_OPTIONS, AttackRunArguments
+    from hf_srnets.arguments.attack_arguments import RESOURCE_OPTIONS, AttackRunArguments
 
     if "pos_tagger" in RESOURCE_OPTIONS:
         cmd += ["--pos_tagger", args.pos_tagger]

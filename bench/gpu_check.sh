@@ -42,7 +42,7 @@ TOKENIZER=${TOKENIZER:-}
 [ -n "$TOKENIZER" ] || { echo "error: no tokenizer: run bench/gpu_wheels.sh or set TOKENIZER=DIR" >&2; exit 1; }
 
 if [ "$CPU" = 1 ]; then
-  NAME=cpu-dry-run; SHAPE=tiny; WORKERS=2; SUITE=(tests/test_accelerate_configs.py tests/cli/test_precision.py)
+  NAME=cpu-dry-run; SHAPE=tiny; WORKERS=2; SUITE=(tests/test_accelerate_configs.py tests/arguments/test_precision.py)
   LAUNCH_CONFIG=accelerate_configs/cpu.yaml; PRECISIONS=(bf16); SIZES=(64 32 30); BENCH=(--device cpu --steps 2 --warmup 1 --repeats 2 --batch_size 4)
   UPDATE=(--device cpu --batch_size 2 --max_length 8 --warmup 1 --repeats 2)
   T_SUITE=240; T_MISSION=240; T_BENCH=240; T_UPDATE=240; DEADLINE=${DEADLINE:-1200}

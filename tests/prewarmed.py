@@ -49,7 +49,7 @@ LAUNCH_VARIABLES = frozenset({
 })  # fmt: skip
 # set for every run, as the suite's subprocesses set them (the server imports under them)
 SERVER_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-PRELOAD = ("torch", "transformers", "transformers.trainer", "datasets", "hf_srnets", "hf_srnets.cli")
+PRELOAD = ("torch", "transformers", "transformers.trainer", "datasets", "hf_srnets", "hf_srnets.arguments")
 
 _server: subprocess.Popen | None = None
 _server_env: dict[str, str] | None = None

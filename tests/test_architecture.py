@@ -29,7 +29,8 @@ MAX_SCRIPT_LINES = 40
 MAX_LOOSE_MODULES = 5
 
 # The layers, lowest first: a module imports only modules of its own layer or below. Each package sits on one
-# floor: the command line's parsing (cli/) under one run's phases (runner/), under the experiments made of runs
+# floor: the run configuration and its parsing (arguments/) under one run's phases (runner/), under the single jobs
+# of the other commands (jobs/: attack, bias model, export, ticket extraction) and the experiments made of runs
 # (experiments/), under the scripts' commands (commands/).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "registry", "run_files", "version", "resources"),
@@ -38,9 +39,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluation", "attack", "difficulty"),
     ("training",),
     ("publish",),
-    ("cli",),
+    ("arguments",),
     ("runner",),
-    ("experiments",),
+    ("jobs", "experiments"),
     ("commands",),
 )
 
@@ -214,12 +215,12 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
 
 def method_name_literals(root: Path, package: str, names: set[str]) -> list[str]:
     """`file:line 'name'` for each string literal equal to a pruning method's `--pruning` name (its registry name
-    or an alias) outside `pruning/` and `cli/`, docstrings left out. A method's own folder names it; the CLI's
+    or an alias) outside `pruning/` and `arguments/`, docstrings left out. A method's own folder names it; the CLI's
     help and the card take the names from the registry."""
     out = []
     for path in module_files(root, package).values():
         rel = path.relative_to(root).as_posix()
-        if rel.startswith((f"{package}/pruning/", f"{package}/cli/")):
+        if rel.startswith((f"{package}/pruning/", f"{package}/arguments/")):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _has_docstring(node)}
@@ -279,7 +280,8 @@ def test_no_import_cycles_in_the_package():
 
 
 def test_no_circle_of_packages():
-    """A package that imports another which imports it back sits on two floors (as `cli/` once did)."""
+    """A package that imports another which imports it back sits on two floors (as `cli/`, now `arguments/`, once
+    did)."""
     circles = package_cycles(import_graph(ROOT, PACKAGE))
     assert not circles, "packages that import each other:\n" + "\n".join(" -> ".join(c) for c in circles)
 
@@ -302,7 +304,7 @@ def test_no_pruning_method_is_named_outside_its_folder():
     names = set(PRUNING_METHODS) | set(PRUNING_ALIASES)
     assert {"threshold", "magnitude", "l0", "random", "mask", "imp", "imp-rw"} <= names
     found = method_name_literals(ROOT, PACKAGE, names)
-    assert not found, "method names outside hf_srnets/pruning/<method>/ and hf_srnets/cli/:\n" + "\n".join(found)
+    assert not found, "method names outside hf_srnets/pruning/<method>/ and hf_srnets/arguments/:\n" + "\n".join(found)
 
 
 # The methods added after the first four, each with what names it in source (case-insensitive) and the files outside
@@ -426,23 +428,23 @@ def test_the_layer_and_name_checks_find_what_they_look_for(tmp_path):
     files = {
         "pkg/__init__.py": "",
         "pkg/data/__init__.py": "",
-        "pkg/data/load.py": "from ..cli.options import X\nMODE = 'imp'\n",  # up two layers, and a method name
-        "pkg/cli/__init__.py": "",
-        "pkg/cli/options.py": "from ..data import load\nX = 'threshold'\n",  # down: fine; cli/ may name methods
+        "pkg/data/load.py": "from ..arguments.run import X\nMODE = 'imp'\n",  # up two layers, and a method name
+        "pkg/arguments/__init__.py": "",
+        "pkg/arguments/run.py": "from ..data import load\nX = 'threshold'\n",  # down: fine; arguments/ may name methods
         "pkg/commands/__init__.py": "",
         "pkg/commands/sweep.py": "from ..experiments import runs\n",  # the top floor: above experiments
         "pkg/experiments/__init__.py": "",
-        "pkg/experiments/runs.py": '"""imp"""\nfrom ..cli import options\nfrom ..commands import sweep\n',  # up one
+        "pkg/experiments/runs.py": '"""imp"""\nfrom ..arguments import run\nfrom ..commands import sweep\n',  # up one
     }
     root = write_tree(tmp_path, files)
     assert upward_imports(import_graph(root, "pkg")) == [
-        "pkg.data.load -> pkg.cli.options",
+        "pkg.data.load -> pkg.arguments.run",
         "pkg.experiments.runs -> pkg.commands.sweep",
     ]
     assert method_name_literals(root, "pkg", {"imp", "threshold"}) == ["pkg/data/load.py:2 'imp'"]
     assert loose_modules(root, "pkg") == ["__init__.py"]
     (root / "run_long.py").write_text("from hf_srnets.commands.long import main\n" + "x = 1\n" * 40)
-    (root / "run_thin.py").write_text("from hf_srnets.cli import main\n")  # the parser's floor, not a command
+    (root / "run_thin.py").write_text("from hf_srnets.arguments import main\n")  # the parser's floor, not a command
     assert script_problems(root) == [
         "run_long.py: 41 lines",
         "run_thin.py: does not take `main` from hf_srnets.commands",

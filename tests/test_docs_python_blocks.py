@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import tiny_model
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import PRUNING_METHODS, unregister_pruning_method
 

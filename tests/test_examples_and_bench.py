@@ -18,8 +18,8 @@ import pytest
 import yaml
 from prewarmed import run_python
 
+from hf_srnets.arguments import bias_model_arguments, parse_args, validate_args
 from hf_srnets.bias.kinds import get_bias_model, uses_word_vectors
-from hf_srnets.cli import bias_model_arguments, parse_args, validate_args
 from hf_srnets.experiments import sweep_runs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.cli.options import parse_args
+from hf_srnets.arguments.glue_sparse_arguments import parse_args
 from hf_srnets.data import TASKS
 
 RECIPES = Path(__file__).resolve().parents[1] / "recipes" / "robust_tickets"

@@ -19,7 +19,7 @@ explicit offline fallback). The run holds the output dir's lock (the one trainin
 `attack_<recipe>_*` metrics are merged into `<output_dir>/all_results.json`, and into the model card
 (`README.md`) there if there is one.
 
-`main` parses the options (`hf_srnets.cli.attack_arguments`) and runs the attack (`hf_srnets.runner.attack`).
+`main` parses the options (`hf_srnets.arguments.attack_arguments`) and runs the attack (`hf_srnets.jobs.attack`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..cli.attack_arguments import parse_args
+from ..arguments.attack_arguments import parse_args
 from ..errors import run_script
-from ..runner.attack import run_attack
+from ..jobs.attack import run_attack
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

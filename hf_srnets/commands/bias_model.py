@@ -19,8 +19,8 @@ The output dir follows run_glue_sparse.py's rules (`hf_srnets.training.output_di
 script's own `cache/`) is refused unless `--overwrite_output_dir`, which first deletes what hf_srnets scripts write
 there; a second run on the same dir is locked out while the first writes.
 
-`main` parses the options (`hf_srnets.cli.bias_model_arguments`) and fits the bias model and writes p_b
-(`hf_srnets.runner.bias_model`).
+`main` parses the options (`hf_srnets.arguments.bias_model_arguments`) and fits the bias model and writes p_b
+(`hf_srnets.jobs.bias_model`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import logging
 import sys
 from typing import Any
 
-from ..cli.bias_model_arguments import parse_args
+from ..arguments.bias_model_arguments import parse_args
 from ..errors import run_script
-from ..runner.bias_model import run_bias_model
+from ..jobs.bias_model import run_bias_model
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ to identical weights. Both write the model's config, its tokenizer and `export_r
 size, the check) into `--output_dir`. They need optional packages: `pip install 'hf_srnets[onnx]'` or
 `pip install 'hf_srnets[compressed-tensors]'`.
 
-`main` parses the options (`hf_srnets.cli.export_arguments`) and exports (`hf_srnets.runner.export`).
+`main` parses the options (`hf_srnets.arguments.export_arguments`) and exports (`hf_srnets.jobs.export`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..cli.export_arguments import parse_args
+from ..arguments.export_arguments import parse_args
 from ..errors import run_script
-from ..runner.export import run_export
+from ..jobs.export import run_export
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

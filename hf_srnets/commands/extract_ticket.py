@@ -10,17 +10,17 @@ masks and `srnet_config.json`, recording the source directory, sparsity and scop
 ticket's actual sparsity. The extraction holds the output dir's lock (the one training runs take): a second
 extraction into the same dir is refused while the first writes, and `tickets.json` is written atomically.
 
-`main` parses the options (`hf_srnets.cli.extract_ticket_arguments`) and extracts the tickets
-(`hf_srnets.runner.extract_ticket`).
+`main` parses the options (`hf_srnets.arguments.extract_ticket_arguments`) and extracts the tickets
+(`hf_srnets.jobs.extract_ticket`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from ..cli.extract_ticket_arguments import parse_args
+from ..arguments.extract_ticket_arguments import parse_args
 from ..errors import run_script
-from ..runner.extract_ticket import run_extract_ticket
+from ..jobs.extract_ticket import run_extract_ticket
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:

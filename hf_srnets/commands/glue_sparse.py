@@ -1,6 +1,6 @@
 """`run_glue_sparse.py`: fine-tune or search a sparse and robust subnetwork, then evaluate ID and OOD.
 
-`main` parses and checks the options (`hf_srnets.cli`), prepares the output dir (`training.output_dir`) and runs
+`main` parses and checks the options (`hf_srnets.arguments`), prepares the output dir (`training.output_dir`) and runs
 the phases of `hf_srnets.runner.run`. `python -m hf_srnets.commands.glue_sparse` is the same command as the script,
 from an installed package (sweeps and RMC stage 1 start their child runs this way).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import transformers
 
-from ..cli.options import parse_args, validate_args
+from ..arguments.glue_sparse_arguments import parse_args, validate_args
 from ..errors import run_script
 from ..masking.hub_upload import HubUploadError
 from ..runner.outputs import check_hub_repo_ids, check_train_predictions_path

@@ -7,7 +7,7 @@
 A run that could not push at its end (offline, no token) prints these commands to retry
 (`hf_srnets.masking.hub_upload.retry_command`); the uploads themselves are `hf_srnets.publish.hub`.
 
-`main` parses the options (`hf_srnets.cli.push_to_hub_arguments`).
+`main` parses the options (`hf_srnets.arguments.push_to_hub_arguments`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ..cli.push_to_hub_arguments import parse_args
+from ..arguments.push_to_hub_arguments import parse_args
 from ..errors import run_script
 from ..masking.hub_upload import HubUploadError
 from ..publish.hub import push_full_model, push_masks, push_merged

@@ -10,12 +10,12 @@
 (10,000 seeded paired bootstrap resamples, the seed-level paired t-test, Holm over a table's rows) are those of a
 sweep's summary.md: `hf_srnets.experiments.report` says what the files hold.
 
-`main` parses the options (`hf_srnets.cli.report_arguments`) and runs the report (`hf_srnets.experiments.report`).
+`main` parses the options (`hf_srnets.arguments.report_arguments`) and runs the report (`hf_srnets.experiments.report`).
 """
 
 from __future__ import annotations
 
-from ..cli.report_arguments import parse_args
+from ..arguments.report_arguments import parse_args
 from ..errors import run_script
 from ..experiments.report import run_report
 

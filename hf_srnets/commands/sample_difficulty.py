@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..cli.sample_difficulty_arguments import parse_args
+from ..arguments.sample_difficulty_arguments import parse_args
 from ..errors import run_script
 from ..experiments.sample_difficulty import compute_difficulty, run_one
 

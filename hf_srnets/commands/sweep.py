@@ -46,7 +46,7 @@ method without pruning can train each sparse model of an earlier method (a recov
 `model_name_or_path: "{output_dir}/hybrid/s{sparsity}/seed{seed}/merged"`; it runs at every sparsity, without
 `--sparsity`).
 
-`main` parses the options (`hf_srnets.cli.sweep_arguments`) and runs the sweep (`hf_srnets.experiments.sweep`).
+`main` parses the options (`hf_srnets.arguments.sweep_arguments`) and runs the sweep (`hf_srnets.experiments.sweep`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..cli.sweep_arguments import parse_args
+from ..arguments.sweep_arguments import parse_args
 from ..errors import run_script
 from ..experiments.sweep import logger as progress
 from ..experiments.sweep import run_one, run_sweep

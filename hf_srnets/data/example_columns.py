@@ -13,7 +13,7 @@ and never deletes its file (`runner.files_read`).
 The three columns of the package are registered here: `bias_probs` (p_b, `--bias_predictions`; without the file the
 run fits the task's bias model), `teacher_probs` (p_t, `--teacher_predictions`) and `difficulty` (RMC's d_i,
 `--sample_difficulty`). A plugin registers its own with `register_example_column`; a flag that is not one of the
-package's gets its option when `run_glue_sparse.py`'s parser is built (`hf_srnets.cli.column_options`).
+package's gets its option when `run_glue_sparse.py`'s parser is built (`hf_srnets.arguments.column_options`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..cli.report_arguments import ReportArguments
+from ..arguments.report_arguments import ReportArguments
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..cli import parse_args, validate_args
-from ..cli.parser import cli_field_names
-from ..cli.sample_difficulty_arguments import SampleDifficultyArguments
+from ..arguments import parse_args, validate_args
+from ..arguments.parser import cli_field_names
+from ..arguments.sample_difficulty_arguments import SampleDifficultyArguments
 from ..data.columns import write_difficulty
 from ..data.text_digests import DIGEST_KEY, dataset_digests
 from ..difficulty.scoring import example_losses, load_scoring_model, measured_sparsity

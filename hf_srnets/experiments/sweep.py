@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..cli.options import parse_args, validate_args
-from ..cli.sweep_arguments import SweepArguments
+from ..arguments.glue_sparse_arguments import parse_args, validate_args
+from ..arguments.sweep_arguments import SweepArguments
 from ..errors import InputError
 from ..run_files import (
     SWEEP_PAIRED_PLOT,

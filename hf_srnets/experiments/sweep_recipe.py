@@ -4,7 +4,7 @@ A recipe is a mapping of `RECIPE_FIELDS`; `common` and each entry of `methods` m
 values, and a method may also hold `METHOD_FIELDS` (`sparsities`, narrowing the grid for it). An unknown key (with
 the nearest valid name), a repeated key, a value of the wrong type, or an option the sweep sets itself (`sparsity`,
 `seed`, `output_dir`) is an `InputError` naming the file and the key, raised before any run starts; the run options
-are checked by the run's own parser (`hf_srnets.cli`), so a misspelt option of the fourth method does not wait for
+are checked by the run's own parser (`hf_srnets.arguments`), so a misspelt option of the fourth method does not wait for
 the first three methods' runs to be found.
 """
 
@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli.options import build_parser
-from ..cli.parser import SRNetArgumentParser, load_config_file, unknown_key_error
+from ..arguments.glue_sparse_arguments import build_parser
+from ..arguments.parser import SRNetArgumentParser, load_config_file, unknown_key_error
 from ..errors import InputError
 from ..run_files import check_file_name
 

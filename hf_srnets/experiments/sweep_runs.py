@@ -90,7 +90,7 @@ def run_dir(root: str, method: str, sparsity: float, seed: int) -> str:
 
 
 def dict_to_argv(config: dict[str, Any]) -> list[str]:
-    """A run's options as run_glue_sparse.py flags (parsed by its one parser, `hf_srnets.cli`):
+    """A run's options as run_glue_sparse.py flags (parsed by its one parser, `hf_srnets.arguments`):
     `{"sparsity": 0.5, "do_train": True}` -> `["--sparsity", "0.5", "--do_train", "true"]`; lists spread."""
     argv: list[str] = []
     for key, value in config.items():

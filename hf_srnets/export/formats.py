@@ -4,7 +4,7 @@ A format is one module of this package that registers an `ExportFormat` (and one
 its one name (`--format NAME`, the report's `"format"`), a line of help, the function that exports, the function
 that imports its optional packages (called before anything is written, so a missing one is a one-line error naming
 the pip extra), and the dataclass of its options, whose fields become `run_export.py` options in a group of their
-own (`hf_srnets.cli.export_arguments`); an option of another format than the one asked for is refused.
+own (`hf_srnets.arguments.export_arguments`); an option of another format than the one asked for is refused.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """One run of `run_glue_sparse.py` as phases, in a prepared output dir (`run.run`): `data` (splits, tokens, and the
 id-keyed p_b, p_t and d_i columns of `columns`) -> `model` (the classifier, `SRNetModel`, early start, head pruning)
--> `SRNetTrainer` -> train -> evaluate -> `outputs` (results, sparsity report, card, checkpoints, Hub). One run of
-`run_attack.py` from its parsed arguments: `attack.run_attack`; of `run_bias_model.py`: `bias_model.run_bias_model`;
-of `run_extract_ticket.py`: `extract_ticket.run_extract_ticket`.
+-> `SRNetTrainer` -> train -> evaluate -> `outputs` (results, sparsity report, card, checkpoints, Hub).
 
-It sits above `cli` (it takes a parsed `RunArguments`) and below `experiments` (sweeps and RMC stage 1 read data
-with its phases) and `commands` (the scripts' `main`)."""
+It sits above `arguments` (it takes a parsed `RunArguments`) and below `jobs` (the other single commands' work),
+`experiments` (sweeps and RMC stage 1 read data with its phases) and `commands` (the scripts' `main`)."""
 
 from .run import files_read, run
 

@@ -31,9 +31,9 @@ import os
 
 from datasets import Dataset
 
+from ..arguments.model_data_arguments import DataArguments
 from ..bias.fit_or_load import fit_or_load_bias_predictions, fitted_bias_description
 from ..bias.pipeline import choose_bias_model
-from ..cli.arguments import DataArguments
 from ..data.columns import BIAS_COLUMN, add_probability_column, read_predictions
 from ..data.example_columns import BIAS, EXAMPLE_COLUMNS, ExampleColumn
 from ..data.joins import TRAIN_SOURCE, extra_names, extra_sets, join_probabilities, row_sources

@@ -12,8 +12,8 @@ import transformers
 from datasets import Dataset
 from transformers import AutoTokenizer
 
-from ..cli.arguments import DataArguments, ModelArguments
-from ..cli.options import RunArguments
+from ..arguments.glue_sparse_arguments import RunArguments
+from ..arguments.model_data_arguments import DataArguments, ModelArguments
 from ..compact.loading import check_model_path
 from ..data import EvalSet, TaskSpec
 from ..data.label_alignment import checkpoint_label_order, label_permutation, remap_dataset, reorder_task

@@ -11,7 +11,7 @@ import torch
 from torch.utils.data import DataLoader
 from transformers import EarlyStoppingCallback
 
-from ..cli.options import RunArguments
+from ..arguments.glue_sparse_arguments import RunArguments
 from ..compact import head_importance, heads_per_layer, heads_to_prune, keep_layers, narrow_ffn, prune_heads
 from ..compact.loading import load_classifier
 from ..data import TaskSpec

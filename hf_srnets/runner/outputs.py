@@ -8,7 +8,7 @@ import logging
 import os
 from typing import Any
 
-from ..cli.options import RunArguments
+from ..arguments.glue_sparse_arguments import RunArguments
 from ..data import EXAMPLE_COLUMNS, TaskSpec, id_set_name, write_predictions
 from ..data.label_alignment import label_permutation, to_task_order
 from ..data.text_digests import dataset_digests

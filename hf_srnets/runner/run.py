@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from transformers import set_seed
 
-from ..cli.options import RunArguments
+from ..arguments.glue_sparse_arguments import RunArguments
 from ..data import EXAMPLE_COLUMNS, SplitSource, id_set_name
 from ..errors import InputError
 from ..evaluation import (

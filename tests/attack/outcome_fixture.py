@@ -68,10 +68,10 @@ def tiny_victim(encoder_dir: str, num_labels: int, seed: int) -> tuple[Any, Any]
 
 def task_examples(task_name: str, rows: int, data_dir: Path = DATA_DIR) -> tuple[list, Any]:
     """The first `rows` dev examples of the task, read as `run_attack.py` reads them, and the task."""
+    from hf_srnets.arguments.attack_arguments import AttackDataArguments
     from hf_srnets.attack import dataset_examples, select_indices
-    from hf_srnets.cli.attack_arguments import AttackDataArguments
     from hf_srnets.data.tasks import resolve_task
-    from hf_srnets.runner.attack import load_attack_data
+    from hf_srnets.jobs.attack import load_attack_data
 
     task = resolve_task(task_name)
     data = AttackDataArguments(task=task_name, data_dir=str(data_dir), split="validation")

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.bias import compute_bias_predictions
-from hf_srnets.cli.arguments import DataArguments
 from hf_srnets.data import BIAS_COLUMN, custom_task, get_task, load_file, read_predictions
 from hf_srnets.data.splits import add_extra_training_data
 from hf_srnets.runner.columns import attach_probabilities

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
+from hf_srnets.arguments.bias_model_arguments import parse_ood_file
 from hf_srnets.bias import compute_bias_predictions, format_report, save_bias_predictions, split_report, tokenize
-from hf_srnets.cli.bias_model_arguments import parse_ood_file
 from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import BIAS_COLUMN, add_probability_column, get_task, read_predictions
 from hf_srnets.resources.word_vectors import VectorsError

@@ -22,7 +22,7 @@ def docs_block() -> str:
 def test_the_block_is_found_and_imports_nothing_of_the_command_line():
     block = docs_block()
     assert "fit_or_load_bias_predictions(" in block and "add_probability_column(" in block
-    assert "hf_srnets.cli" not in block and "hf_srnets.runner" not in block and "hf_srnets.commands" not in block
+    assert "hf_srnets.arguments" not in block and "hf_srnets.runner" not in block and "hf_srnets.commands" not in block
 
 
 @pytest.mark.slow

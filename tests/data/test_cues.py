@@ -12,9 +12,9 @@ import pytest
 from conftest import mnli_run_args
 from datasets import Dataset
 
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.bias import BIAS_MODELS, ExactBiasModel
 from hf_srnets.bias.cue import cue_probabilities
-from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.data import DATA_TRANSFORMS, CueOptions, get_data_transform, get_task
 from hf_srnets.data.cues import CUE_COLUMN, NO_CUE, cue_labels, other_labels, with_cues

@@ -8,7 +8,7 @@ import torch
 import yaml
 from datasets import Dataset
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.data import EXAMPLE_COLUMNS, ExampleColumn, per_label_columns, register_example_column
 from hf_srnets.data.label_alignment import remap_dataset
 from hf_srnets.errors import InputError

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.data import load_file
 from hf_srnets.data.splits import load_splits
 from hf_srnets.runner.data import run_task, split_files

@@ -303,7 +303,7 @@ def test_a_run_reports_a_hard_subset_under_its_name(pretrained, data_dir, tmp_pa
 
 
 def test_the_command_line_takes_a_registered_set_by_name_alone(tmp_path):
-    from hf_srnets.cli import parse_args, validate_args
+    from hf_srnets.arguments import parse_args, validate_args
 
     base = ["--model_name_or_path", "m", "--task", "mnli", "--output_dir", str(tmp_path)]
     validate_args(parse_args([*base, "--ood_file", "mnli_hard_matched", "mnli_hard_mismatched"]))  # no error

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR, assert_run_predictions_match_hand
 
-from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
 from hf_srnets.data.loading import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits

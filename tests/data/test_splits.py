@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import add_extra_training_data, load_splits
 from hf_srnets.data.tasks import HANS_LABELS

@@ -8,7 +8,7 @@ import logging
 import numpy as np
 import pytest
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.difficulty import DEFAULT_SPARSITIES, alpha_for, difficulty_degree, hard_split, loss_variance
 from hf_srnets.experiments.sample_difficulty import imp_run_argv, imp_schedule
 from hf_srnets.pruning.magnitude.rounds import imp_rounds

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from hf_srnets.cli.arguments import DataArguments
+from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.data import get_task, load_file
 from hf_srnets.evaluation import build_evaluator, easy_hard_table, hard_flags, read_hard_flags
 from hf_srnets.publish.card import render_model_card

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.data import custom_task, get_task
 from hf_srnets.errors import InputError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.cli import parse_args
+from hf_srnets.arguments import parse_args
 from hf_srnets.commands import sweep as run_sweep
 from hf_srnets.errors import InputError
 from hf_srnets.experiments.sweep_recipe import load_recipe

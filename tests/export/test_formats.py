@@ -35,9 +35,9 @@ def copy_export(model_dir: str, output_dir: str, *, suffix: str = ".bin") -> dic
 def copy_format(monkeypatch):
     """A format registered as a plugin would be (the registry restored after the test)."""
     monkeypatch.setattr("hf_srnets.export.formats.EXPORT_FORMATS", dict(EXPORT_FORMATS))
-    import hf_srnets.cli.export_arguments as cli
+    import hf_srnets.arguments.export_arguments as cli
     import hf_srnets.export.formats as formats
-    import hf_srnets.runner.export as runner
+    import hf_srnets.jobs.export as runner
 
     monkeypatch.setattr(cli, "EXPORT_FORMATS", formats.EXPORT_FORMATS)
     monkeypatch.setattr(runner, "EXPORT_FORMATS", formats.EXPORT_FORMATS)

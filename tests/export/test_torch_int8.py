@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import mnli_run_args, tiny_model
 
-from hf_srnets.cli.options import parse_args
+from hf_srnets.arguments.glue_sparse_arguments import parse_args
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.compact import prune_ffn_units, prune_heads
 from hf_srnets.errors import InputError

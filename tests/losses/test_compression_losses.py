@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.losses import LOSSES, focal_weights, get_loss, smoothed_teacher
 from hf_srnets.objectives import build_objective, citations_for

@@ -16,7 +16,7 @@ import yaml
 from conftest import mnli_run_args, tiny_model
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.cli import build_parser, parse_args, validate_args
+from hf_srnets.arguments import build_parser, parse_args, validate_args
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.data import EXAMPLE_COLUMNS, ExampleColumn, get_task, load_file, register_example_column
 from hf_srnets.errors import InputError

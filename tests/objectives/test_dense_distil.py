@@ -12,7 +12,7 @@ from objectives.test_loss_objective import _batch
 from pruning.test_granularity import bert4
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import OBJECTIVES, DenseDistillation, DenseDistillationOptions, build_objective

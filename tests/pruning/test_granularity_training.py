@@ -9,7 +9,7 @@ import torch
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 from transformers import TrainerCallback
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.losses import LOSSES
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import L0Config, MagnitudeConfig, ThresholdConfig

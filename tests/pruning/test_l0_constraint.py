@@ -11,7 +11,7 @@ import torch
 from conftest import tiny_model
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning.l0 import L0Config, l0_penalty

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import hf_srnets.pruning
-from hf_srnets.cli import build_parser
+from hf_srnets.arguments import build_parser
 from hf_srnets.pruning import PRUNING_METHODS, unregister_pruning_method
 from hf_srnets.pruning.base import CardContext
 

@@ -12,7 +12,7 @@ from compact.helpers import logits, padded_inputs
 from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets import load_pretrained_model
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.errors import InputError
 from hf_srnets.masking import SRNetModel
 from hf_srnets.objectives import build_objective

@@ -174,7 +174,7 @@ def test_magnitude_oneshot_prunes_the_smallest_of_each_matrix(classifier, data_d
 
 
 def test_wanda_options_the_run_would_not_use_are_refused():
-    from hf_srnets.cli import parse_args, validate_args
+    from hf_srnets.arguments import parse_args, validate_args
 
     base = ["--model_name_or_path", "m", "--output_dir", "o", "--pruning", "wanda"]
     with pytest.raises(InputError, match=r"--sparsity.*--wanda_nm N:M sets the sparsity"):

@@ -120,7 +120,7 @@ def test_an_invalid_hub_repo_id_is_refused_before_training(extra, expected, sst2
 def test_describe_run_states_each_argument_given_and_the_settings_used():
     """The card's run description, each field from the argument of its name (issue 51: 21 fields were copied by
     hand); the expected values are the flags below."""
-    from hf_srnets.cli import parse_args
+    from hf_srnets.arguments import parse_args
     from hf_srnets.runner.outputs import describe_run
 
     run = parse_args(["--model_name_or_path", "m", "--output_dir", "out/r", "--do_train", "--pruning", "mask",

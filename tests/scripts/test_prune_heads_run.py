@@ -10,8 +10,8 @@ from conftest import mnli_run_args
 from transformers import AutoModelForSequenceClassification
 
 from hf_srnets import load_pretrained_model
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.attack.models import load_victim
-from hf_srnets.cli import parse_args, validate_args
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.compact import heads_per_layer
 from hf_srnets.data import get_task

@@ -17,7 +17,7 @@ from conftest import assert_run_predictions_match_hand, correct_bias_file, mnli_
 from huggingface_hub import HfApi
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.commands import bias_model as bias_model_cli
 from hf_srnets.data import get_task, load_file
 from hf_srnets.data.splits import load_splits

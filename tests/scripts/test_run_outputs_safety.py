@@ -14,7 +14,7 @@ from conftest import mnli_run_args
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 import run_glue_sparse
-from hf_srnets.cli.options import parse_args
+from hf_srnets.arguments.glue_sparse_arguments import parse_args
 from hf_srnets.errors import InputError
 from hf_srnets.runner import files_read
 from hf_srnets.runner.outputs import check_train_predictions_path

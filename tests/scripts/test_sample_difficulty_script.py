@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from difficulty.test_difficulty_scoring import WORDS, save_classifier, word_tokenizer
 
-from hf_srnets.cli import parse_args
+from hf_srnets.arguments import parse_args
 from hf_srnets.commands import sample_difficulty as sample_difficulty_cli
 from hf_srnets.data.columns import DIFFICULTY_COLUMN, add_probability_column, read_difficulty, write_predictions
 from hf_srnets.losses import LOSSES

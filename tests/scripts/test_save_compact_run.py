@@ -11,7 +11,7 @@ from conftest import mnli_run_args
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hf_srnets import load_pretrained_model
-from hf_srnets.cli import parse_args, validate_args
+from hf_srnets.arguments import parse_args, validate_args
 from hf_srnets.commands.glue_sparse import main
 from hf_srnets.compact import ffn_widths, heads_per_layer
 from hf_srnets.masking import SRNetModel

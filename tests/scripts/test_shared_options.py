@@ -5,8 +5,8 @@ import inspect
 
 from transformers import HfArgumentParser
 
-from hf_srnets.cli.arguments import DataArguments, TaskDataArguments
-from hf_srnets.cli.bias_model_arguments import BiasModelArguments
+from hf_srnets.arguments.bias_model_arguments import BiasModelArguments
+from hf_srnets.arguments.model_data_arguments import DataArguments, TaskDataArguments
 
 SHARED = {"task", "data_dir", "train_file", "task_labels", "bias_model", "ood_file", "ood_labels", "max_train_samples"}
 

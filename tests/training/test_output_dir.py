@@ -302,7 +302,7 @@ def test_a_checkpoint_killed_while_writing_its_trainer_state_is_not_complete(tmp
 
 def _run_reads(tmp_path: Path, flag: str, given: str) -> list[tuple[str, str | None]]:
     """What run_glue_sparse.py reads when `flag` names `given` (the reads its main passes to prepare_output_dir)."""
-    from hf_srnets.cli.options import parse_args
+    from hf_srnets.arguments.glue_sparse_arguments import parse_args
     from hf_srnets.runner.run import flagged_files_read
 
     argv = ["--model_name_or_path", str(tmp_path / "base"), "--task", "mnli", "--output_dir", str(tmp_path / "out")]

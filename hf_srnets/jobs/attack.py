@@ -1,4 +1,4 @@
-"""One `run_attack.py` run from its parsed arguments (`hf_srnets.cli.attack_arguments`), `run_attack`: the checks
+"""One `run_attack.py` run from its parsed arguments (`hf_srnets.arguments.attack_arguments`), `run_attack`: the checks
 before any work (recipes, resource models, data that is no output), the examples, then, holding the output dir's
 lock, the victim and its classifier, each recipe's attack (resumed from its `attack_<recipe>.jsonl`), and the
 results: `attack_results.json`, the `attack_<recipe>_*` metrics merged into `all_results.json`, and the card's attack
@@ -13,6 +13,7 @@ from typing import Any
 
 from datasets import Dataset
 
+from ..arguments.attack_arguments import RESOURCE_OPTIONS, AttackDataArguments, AttackModelArguments, AttackRunArguments
 from ..attack import (
     ATTACK_RECIPES,
     attack_examples,
@@ -27,7 +28,6 @@ from ..attack import (
     summarize_records,
 )
 from ..attack.use_encoder import USE_ENCODER_NAME
-from ..cli.attack_arguments import RESOURCE_OPTIONS, AttackDataArguments, AttackModelArguments, AttackRunArguments
 from ..compact.loading import check_model_path
 from ..data import TaskSpec
 from ..data.attack_samples import read_attack_sample
@@ -43,9 +43,9 @@ from ..run_files import (
     replaced_file,
     write_json,
 )
+from ..runner.data import position_limit_of
 from ..training.output_dir import acquire_lock
 from ..training.precision import warn_if_bf16_is_emulated
-from .data import position_limit_of
 
 logger = logging.getLogger("run_attack")
 

@@ -2,7 +2,7 @@
 `run_bias_model.py` shares with it (`TaskDataArguments`), parsed by `HfArgumentParser`.
 
 The pruning options live in the pruning methods' configs (`hf_srnets.pruning`) and the training options in
-`SRNetTrainingArguments`; `hf_srnets.cli.parser` declares each option once. Help strings go through argparse's
+`SRNetTrainingArguments`; `hf_srnets.arguments.parser` declares each option once. Help strings go through argparse's
 %-formatting: write a literal percent sign as `%%`.
 """
 
@@ -269,7 +269,7 @@ class DataArguments(TaskDataArguments):
             "(teacher predictions for --loss confreg)."
         },
     )
-    # the files of the columns registered by plugins, by column name (their flags: hf_srnets.cli.column_options)
+    # the files of the columns registered by plugins, by column name (their flags: hf_srnets.arguments.column_options)
     column_files: dict[str, str] = field(default_factory=dict, metadata={"cli": False})
 
     def __post_init__(self) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from ..data.example_columns import EXAMPLE_COLUMNS, ExampleColumn
 from ..errors import InputError
 from ..losses import LOSSES
-from .arguments import DataArguments
+from .model_data_arguments import DataArguments
 from .parser import cli_field_names
 
 

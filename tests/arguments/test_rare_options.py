@@ -9,7 +9,7 @@ import torch
 from datasets import Dataset
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from hf_srnets.cli import parse_args
+from hf_srnets.arguments import parse_args
 from hf_srnets.data import BIAS_COLUMN, get_task
 from hf_srnets.errors import InputError
 from hf_srnets.pruning.threshold.schedules import schedule_end_step, sparsity_at

@@ -1,4 +1,4 @@
-"""One `run_bias_model.py` run from its parsed arguments (`hf_srnets.cli.bias_model_arguments`), `run_bias_model`:
+"""One `run_bias_model.py` run from its parsed arguments (`hf_srnets.arguments.bias_model_arguments`), `run_bias_model`:
 the output dir taken (refused if it holds another run, cleared on request, locked; `hf_srnets.training.output_dir`),
 the training set and the splits to predict (`load_data`), the bias model fitted (features chosen by
 `bias.choose_bias_model`), p_b written per split with the report (`write_bias_predictions`), and the report logged:
@@ -13,9 +13,9 @@ from typing import Any
 
 from datasets import ClassLabel, Dataset
 
+from ..arguments.bias_model_arguments import CACHE_NAME, BiasModelArguments, parse_ood_file
 from ..bias import choose_bias_model, compute_bias_predictions, save_bias_predictions
 from ..bias.report import near_uniform_warning
-from ..cli.bias_model_arguments import CACHE_NAME, BiasModelArguments, parse_ood_file
 from ..data import EvalSet, TaskSpec, ood_file_set, resolve_task
 from ..data.splits import check_same_inputs, ood_label_options, parse_ood_labels, read_split
 from ..errors import InputError

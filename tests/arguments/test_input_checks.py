@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from hf_srnets.cli import parse_args
-from hf_srnets.cli.arguments import ModelArguments
-from hf_srnets.cli.sample_difficulty_arguments import SampleDifficultyArguments
+from hf_srnets.arguments import parse_args
+from hf_srnets.arguments.model_data_arguments import ModelArguments
+from hf_srnets.arguments.sample_difficulty_arguments import SampleDifficultyArguments
 from hf_srnets.compact.loading import check_model_path
 from hf_srnets.errors import InputError, MissingInputError
 from hf_srnets.runner.data import check_model_inputs
@@ -72,8 +72,8 @@ def test_a_set_name_that_is_no_safe_file_name_is_refused_when_parsed(flag, spec)
 
 
 def test_run_bias_model_and_run_sweep_refuse_unsafe_names_before_any_work():
-    from hf_srnets.cli.bias_model_arguments import BiasModelArguments
-    from hf_srnets.cli.options import build_parser
+    from hf_srnets.arguments.bias_model_arguments import BiasModelArguments
+    from hf_srnets.arguments.glue_sparse_arguments import build_parser
     from hf_srnets.experiments.sweep_recipe import check_methods
 
     with pytest.raises(InputError, match=r"--ood_file 'sub/../../escape': the NAME becomes a file name"):

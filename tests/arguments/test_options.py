@@ -14,9 +14,9 @@ import pytest
 import yaml
 from transformers.debug_utils import DebugOption
 
-from hf_srnets.cli import build_parser, parse_args, validate_args
-from hf_srnets.cli.options import RunArguments, loss_options_classes, objective_options_classes
-from hf_srnets.cli.parser import cli_field_names
+from hf_srnets.arguments import build_parser, parse_args, validate_args
+from hf_srnets.arguments.glue_sparse_arguments import RunArguments, loss_options_classes, objective_options_classes
+from hf_srnets.arguments.parser import cli_field_names
 from hf_srnets.errors import InputError
 from hf_srnets.pruning import (
     PRUNING_METHODS,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hf_srnets.cli import parse_args
-from hf_srnets.cli.parser import load_config_file
+from hf_srnets.arguments import parse_args
+from hf_srnets.arguments.parser import load_config_file
 from hf_srnets.errors import InputError
 
 HEAD = "model_name_or_path: m\ntask: mnli\npruning: mask\n"  # lines 1-3

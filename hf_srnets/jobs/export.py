@@ -7,7 +7,7 @@ import contextlib
 import os
 from typing import Any
 
-from ..cli.export_arguments import ExportArguments
+from ..arguments.export_arguments import ExportArguments
 from ..compact.loading import check_model_path
 from ..errors import InputError
 from ..export import EXPORT_FORMATS

@@ -1,6 +1,6 @@
 """The command line of `run_bias_model.py`, parsing only: `BiasModelArguments` (the task and its files, shared with
 run_glue_sparse.py through `arguments.TaskDataArguments`, then the bias model's own options), `parse_ood_file` (one
-`--ood_file NAME=PATH`) and `parse_args`. Fitting the bias model and writing p_b is `hf_srnets.runner.bias_model`."""
+`--ood_file NAME=PATH`) and `parse_args`. Fitting the bias model and writing p_b is `hf_srnets.jobs.bias_model`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..run_files import BIAS_PREDICTIONS_PATTERN, BIAS_REPORT_NAME, bias_predictions_name
-from .arguments import TaskDataArguments, check_vectors_apply
+from .model_data_arguments import TaskDataArguments, check_vectors_apply
 from .parser import parse_command
 
 CACHE_NAME = "cache"  # the default --cache_dir, under --output_dir

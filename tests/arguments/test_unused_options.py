@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from hf_srnets.cli import parse_args, validate_args
-from hf_srnets.cli.options import SCORE_OPTIONS
+from hf_srnets.arguments import parse_args, validate_args
+from hf_srnets.arguments.glue_sparse_arguments import SCORE_OPTIONS
 from hf_srnets.errors import InputError
 from hf_srnets.pruning import (
     PRUNING_METHODS,

@@ -4,7 +4,7 @@ The pruning options are the fields of `PruningConfig` (common to every method) a
 registered method's `config_class`, read from the registry when the parser is built, so a method registered at any
 time (a test, a plugin) gets its flags; the same holds for a loss's `options_class` (`--distil_lambda`,
 `--focal_gamma`), a step objective's (`--adv_steps`) and the file flag of a per-example column a plugin registered
-(`hf_srnets.cli.column_options`). `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
+(`hf_srnets.arguments.column_options`). `--pruning` picks the method (`resolve_pruning`: `mask`, `imp`, `imp-rw` or a
 method name) and its config is built from the options given. An option given that the run would not use is an
 error naming it (`refuse_unused_options`): another method's, loss's or step objective's option, a plugin column's
 file that the loss does not read, any pruning option with `--pruning none` (with or without `--mask_from`, whose
@@ -30,8 +30,8 @@ from ..pruning import PRUNING_METHODS, PruningConfig, PruningMethod, pruning_cho
 from ..resources.auto_loading import auto_from_pretrained
 from ..training.arguments import SRNetTrainingArguments
 from ..training.precision import cpu_bf16_overrides
-from .arguments import DataArguments, ModelArguments, check_vectors_apply
 from .column_options import check_column_files, column_options_class, plugin_column_files, refuse_unread_columns
+from .model_data_arguments import DataArguments, ModelArguments, check_vectors_apply
 from .parser import SRNetArgumentParser, cli_field_names
 
 logger = logging.getLogger(__name__)

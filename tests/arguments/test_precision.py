@@ -132,7 +132,7 @@ def test_bf16_alone_adds_use_cpu_only_on_a_machine_without_gpu(monkeypatch, cuda
 def test_bf16_on_a_machine_without_gpu_is_a_cpu_run(monkeypatch, pretrained, data_dir, tmp_path):
     """`--bf16 true` alone works on a machine without a GPU (the Trainer wants `use_cpu` then; the parser adds it),
     masks keep exactly ⌊s·n⌋ zeros per matrix and the run records bf16. A GPU machine runs it as one without."""
-    from hf_srnets.cli import parse_args
+    from hf_srnets.arguments import parse_args
 
     simulate_machine(monkeypatch, cuda=False, bf16_gpu=False)
     parsed = parse_args(

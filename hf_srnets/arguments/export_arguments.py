@@ -1,6 +1,6 @@
 """The command line of `run_export.py` (`python -m hf_srnets.commands.export`), parsing only: `ExportArguments` (the
 model, the format, where to write it) and each registered format's options (`hf_srnets.export.formats`: one group of
-options a format), checked as they are parsed. The export itself is `hf_srnets.runner.export`."""
+options a format), checked as they are parsed. The export itself is `hf_srnets.jobs.export`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The command line of `run_extract_ticket.py`, parsing only: `ExtractTicketArguments` (the search to extract from,
 the sparsities, the scope of the ranking, where the tickets go; checked as they are parsed) and `parse_args`, which
 reads a leading argument without `--` as the search directory. The extraction itself is
-`hf_srnets.runner.extract_ticket`."""
+`hf_srnets.jobs.extract_ticket`."""
 
 from __future__ import annotations
 

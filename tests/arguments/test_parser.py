@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from hf_srnets.cli.parser import SRNetArgumentParser, dashed_spellings
+from hf_srnets.arguments.parser import SRNetArgumentParser, dashed_spellings
 from hf_srnets.errors import InputError
 
 
@@ -137,7 +137,7 @@ def test_a_command_s_switch_before_its_positional_argument_does_not_swallow_it()
     dataclasses): a boolean flag followed by a word that is no boolean value leaves the word to the positional."""
     import dataclasses as dc
 
-    from hf_srnets.cli.parser import parse_command
+    from hf_srnets.arguments.parser import parse_command
 
     @dc.dataclass
     class Args:

@@ -1,4 +1,4 @@
-"""One `run_extract_ticket.py` run from its parsed arguments (`hf_srnets.cli.extract_ticket_arguments`),
+"""One `run_extract_ticket.py` run from its parsed arguments (`hf_srnets.arguments.extract_ticket_arguments`),
 `run_extract_ticket`: the search checked (`pruning.l0.read_search_dir`), then, holding the output dir's lock, the
 tickets extracted earlier into it checked (`earlier_tickets`: the same search and scope, or replaced with
 `--overwrite_output_dir`), one ticket per sparsity written (`pruning.l0.write_ticket`) and `tickets.json`
@@ -10,7 +10,7 @@ import logging
 import os
 import shutil
 
-from ..cli.extract_ticket_arguments import ExtractTicketArguments
+from ..arguments.extract_ticket_arguments import ExtractTicketArguments
 from ..errors import InputError
 from ..pruning.l0 import read_search_dir, write_ticket
 from ..run_files import TICKETS_NAME, read_json_object, write_json

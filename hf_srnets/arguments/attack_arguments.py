@@ -1,6 +1,6 @@
 """The command line of `run_attack.py`, parsing only: its option dataclasses (the model to attack, the examples,
 the attacks and their output) and `parse_args`, over `parser.SRNetArgumentParser` (a leading JSON/YAML config, flags
-after it win). The attack itself, from loading the victim to writing the results, is `hf_srnets.runner.attack`."""
+after it win). The attack itself, from loading the victim to writing the results, is `hf_srnets.jobs.attack`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..run_files import ATTACK_RESULTS_NAME, SRNET_CONFIG_NAME, attack_rows_name
-from .arguments import check_at_least_one
+from .model_data_arguments import check_at_least_one
 from .parser import parse_command
 
 # the fields of `AttackRunArguments` that name a recipe's resources (each passed to the recipes that take it)
