@@ -14,7 +14,7 @@
 - `layout`: where BERT-family models keep their layers, attention projections and FFN matrices.
 """
 
-from .export import compact_model
+from .compaction import compact_model
 from .heads import HeadMask, head_importance, heads_per_layer, heads_to_prune, prune_heads, pruned_heads
 from .layers import evenly_spaced, keep_layers
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, attention_sites, encoder_layers, ffn_sites

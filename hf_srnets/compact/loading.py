@@ -45,7 +45,7 @@ from ..run_files import (
     WEIGHTS_NAME,
 )
 from .families import model_family
-from .family_export import shrink_family_model
+from .family_compaction import shrink_family_model
 from .heads import prune_heads
 from .layout import INTERMEDIATE_SIZES_ATTR, PRUNED_HEADS_ATTR, is_compact_config
 from .neurons import set_ffn_widths

@@ -4,7 +4,7 @@ Layer `l`'s FFN is `FFN_l(x) = W_out act(W_in x + b_in) + b_out = Σ_j W_out[:, 
 + b_out`, a sum over its intermediate units `j`. Removing unit `j` drops row `j` of `W_in`, `b_in[j]` and column
 `j` of `W_out` (Michel et al. 2019 do the same for heads; structured FFN pruning as in McCarley et al. 2019). The
 model computes the FFN without unit `j`'s term, exactly what it computes when that term is zero (see
-`hf_srnets.compact.export.compact_model`, which finds such units).
+`hf_srnets.compact.compaction.compact_model`, which finds such units).
 
 A layer may lose all its units: `nn.Linear` of width 0 works, and the FFN is then `b_out` alone.
 
@@ -94,7 +94,7 @@ def set_ffn_widths(model: Any, widths: Sequence[int]) -> Any:
 
 def unit_magnitudes(site: FFNSite) -> torch.Tensor:
     """a_j = the mean |W| of FFN unit j over its weights, row j of W_in and column j of W_out (the rule that ranks
-    units for mask training's init and IMP at `--mask_granularity ffn`, `hf_srnets.pruning.units.selection`)."""
+    units for mask training's init and IMP at `--mask_granularity ffn`, `hf_srnets.pruning.units.unit_masks`)."""
     w_in, w_out = site.w_in.weight.detach().float().abs(), site.w_out.weight.detach().float().abs()
     return (w_in.sum(dim=1) + w_out.sum(dim=0)) / (w_in.shape[1] + w_out.shape[0])
 

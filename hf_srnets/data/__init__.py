@@ -1,6 +1,7 @@
 """Task registry, data loading into a canonical schema, and id-keyed probability columns."""
 
 from .attack_samples import read_attack_sample
+from .canonical import canonicalize
 from .columns import (
     BIAS_COLUMN,
     DIFFICULTY_COLUMN,
@@ -13,11 +14,13 @@ from .columns import (
 )
 from .cues import ControlledCue, CueOptions  # registers --data_transform cue
 from .example_columns import EXAMPLE_COLUMNS, ExampleColumn, per_label_columns, register_example_column
+from .file_readers import read_rows
 from .joins import extra_names, extra_sets, join_probabilities, row_sources
-from .loading import FileFormat, canonicalize, load_file, load_source, read_rows
+from .loading import load_file, load_source
 from .tasks import (
     TASKS,
     EvalSet,
+    FileFormat,
     SplitSource,
     TaskSpec,
     custom_task,

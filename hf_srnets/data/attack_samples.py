@@ -21,7 +21,7 @@ from typing import Any
 from datasets import Dataset
 
 from ..errors import InputError, MissingInputError
-from .loading import canonicalize
+from .canonical import canonicalize
 from .splits import read_split
 from .tasks import TaskSpec, get_task
 

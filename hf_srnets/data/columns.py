@@ -23,7 +23,7 @@ from datasets import Dataset
 
 from ..errors import InputError, check_input_file, check_path_argument, wrong_type
 from ..run_files import replaced_file
-from .loading import not_utf8_error
+from .file_readers import not_utf8_error
 from .text_digests import DEFAULT_FIX, DIGEST_KEY, check_texts
 
 BIAS_COLUMN = "bias_probs"

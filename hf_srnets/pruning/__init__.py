@@ -26,6 +26,7 @@ from .base import (
     resolve_pruning,
     unregister_pruning_method,
 )
+from .exact_count import binarize, exact_mask, exact_thresholds
 from .fixed_mask import FixedMaskCallback
 from .l0 import HardConcreteLinear, L0Config, L0Pruning, extract_ticket, write_ticket
 from .magnitude import IMPCallback, MagnitudeConfig, MagnitudePruning, imp_rounds, magnitude_prune
@@ -34,7 +35,6 @@ from .masked_model import MaskConfig, MaskedModel
 from .oneshot import OneShotCallback
 from .oneshot_magnitude import OneShotMagnitudeConfig, OneShotMagnitudePruning
 from .random import RandomConfig, RandomPruning
-from .selection import binarize, exact_mask, exact_thresholds
 from .threshold import (
     MaskThresholdCallback,
     ThresholdConfig,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from .exact_count import exact_mask
 from .masked_model import MaskedModel
-from .selection import exact_mask
 from .units import magnitude_prune_units
 
 

@@ -2,7 +2,7 @@
 
 What a weight-level `MaskedLinear` and a unit-level `UnitScores` share (Win-win §3.2.2, Eq. 1): the float32
 `mask_scores`, the buffers of φ and its tie rule (`threshold`, `tie_index`, `has_tie`, so checkpoints restore them),
-`set_threshold`, fixed 0/1 masks, and m = 1[m̂ ≥ φ] (`pruning/selection.py` `binarize`).
+`set_threshold`, fixed 0/1 masks, and m = 1[m̂ ≥ φ] (`pruning/exact_count.py` `binarize`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from .exact_count import binarize, exact_thresholds
 from .precision import KeepsFloat32
-from .selection import binarize, exact_thresholds
 
 
 class ThresholdedScores(KeepsFloat32):

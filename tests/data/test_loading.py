@@ -5,7 +5,7 @@ import csv
 import pytest
 
 from hf_srnets.data import canonicalize, get_task, load_file, load_source
-from hf_srnets.data.loading import MAX_FIELD_CHARS
+from hf_srnets.data.file_readers import MAX_FIELD_CHARS
 from hf_srnets.errors import InputError, MissingInputError
 
 NLI = ("entailment", "neutral", "contradiction")

@@ -15,7 +15,7 @@ from conftest import DATA_DIR, assert_run_predictions_match_hand
 
 from hf_srnets.arguments.model_data_arguments import DataArguments
 from hf_srnets.data import get_task, load_file, load_source, resolve_task
-from hf_srnets.data.loading import read_formatted_rows, read_rows
+from hf_srnets.data.file_readers import read_formatted_rows, read_rows
 from hf_srnets.data.splits import load_splits
 from hf_srnets.data.tasks import display_name
 from hf_srnets.experiments.sweep_summary import metric_title

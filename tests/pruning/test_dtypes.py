@@ -18,10 +18,10 @@ from training.helpers import cpu_args, synthetic_nli, tiny_tokenizer
 
 from hf_srnets.masking import SRNetModel
 from hf_srnets.pruning import ThresholdConfig
+from hf_srnets.pruning.exact_count import binarize, exact_thresholds
 from hf_srnets.pruning.l0 import L0Config
 from hf_srnets.pruning.masked_linear import MaskedLinear
 from hf_srnets.pruning.precision import KeepsFloat32, float32_tensor_names
-from hf_srnets.pruning.selection import binarize, exact_thresholds
 from hf_srnets.pruning.threshold import update_thresholds
 from hf_srnets.training.collator import SRNetDataCollator
 from hf_srnets.training.trainer import SRNetTrainer

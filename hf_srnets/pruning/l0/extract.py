@@ -2,7 +2,7 @@
 
 E[s_i] grows with α_i (Eq. 2), so the weights whose gates have the smallest log α are pruned: exactly ⌊s·N⌋ of
 all N weights of θ_pr for the global scope (the paper's setting) or ⌊s·n_i⌋ of each matrix for the local one,
-ties broken by position (`pruning/selection.py`). Any sparsity comes from the same search, without training.
+ties broken by position (`pruning/exact_count.py`). Any sparsity comes from the same search, without training.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from torch import nn
 
 from ...errors import InputError
 from ..base import SEARCH_PREFIX, TRAINABLE_PREFIX, PruningConfig
+from ..exact_count import binarize, exact_thresholds
 from ..mask_files import load_checked_tensors, save_mask_files
-from ..selection import binarize, exact_thresholds
 from ..units import selection_pools, unit_layer_groups
 from ..units.layer import expand_stacked
 from .config import L0Config

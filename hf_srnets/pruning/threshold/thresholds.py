@@ -6,8 +6,8 @@ import math
 
 import torch
 
+from ..exact_count import exact_thresholds
 from ..masked_model import MaskedModel
-from ..selection import exact_thresholds
 from ..units import init_unit_scores, update_unit_thresholds
 
 

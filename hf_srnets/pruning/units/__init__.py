@@ -9,7 +9,7 @@
 
 from .groups import UNIT_KINDS, UnitGroup, UnitMember, unit_groups
 from .layer import UnitMaskedLinear, UnitScores, expand_units, inject_unit_layers, sum_over_units, unit_masked_linear
-from .selection import (
+from .unit_masks import (
     aggregated_magnitude,
     init_unit_scores,
     magnitude_prune_units,

@@ -1,7 +1,7 @@
 """Unit scores and the layer that masks a matrix by units (block tiles, FFN units, attention heads).
 
 Win-win §3.2.2, Eq. 1 at unit level: one real score m̂_u per unit, m_u = 1[m̂_u ≥ φ] (exact ⌊s·n⌋ units pruned,
-ties by position, `hf_srnets.pruning.selection`), and every weight e of unit u is masked by m_e = m_u. The
+ties by position, `hf_srnets.pruning.exact_count`), and every weight e of unit u is masked by m_e = m_u. The
 straight-through estimator carries over by the chain rule of m_e = m_u:
 
     ∂L/∂m̂_u := ∂L/∂m_u = Σ_{e ∈ u} ∂L/∂m_e = Σ_{e ∈ u} (∂L/∂W_eff)_e · W_e,

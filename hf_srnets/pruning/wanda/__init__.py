@@ -3,8 +3,8 @@
 from ..oneshot import OneShotCallback
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
+from .importance import row_mask, wanda_scores
 from .method import WandaPruning
-from .selection import row_mask, wanda_scores
 
 __all__ = [
     "InputNorms",

@@ -19,7 +19,7 @@ from ..oneshot import OneShotCallback, keep_all
 from ..sharding import all_reduce_sum, full_parameters, process_share
 from .calibration import InputNorms, calibration_inputs
 from .config import WandaConfig, parse_nm
-from .selection import row_mask, wanda_scores
+from .importance import row_mask, wanda_scores
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 The exact-sparsity rule of Win-win §3.2.2 holds per unit group: ⌊s·n⌋ of a group's n units are pruned (local
 scope: each block matrix, each layer's FFN units, each layer's heads), or ⌊s·N⌋ of all N units of one kind
 (global scope: all blocks; all FFN units and, separately, all heads), ties broken by position
-(`hf_srnets.pruning.selection.exact_thresholds`).
+(`hf_srnets.pruning.exact_count.exact_thresholds`).
 
 Aggregation: a unit's magnitude is the *mean* |W| over its weights in all the matrices it spans,
 
@@ -22,8 +22,8 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
+from ..exact_count import exact_mask, exact_thresholds
 from ..masked_model import MaskedModel
-from ..selection import exact_mask, exact_thresholds
 from .layer import UnitMaskedLinear, UnitScores
 
 Members = list[tuple[str, UnitMaskedLinear]]

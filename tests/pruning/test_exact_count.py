@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from hf_srnets.pruning import selection
-from hf_srnets.pruning.selection import exact_thresholds, kth_smallest
+from hf_srnets.pruning import exact_count
+from hf_srnets.pruning.exact_count import exact_thresholds, kth_smallest
 
 
 def sorted_selection(score_list: list[torch.Tensor], num_zeros: int) -> list[tuple[float, int, bool]]:
@@ -32,7 +32,7 @@ def sorted_selection(score_list: list[torch.Tensor], num_zeros: int) -> list[tup
 @pytest.mark.parametrize("by_topk", [False, True], ids=["kthvalue", "topk"])
 @pytest.mark.parametrize("seed", range(5))
 def test_the_selection_equals_the_sorting_selection_for_every_count(seed, by_topk, monkeypatch):
-    monkeypatch.setattr(selection, "kth_smallest", functools.partial(kth_smallest, by_topk=by_topk))
+    monkeypatch.setattr(exact_count, "kth_smallest", functools.partial(kth_smallest, by_topk=by_topk))
     generator = torch.Generator().manual_seed(seed)
     tensors = [torch.randn(shape, generator=generator).mul(2).round() for shape in [(5, 7), (3,), (4, 4), (9, 2)]]
     total = sum(t.numel() for t in tensors)

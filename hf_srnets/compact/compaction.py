@@ -25,7 +25,7 @@ import torch
 
 from ..errors import check_plain_model_argument
 from .families import model_family
-from .family_export import compact_family_model
+from .family_compaction import compact_family_model
 from .heads import prune_heads, pruned_heads
 from .layout import AttentionSite, FFNSite, attention_sites, ffn_sites, is_compact_config
 from .neurons import prune_ffn_units
@@ -75,7 +75,7 @@ def compact_model(model: Any) -> dict[str, Any]:
     """Remove every FFN unit and attention head that contributes exactly 0 (module docstring), in place.
 
     `model` is a plain (merged) BERT-family or DistilBERT classifier, or a ModernBERT or Llama-family one
-    (`hf_srnets.compact.family_export.compact_family_model`: attention units are key/value groups there).
+    (`hf_srnets.compact.family_compaction.compact_family_model`: attention units are key/value groups there).
     Returns a report: `heads_per_layer` and
     `ffn_units_per_layer` (kept), `heads_removed` ({"<layer>": [original head indices]}, this call only),
     `ffn_units_removed` (count per layer), `attention_removed` and `ffn_removed` (the layers whose attention or FFN
