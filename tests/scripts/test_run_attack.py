@@ -18,7 +18,7 @@ from hf_srnets.attack.base import register_attack_recipe
 from hf_srnets.commands import attack as attack_cli
 from hf_srnets.data.tasks import get_task
 from hf_srnets.errors import InputError
-from hf_srnets.runner import attack as attack_runner
+from hf_srnets.jobs import attack as attack_runner
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ROWS = [("w5 w6 w7", 1), ("w8 w9", 0), ("w10 w11 w12 w13", 1), ("w14", 0), ("w20 w21 w22", 1)]
