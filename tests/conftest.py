@@ -21,6 +21,7 @@ import torch
 # pytest reads hooks from this module's names: the suite's time budget (tests/suite_budget.py)
 from suite_budget import (  # noqa: F401
     pytest_addoption,
+    pytest_configure,
     pytest_sessionfinish,
     pytest_terminal_summary,
     start_clock,

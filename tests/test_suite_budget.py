@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from suite_budget import budget_seconds, whole_suite
+from suite_budget import budget_seconds, speed_probe, speed_scale, whole_suite
 
 TESTS = Path(__file__).resolve().parent
 CONFTEST = f"""
@@ -54,9 +54,11 @@ def test_a_whole_parallel_run_is_held_to_its_budget(tmp_path, budget, code, line
     assert re.search(line, done.stdout), done.stdout[-2000:]
 
 
-def stand_in_config(root: Path, args: list[str], keyword: str = "", markexpr: str = "", budget=("720",)):
+def stand_in_config(
+    root: Path, args: list[str], keyword: str = "", markexpr: str = "", budget=("720",), probe=("AVX512=0.2",)
+):
     options = {"keyword": keyword, "markexpr": markexpr}
-    ini = {"testpaths": ["tests"], "suite_budget_seconds": list(budget)}
+    ini = {"testpaths": ["tests"], "suite_budget_seconds": list(budget), "suite_budget_probe_seconds": list(probe)}
     return SimpleNamespace(
         args=args,
         invocation_params=SimpleNamespace(dir=root),
@@ -119,3 +121,20 @@ def test_collection_leaves_what_it_imported_out_of_later_garbage_collections():
     import gc
 
     assert gc.get_freeze_count() > 100_000  # 0 without the hook; 221,863 collecting this file alone
+
+
+@pytest.mark.parametrize(
+    ("probe", "kind", "scale"),
+    [(0.3, "AVX512", 1.5), (0.5, "AVX512", 1.5), (0.1, "AVX512", 2 / 3), (0.05, "avx512", 2 / 3),
+     (0.25, "AVX512", 1.25), (None, "AVX512", 1.0), (0.3, "AVX2", 1.0)],
+)  # fmt: skip
+def test_the_budget_scales_with_the_machines_probe_over_its_kinds_reference(tmp_path, probe, kind, scale):
+    """0.3 s against the reference 0.2 s: 1.5x the budget; beyond [1/1.5, 1.5] clamped; no probe or no reference
+    for the kind (AVX2 here): the budget as it is."""
+    config = stand_in_config(tmp_path, ["tests"])
+    assert speed_scale(config, probe, kind) == pytest.approx(scale)
+
+
+def test_the_speed_probe_takes_the_same_time_twice_within_a_margin():
+    first, second = speed_probe(repeats=3), speed_probe(repeats=3)
+    assert 0 < first < 5 and 0.5 < first / second < 2
