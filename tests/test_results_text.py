@@ -1226,17 +1226,23 @@ def test_the_int8_cofi_readme_follows_its_per_example_files_and_runtimes_json() 
     record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
     rows = {(r["model"], rt, r["batch_size"]): r for rt, rec in record["runtimes"].items() for r in rec["rows"]}
     base = rows[("dense", "eager", 32)]["examples_per_s"]
-    for model in ("dense", "student_l3", "cofi50"):
+    for model in ("dense", "student_l3", "student_l2", "cofi50", "cofi70"):
         b32 = [rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8",
                                                                     "torch-int8")]  # fmt: skip
         b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8", "torch-int8")]
         line = (f"| {model} | {' / '.join(f'{v:.1f}' for v in b32)} | {b32[0] / base:.2f} / {b32[2] / base:.2f} / "
                 f"{b32[3] / base:.2f} | {' / '.join(f'{v:.2f}' for v in b1)} |")  # fmt: skip
         assert line in text, line
-    for precision, claim in (("fp32", "+0.40 [−1.07, +1.87] in float32"), ("int8", "+0.87 [−0.63, +2.40] in INT8")):
-        cofi, student = (read_eval_predictions(folder / "per_example" / f"{m}_torch_{precision}" / "mnli.jsonl.gz")
-                         for m in ("cofi50", "student_l3"))  # fmt: skip
-        diff = paired_bootstrap(cofi.correct, student.correct, n_resamples=10000)
+    claims = {
+        ("cofi50", "student_l3", "fp32"): "+0.40 [−1.07, +1.87] in float32",
+        ("cofi50", "student_l3", "int8"): "+0.87 [−0.63, +2.40] in INT8",
+        ("cofi70", "student_l2", "fp32"): "+11.53 [+9.57, +13.47] in float32",
+        ("cofi70", "student_l2", "int8"): "+11.20 [+9.27, +13.10] in INT8",
+    }
+    for (srnet, student, precision), claim in claims.items():
+        srnet_run, student_run = (read_eval_predictions(folder / "per_example" / f"{m}_torch_{precision}" /
+                                                        "mnli.jsonl.gz") for m in (srnet, student))  # fmt: skip
+        diff = paired_bootstrap(srnet_run.correct, student_run.correct, n_resamples=10000)
         assert (
             f"{100 * diff.difference:+.2f} [{100 * diff.low:+.2f}, {100 * diff.high:+.2f}]".replace("-", "−") in claim
         )
