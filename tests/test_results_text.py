@@ -1193,14 +1193,18 @@ def test_the_int8_speed_table_of_docs_export_follows_its_runtimes_json() -> None
     titles = {"dense": "dense", "hybrid50": "hybrid 50%, weights+recovery", "hybrid70": "hybrid 70%, weights+recovery",
               "ffn70": "ffn 70%, weights+recovery"}  # fmt: skip
     for model, title in titles.items():
-        eager, ort, int8 = (
-            rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8")
-        )
-        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8")]
-        agree = record["runtimes"]["onnxruntime-int8"]["setup_seconds"][model]["int8_label_agreement"]
-        speeds = f"{eager:.1f} / {ort:.1f} / {int8:.1f} | {int8 / base:.2f} | {b1[0]:.2f} / {b1[1]:.2f}"
-        line = f"| {title} | {speeds} | {agree:.2f} |"
+        b32 = [rows[(model, rt, 32)]["examples_per_s"] for rt in ("eager", "onnxruntime", "onnxruntime-int8",
+                                                                    "torch-int8")]  # fmt: skip
+        b1 = [rows[(model, rt, 1)]["latency_ms"] for rt in ("eager", "onnxruntime-int8", "torch-int8")]
+        agree = [record["runtimes"][rt]["setup_seconds"][model]["int8_label_agreement"] for rt in
+                 ("onnxruntime-int8", "torch-int8")]  # fmt: skip
+        line = (f"| {title} | {' / '.join(f'{v:.1f}' for v in b32)} | {b32[2] / base:.2f} / {b32[3] / base:.2f} | "
+                f"{' / '.join(f'{v:.2f}' for v in b1)} | {agree[0]:.2f} / {agree[1]:.2f} |")  # fmt: skip
         assert line in text, line
+    for quoted, runtime in (("2.25× in ONNX Runtime", "onnxruntime-int8"), ("2.10× in PyTorch", "torch-int8")):
+        assert f"{rows[('dense', runtime, 32)]['examples_per_s'] / base:.2f}×" in quoted and quoted in " ".join(
+            text.split()
+        )
     assert record["cpu_integer_instructions"] == ["avx512_vnni", "avx2"] and record["threads"] == 2
 
 
