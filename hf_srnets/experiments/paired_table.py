@@ -34,7 +34,8 @@ from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics.bootstrap import PairedInterval, UndefinedStatisticError, bootstrap_count_interval
 from ..metrics.significance import holm, paired_t_test
-from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, baseline_runs, predictions_file
+from .pairing import paired_runs, reference_of
+from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, predictions_file
 
 logger = logging.getLogger(__name__)
 
@@ -108,12 +109,6 @@ def f_bias_values(dev: np.ndarray, ood: np.ndarray, teacher_dev: np.ndarray, tea
     return np.where(defined, values, np.nan)
 
 
-def teacher_of(run: dict[str, Any], teachers: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The reference run `run`'s F_bias divides by: the one of its seed, else the one of the lowest seed."""
-    same_seed = [t for t in teachers if t["seed"] == run["seed"]]
-    return same_seed[0] if same_seed else min(teachers, key=lambda t: t["seed"])
-
-
 def f_bias_comparison(
     method: Sequence[dict[str, Any]],
     base: Sequence[dict[str, Any]],
@@ -147,21 +142,6 @@ def f_bias_comparison(
     return Comparison(interval, tuple(float(d) for d in observed))
 
 
-def paired_runs(
-    records: Sequence[dict[str, Any]], method: str, sparsity: float, baseline: str
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The method's runs at `sparsity` and the baseline's (same sparsity, else its only one) of the same seeds; a
-    baseline of one run outside the method's seeds (a model evaluated once, such as the dense model every search
-    starts from) is paired with each of them."""
-    found = baseline_runs(records, baseline, sparsity)
-    runs = [r for r in records if r["method"] == method and float(r["sparsity"]) == sparsity]
-    if len(found) == 1 and all(r["seed"] != found[0]["seed"] for r in runs):
-        return runs, found * len(runs)
-    base = {r["seed"]: r for r in found}
-    mine = [r for r in runs if r["seed"] in base]
-    return mine, [base[r["seed"]] for r in mine]
-
-
 def run_value(run: dict[str, Any], column: Column, teacher: dict[str, Any] | None) -> float:
     """The column's metric of one run, recomputed from its per-example predictions (F_bias against `teacher`)."""
     if column.is_f_bias:
@@ -180,7 +160,7 @@ def comparison_rows(
 ) -> list[dict[str, Any]]:
     """A row per (method, sparsity) in the records' order: seeds, each column's mean and sample std over the seeds,
     and (for every method but the baseline, with paired seeds) each column's `Comparison` and Holm-adjusted p.
-    F_bias columns need `teacher`: the reference's run, or its runs (each run against its seed's, `teacher_of`)."""
+    F_bias columns need `teacher`: the reference's run, or its runs (each run against its seed's, `reference_of`)."""
     teachers = [teacher] if isinstance(teacher, dict) else list(teacher or [])
     groups = list(dict.fromkeys((r["method"], float(r["sparsity"])) for r in records))
     rows = []
@@ -190,13 +170,13 @@ def comparison_rows(
         for column in columns:
             if column.is_f_bias and (not teachers or method == teachers[0].get("method")):
                 continue
-            values = [run_value(r, column, teacher_of(r, teachers) if column.is_f_bias else None) for r in runs]
+            values = [run_value(r, column, reference_of(r, teachers) if column.is_f_bias else None) for r in runs]
             row[column.title] = (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
         mine, base = paired_runs(records, method, sparsity, baseline)
         if method != baseline and mine:
             for column in columns:
                 if column.is_f_bias and teachers:
-                    pair_teachers = [teacher_of(r, teachers) for r in mine]
+                    pair_teachers = [reference_of(r, teachers) for r in mine]
                     try:
                         row[f"Δ {column.title}"] = f_bias_comparison(mine, base, pair_teachers, column, n_resamples)
                     except UndefinedStatisticError:  # the reference's Δ ≤ 0: F_bias has no value, nor its difference

@@ -44,6 +44,7 @@ from ..metrics import METRICS
 from ..metrics.bootstrap import PairedInterval, format_interval, paired_bootstrap_predictions
 from ..metrics.significance import holm, paired_t_test
 from ..run_files import RESULTS_NAME, read_json_object, replaced_file
+from .pairing import baseline_runs, paired_runs, reference_of
 from .sweep_runs import META_KEYS, RUN_META, read_meta
 
 # the paired bootstrap of every table: 10,000 resamples drawn from numpy.random.default_rng(0)
@@ -153,20 +154,12 @@ def evaluated_sets(record: dict[str, Any], id_metric: str) -> tuple[str | None, 
     return id_name, [n for n in names if n != id_name and n not in parts]
 
 
-def _mean_record(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The mean of every numeric key the records all have."""
-    keys = [k for k, v in records[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    keys = [k for k in keys if all(isinstance(r.get(k), (int, float)) for r in records)]
-    return {k: sum(float(r[k]) for r in records) / len(records) for k in keys}
-
-
 def add_f_bias(records: list[dict[str, Any]], reference: str, id_metric: str) -> list[str]:
     """Add F_bias keys to every run that is not of the `reference` method: against the reference run of the same
-    seed, else the mean of the reference's runs. Returns the F_bias keys added (`f_bias` first)."""
+    seed, else that of the lowest seed (`pairing.reference_of`). Returns the F_bias keys added (`f_bias` first)."""
     refs = [r for r in records if r["method"] == reference]
     if not refs:
         return []
-    by_seed = {r["seed"]: r for r in refs}
     found: list[str] = []
     for record in records:
         if record["method"] == reference:
@@ -174,9 +167,8 @@ def add_f_bias(records: list[dict[str, Any]], reference: str, id_metric: str) ->
         id_name, ood = evaluated_sets(record, id_metric)
         if id_name is None or not ood:
             continue
-        ref = by_seed.get(record["seed"])
-        source = f"the {reference} run of seed {record['seed']}" if ref else f"the mean of the {reference} runs"
-        values = f_bias_results(record, ref or _mean_record(refs), id_name, ood, source)
+        ref = reference_of(record, refs)
+        values = f_bias_results(record, ref, id_name, ood, f"the {reference} run of seed {ref['seed']}")
         record.update(values)
         found += [k for k, v in values.items() if is_ratio(k) and isinstance(v, float) and k not in found]
     return sorted(found, key=lambda k: (k != "f_bias", k == "f_bias_mean", k))
@@ -197,18 +189,10 @@ def sweep_f_bias_table(rows: Sequence[dict[str, Any]], metrics: Sequence[str], r
         lines.append(f"| {row['method']} | {100 * row['sparsity']:g}% | {row['n_seeds']} | " + " | ".join(cells) + " |")
     return (
         f"\nF_bias = Δ_run / Δ_{reference}, Δ = (F_dev − F_OOD) / F_dev on accuracy (Du et al. 2023, §3.4), each "
-        f"run against the {reference} run of its seed (else their mean); > 1: more biased than {reference}.\n\n"
+        f"run against the {reference} run of its seed (else of the lowest seed); > 1: more biased than {reference}.\n\n"
         + "\n".join(lines)
         + "\n"
     )
-
-
-def baseline_runs(records: Sequence[dict[str, Any]], baseline: str, sparsity: float) -> list[dict[str, Any]]:
-    """The baseline's runs to pair with a method's runs at `sparsity`: those at the same sparsity, else all of them
-    when the baseline ran at one sparsity only (a full model, or one pruned baseline beside full-size methods)."""
-    runs = [r for r in records if r["method"] == baseline]
-    same = [r for r in runs if float(r["sparsity"]) == sparsity]
-    return same or (runs if len({float(r["sparsity"]) for r in runs}) == 1 else [])
 
 
 def interval_metric(metric: str, set_names: Sequence[str]) -> tuple[str, str] | None:
@@ -299,11 +283,9 @@ def add_paired_intervals(
         out.append(row)
         if row["method"] == baseline:
             continue
-        base = {r["seed"]: r for r in baseline_runs(records, baseline, row["sparsity"])}
-        runs = [r for r in records if r["method"] == row["method"] and float(r["sparsity"]) == row["sparsity"]]
-        runs = [r for r in runs if r["seed"] in base]
+        runs, paired = paired_runs(records, row["method"], row["sparsity"], baseline)
         where = f"{row['method']} at {100 * row['sparsity']:g}%"
-        if not base:
+        if not baseline_runs(records, baseline, row["sparsity"]):
             notes.append(f"{where}: no finished run of {baseline} to pair with")
             continue
         if not runs:
@@ -317,7 +299,6 @@ def add_paired_intervals(
             parsed = interval_metric(metric, sets)
             if parsed is None:
                 continue
-            paired = [base[r["seed"]] for r in runs]
             try:
                 interval = paired_interval(runs, paired, metric, *parsed, n_resamples=n_resamples)
             except ValueError as err:

@@ -271,3 +271,40 @@ def test_columns_without_a_baseline_are_refused_by_name(tmp_path):
         report_command.main([*argv, "--columns", "MNLI-m=mnli"])
     with pytest.raises(InputError, match="expected NAME=DIR"):
         report_command.main([*argv, "--baseline", "mask", "--extra_run", "teacher"])
+
+
+def test_the_sweep_summary_and_the_report_pair_runs_and_pick_the_reference_by_one_rule(tmp_path):
+    """Issue 72: the two cases where the sweep summary's pairing and F_bias (`sweep_summary`) and the report's
+    (`paired_table`) once disagreed now give one value in both: a lone baseline run of another seed is paired with
+    each run (the summary said "no seed in common"), and a run whose seed has no reference run is divided by the
+    lowest seed's reference (the summary took the mean of the reference runs)."""
+    from hf_srnets.experiments.sweep_summary import add_f_bias, add_paired_intervals, aggregate
+
+    records = [
+        run(tmp_path, "dense", 0.0, 7, [1, 1, 1, 1], [1, 1, 0, 0]),  # one run, of a seed no other method has
+        run(tmp_path, "dense", 0.0, 8, [1, 1, 1, 1], [1, 0, 0, 0]),
+        run(tmp_path, "lone", 0.0, 9, [1, 1, 1, 0], [1, 1, 0, 0]),
+        run(tmp_path, "a", 0.5, 1, [1, 1, 1, 0], [1, 1, 0, 0]),
+        run(tmp_path, "a", 0.5, 2, [1, 1, 0, 0], [1, 0, 0, 0]),
+    ]
+    # a lone baseline: both tables pair lone's one run with each of a's two
+    report_rows = {r["method"]: r for r in comparison_rows(records, [MNLI], "lone", n_resamples=200)}
+    summary_rows, notes = add_paired_intervals(aggregate(records, ["eval_mnli_accuracy"]), records,
+                                               ["eval_mnli_accuracy"], "lone", n_resamples=200)  # fmt: skip
+    summary_a = next(r for r in summary_rows if r["method"] == "a")
+    assert report_rows["a"]["Δ MNLI-m"].interval.difference == pytest.approx((0.75 - 0.75 + 0.5 - 0.75) / 2)
+    assert summary_a["eval_mnli_accuracy_paired_diff"] == pytest.approx(
+        report_rows["a"]["Δ MNLI-m"].interval.difference
+    )
+    assert not [n for n in notes if n.startswith("a at")]
+    # no reference run of a's seeds: both take dense seed 7's (the lowest), by hand (dev 3/4, OOD 2/4; Δ 1/3 over 0.5)
+    for record in records:  # the example counts a sweep's results hold, by which the summary finds its sets
+        record.update(eval_mnli_examples=4, eval_hans_examples=4)
+    add_f_bias(records, "dense", "eval_mnli_accuracy")
+    a1 = next(r for r in records if r["method"] == "a" and r["seed"] == 1)
+    teachers = [r for r in records if r["method"] == "dense"]
+    report_a = {r["method"]: r for r in comparison_rows(records, [F_BIAS], "dense", teachers, n_resamples=200)}["a"]
+    assert a1["f_bias"] == pytest.approx((1 / 3) / 0.5)
+    a2 = next(r for r in records if r["method"] == "a" and r["seed"] == 2)  # dev 2/4, OOD 1/4: Δ 0.5 over 0.5
+    assert a2["f_bias"] == pytest.approx(1.0)
+    assert report_a["F_bias"][0] == pytest.approx((a1["f_bias"] + a2["f_bias"]) / 2)  # one value in both tables
