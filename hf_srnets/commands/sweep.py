@@ -13,8 +13,8 @@ Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_resul
 `sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
 method's ID metric is also given as a percentage of it, and every metric as a difference from it; and each run's
 F_bias = Δ_run / Δ_reference (Du et al. 2023, §3.4) against the reference run of its seed, else that of the
-lowest seed, goes to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseline` (a method of the recipe;
-default: the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run of
+lowest seed, goes to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseline` (a method
+of the recipe; default: the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run of
 run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline over
 the seeds both ran, on the same examples, with a paired bootstrap 95% interval over the examples and `*` when it
 excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`, `_paired_high`, `_paired_seeds`,
