@@ -18,8 +18,8 @@ recipe; default: the `reference`) and runs that hold per-example predictions (`e
 of run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline
 over the seeds both ran (a baseline of one run, of another seed, with each), on the same examples, with a paired
 bootstrap 95% interval over the examples and `*` when it excludes 0 (summary.csv: `<metric>_paired_diff`,
-`_paired_low`, `_paired_high`, `_paired_seeds`, `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the method's sparsity are paired,
-else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
+`_paired_low`, `_paired_high`, `_paired_seeds`, `_paired_outside_noise`; summary.md: a table of them). The
+baseline's runs at the method's sparsity are paired, else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
 sparsity 0. A recipe is checked before any run (`hf_srnets.experiments.sweep_recipe`): an unknown key (with the
 nearest valid name), a repeated key or a value of the wrong type is refused naming the key. Writes
 `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired differences
