@@ -8,23 +8,23 @@
         -- --model_name_or_path outputs/full_ce --task mnli --pruning mask --loss poe \
         --bias_predictions bias/bias_train.jsonl --do_train               # one method, no recipe
 
-Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json, the ID one first),
-`common` (arguments of run_glue_sparse.py shared by every run), `methods` (name -> its own arguments, where
-`sparsities` may narrow the grid for that method) and optionally `reference` (a full-model method: every other
-method's ID metric is also given as a percentage of it, and every metric as a difference from it; and each run's
-F_bias = Δ_run / Δ_reference (Du et al. 2023, §3.4) against the reference run of its seed, else that of the lowest
-seed, goes to runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseline` (a method of the
-recipe; default: the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run
-of run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline
-over the seeds both ran (a baseline of one run, of another seed, with each), on the same examples, with a paired
-bootstrap 95% interval over the examples and `*` when it excludes 0 (summary.csv: `<metric>_paired_diff`,
-`_paired_low`, `_paired_high`, `_paired_seeds`, `_paired_outside_noise`; summary.md: a table of them). The
-baseline's runs at the method's sparsity are paired, else those of the baseline's only sparsity. Methods with `pruning: none` are full models, run once per seed at
-sparsity 0. A recipe is checked before any run (`hf_srnets.experiments.sweep_recipe`): an unknown key (with the
-nearest valid name), a repeated key or a value of the wrong type is refused naming the key. Writes
-`<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired differences
-and a budget line: runs, hours of training and evaluation), `runs.csv` (one row per run), `summary.png` (each
-metric against sparsity) and, with a baseline, `paired.png` (a method per line with its paired interval).
+Recipe (YAML): `output_dir`, `sparsities`, `seeds`, `metrics` (keys of all_results.json, the ID one first), `common`
+(arguments of run_glue_sparse.py shared by every run), `methods` (name -> its own arguments, where `sparsities` may
+narrow the grid for that method) and optionally `reference` (a full-model method: every other method's ID metric is
+also given as a percentage of it, and every metric as a difference from it; and each run's F_bias = Δ_run /
+Δ_reference (Du et al. 2023, §3.4) against the reference run of its seed, else that of the lowest seed, goes to
+runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseline` (a method of the recipe; default:
+the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run of
+run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline over the
+seeds both ran (a baseline of one run, of another seed, with each), on the same examples, with a paired bootstrap 95%
+interval over the examples and `*` when it excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`,
+`_paired_high`, `_paired_seeds`, `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the
+method's sparsity are paired, else those of the baseline's only sparsity. Methods with `pruning: none` are full
+models, run once per seed at sparsity 0. A recipe is checked before any run (`hf_srnets.experiments.sweep_recipe`): an
+unknown key (with the nearest valid name), a repeated key or a value of the wrong type is refused naming the key.
+Writes `<output_dir>/summary.csv` (mean ± std), `summary.md` (the same as a Markdown table, the paired differences and
+a budget line: runs, hours of training and evaluation), `runs.csv` (one row per run), `summary.png` (each metric
+against sparsity) and, with a baseline, `paired.png` (a method per line with its paired interval).
 
 Without a recipe, the arguments after `--` (a run_glue_sparse.py config file and/or flags, without `--sparsity`,
 `--seed` or `--output_dir`, which the sweep sets) are one method, named `<pruning>_<loss>` unless `--method_name`
