@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import time
-from types import SimpleNamespace
 
 import pytest
 
@@ -78,22 +77,22 @@ def speed_probe(repeats: int = 5) -> float:
     return best
 
 
-def kind_entries(config: pytest.Config, name: str, what: str) -> dict[str, float]:
-    """`KIND=SECONDS` entries of the ini list `name` (a lone SECONDS is `DEFAULT`), by upper-case kind."""
-    entries = {}
-    for entry in config.getini(name):
+def kind_entries(entries: list[str], what: str) -> dict[str, float]:
+    """`KIND=SECONDS` entries (a lone SECONDS is `DEFAULT`), by upper-case kind; `what` names them in the error."""
+    found = {}
+    for entry in entries:
         kind, _, value = entry.rpartition("=")
         try:
-            entries[kind.strip().upper() or "DEFAULT"] = float(value)
+            found[kind.strip().upper() or "DEFAULT"] = float(value)
         except ValueError:
             raise pytest.UsageError(f"{what} must be SECONDS or KIND=SECONDS entries, got {entry!r}") from None
-    return entries
+    return found
 
 
 def speed_scale(config: pytest.Config, probe: float | None, kind: str | None = None) -> float:
     """The budget's factor on this machine: its probe time over the reference of its CPU kind, within
     [1/MAX_SCALE, MAX_SCALE]; 1 without a probe or a reference."""
-    reference = kind_entries(config, PROBE_INI, PROBE_INI).get((kind or cpu_kind()).upper())
+    reference = kind_entries(config.getini(PROBE_INI), PROBE_INI).get((kind or cpu_kind()).upper())
     if not probe or not reference:
         return 1.0
     return min(MAX_SCALE, max(1 / MAX_SCALE, probe / reference))
@@ -110,11 +109,8 @@ def budget_seconds(config: pytest.Config, kind: str | None = None) -> float | No
     """The budget in seconds for this CPU kind (`kind`, default `cpu_kind()`), or None when the check is off or no
     budget is set: `SRNETS_SUITE_BUDGET` if set, else the ini entry `KIND=SECONDS` of this kind, else
     `default=SECONDS`, else a lone `SECONDS`."""
-    what = f"{BUDGET_ENV} or {BUDGET_INI}"
-    if os.environ.get(BUDGET_ENV):
-        budgets = kind_entries(SimpleNamespace(getini=lambda _: [os.environ[BUDGET_ENV]]), BUDGET_INI, what)
-    else:
-        budgets = kind_entries(config, BUDGET_INI, what)
+    entries = [os.environ[BUDGET_ENV]] if os.environ.get(BUDGET_ENV) else config.getini(BUDGET_INI)
+    budgets = kind_entries(entries, f"{BUDGET_ENV} or {BUDGET_INI}")
     seconds = budgets.get((kind or cpu_kind()).upper(), budgets.get("DEFAULT"))
     return seconds if seconds else None
 
@@ -153,8 +149,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     judged = budget is not None and whole_suite(config) and workers(config) >= 2
     probe = config.stash.get(_PROBE, None)
     scale = speed_scale(config, probe) if judged and not os.environ.get(BUDGET_ENV) else 1.0
-    config.stash[_VERDICT] = (seconds, budget and budget * scale, judged, (budget, scale, probe))
-    if judged and seconds > budget and session.exitstatus == pytest.ExitCode.OK:
+    scaled = budget * scale if budget is not None else None
+    config.stash[_VERDICT] = (seconds, scaled, judged, (budget, scale, probe))
+    if judged and seconds > scaled and session.exitstatus == pytest.ExitCode.OK:  # the budget the line reports
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

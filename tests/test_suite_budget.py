@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import suite_budget
 from suite_budget import budget_seconds, speed_probe, speed_scale, whole_suite
 
 TESTS = Path(__file__).resolve().parent
@@ -138,3 +139,22 @@ def test_the_budget_scales_with_the_machines_probe_over_its_kinds_reference(tmp_
 def test_the_speed_probe_takes_the_same_time_twice_within_a_margin():
     first, second = speed_probe(repeats=3), speed_probe(repeats=3)
     assert 0 < first < 5 and 0.5 < first / second < 2
+
+
+@pytest.mark.parametrize(("seconds", "probe", "fails"), [(650, 0.3, False), (450, 0.1, True), (650, None, True)])
+def test_the_exit_status_holds_the_run_to_the_scaled_budget_the_line_reports(tmp_path, monkeypatch, seconds, probe,
+                                                                              fails):  # fmt: skip
+    """600 s at the probe's 0.3 s against the reference 0.2 s is 900 s: 650 s passes; at 0.1 s it is 400 s: 450 s
+    fails; without a probe the 600 s hold."""
+    monkeypatch.delenv("SRNETS_SUITE_BUDGET", raising=False)
+    monkeypatch.setattr(suite_budget, "cpu_kind", lambda: "AVX512")
+    config = stand_in_config(tmp_path, ["tests"], budget=["AVX512=600"])
+    config.stash, config.option = pytest.Stash(), SimpleNamespace(tx=["popen", "popen"])
+    config.stash[suite_budget._START] = suite_budget.time.monotonic() - seconds
+    if probe is not None:
+        config.stash[suite_budget._PROBE] = probe
+    session = SimpleNamespace(config=config, exitstatus=pytest.ExitCode.OK)
+    suite_budget.pytest_sessionfinish(session)
+    assert (session.exitstatus == pytest.ExitCode.TESTS_FAILED) == fails
+    scaled = config.stash[suite_budget._VERDICT][1]
+    assert (seconds > scaled) == fails
