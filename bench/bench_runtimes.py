@@ -75,7 +75,7 @@ from hf_srnets.export.onnx import (  # noqa: E402
     sample_batch,
     trace_to_onnx,
 )
-from hf_srnets.export.quantize import INT8_CHECK_SHAPES, INTEGER_FLAGS, cpu_flags  # noqa: E402
+from hf_srnets.export.quantize import INT8_CHECK_SHAPES, INTEGER_FLAGS, cpu_flags, label_agreement  # noqa: E402
 from hf_srnets.export.torch_int8 import quantize_torch_int8  # noqa: E402
 
 RUNTIMES = ("eager", "compile", "onnxruntime", "onnxruntime-int8", "torch-int8")
@@ -250,13 +250,8 @@ def prepare_torch_int8(models: dict[str, nn.Module], args: argparse.Namespace, f
         start = time.perf_counter()
         quantized, _ = quantize_torch_int8(model)
         seconds = time.perf_counter() - start
-        got = [quantized(**batch).logits for batch in batches]
-        agree = sum(int((g.argmax(-1) == e.argmax(-1)).sum()) for g, e in zip(got, expected))
-        setup[name] = {
-            "quantize": seconds,
-            "int8_label_agreement": agree / sum(len(e) for e in expected),
-            "int8_max_abs_diff": max(float((g - e).abs().max()) for g, e in zip(got, expected)),
-        }
+        check = label_agreement(expected, [quantized(**batch).logits for batch in batches])
+        setup[name] = {"quantize": seconds} | {f"int8_{k}": check[k] for k in ("label_agreement", "max_abs_diff")}
         forwards[name] = Forward(lambda b, m=quantized: m(**b), model.config, takes_token_types(model))
     for name, seconds in warm_up(forwards, args).items():
         setup[name]["warmup"] = seconds

@@ -59,14 +59,21 @@ def int8_agreement(
     predicted labels that agree, the largest |logit difference| and the number of examples."""
     options = ort.SessionOptions()
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    agree, total, worst = 0, 0, 0.0
+    expected, got = [], []
     for seed, shape in enumerate(INT8_CHECK_SHAPES, start=100):
         inputs = sample_batch(model.config, names, shape, seed)
-        expected = pytorch_logits(model, inputs, path).numpy()
-        (got,) = session.run(["logits"], {name: tensor.numpy() for name, tensor in inputs.items()})
-        agree += int((got.argmax(-1) == expected.argmax(-1)).sum())
-        total += len(expected)
-        worst = max(worst, float(np.abs(got - expected).max()))
+        expected.append(pytorch_logits(model, inputs, path).numpy())
+        got.append(session.run(["logits"], {name: tensor.numpy() for name, tensor in inputs.items()})[0])
+    return label_agreement(expected, got)
+
+
+def label_agreement(expected: list[Any], got: list[Any]) -> dict[str, Any]:
+    """INT8 logits `got` against the float ones `expected` (numpy arrays or tensors, batch by batch): the share of
+    predicted labels that agree, the largest |logit difference| and the number of examples."""
+    expected, got = [np.asarray(e) for e in expected], [np.asarray(g) for g in got]
+    agree = sum(int((g.argmax(-1) == e.argmax(-1)).sum()) for g, e in zip(got, expected))
+    total = sum(len(e) for e in expected)
+    worst = max(float(np.abs(g - e).max()) for g, e in zip(got, expected))
     return {"label_agreement": agree / total, "max_abs_diff": worst, "check_examples": total}
 
 
