@@ -38,9 +38,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def models(folder: Path) -> list[str]:
-    """The models with both precisions' per-example files, in runtimes.json's order."""
-    record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
+def models(folder: Path, record: dict[str, Any]) -> list[str]:
+    """The models of the runtimes record with both precisions' per-example files, in its order."""
     return [m for m in record["models"] if all((folder / "per_example" / f"{m}_{s}").is_dir() for s, _ in
                                                PRECISIONS.values())]  # fmt: skip
 
@@ -51,8 +50,8 @@ def non_entailment(folder: Path, run: str) -> np.ndarray:
     return hans.correct[np.array([label == "non-entailment" for label in hans.labels])]
 
 
-def throughput(folder: Path) -> dict[tuple[str, str], float]:
-    record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
+def throughput(record: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """b32 examples/s by (model, runtime)."""
     return {
         (row["model"], runtime): row["examples_per_s"]
         for runtime, rec in record["runtimes"].items()
@@ -67,12 +66,14 @@ def interval(a: np.ndarray, b: np.ndarray, args: argparse.Namespace) -> str:
 
 
 def rows(args: argparse.Namespace) -> list[dict[str, Any]]:
-    folder, speed, found = args.folder, throughput(args.folder), []
+    folder, found = args.folder, []
+    record = json.loads((folder / "runtimes.json").read_text(encoding="utf-8"))
+    speed = throughput(record)
     ref_run = f"{args.reference}_{PRECISIONS['fp32'][0]}"
     ref_mnli = read_eval_predictions(folder / "per_example" / ref_run / "mnli.jsonl.gz").correct.mean()
     ref_hans = read_eval_predictions(folder / "per_example" / ref_run / "hans.jsonl.gz").correct.mean()
     base_speed = speed[(args.reference, "eager")]
-    for model in models(folder):
+    for model in models(folder, record):
         for precision, (suffix, runtime) in PRECISIONS.items():
             run = f"{model}_{suffix}"
             mnli = read_eval_predictions(folder / "per_example" / run / "mnli.jsonl.gz").correct
