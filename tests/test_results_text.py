@@ -167,8 +167,8 @@ def sweep_mask30_hans() -> tuple[str, ...]:
         for line in table_rows(report, "| method | sparsity | paired seeds |")
         if cells(line)[:2] == ["mask_poe", "30%"]
     )
-    interval = re.fullmatch(r"\S+ \[(\S+), (\S+)\]\*?", row[5])
-    p, holm = re.fullmatch(r"(\S+) \((\S+)\)", row[6]).groups()
+    interval = re.fullmatch(r"\S+ \[(\S+), (\S+)\][*°]?", row[5])
+    p, holm = re.fullmatch(r"[+−0]+ (\S+) \((\S+)\)", row[6]).groups()  # the seeds' signs, then p (Holm)
     return interval.group(1), interval.group(2), p, holm
 
 

@@ -17,8 +17,10 @@ runs.csv, summary.csv, summary.md and an F_bias panel of the plot). With `baseli
 the `reference`) and runs that hold per-example predictions (`eval_predictions/`, which every run of
 run_glue_sparse.py writes), each other method's accuracy/F1 metrics get the mean difference from the baseline over the
 seeds both ran (a baseline of one run, of another seed, with each), on the same examples, with a paired bootstrap 95%
-interval over the examples and `*` when it excludes 0 (summary.csv: `<metric>_paired_diff`, `_paired_low`,
-`_paired_high`, `_paired_seeds`, `_paired_outside_noise`; summary.md: a table of them). The baseline's runs at the
+interval over the examples, the seed-level t-test and the seeds' signs, `*` decided when the interval excludes 0 and
+the seeds agree, `°` not decided when they do not (summary.csv: `<metric>_paired_diff`, `_paired_low`,
+`_paired_high`, `_paired_seeds`, `_paired_outside_noise`, `_seed_p`, `_seed_signs`, `_decided`; summary.md: a table of
+them; docs/sweeps.md). The baseline's runs at the
 method's sparsity are paired, else those of the baseline's only sparsity. Methods with `pruning: none` are full
 models, run once per seed at sparsity 0. A recipe is checked before any run (`hf_srnets.experiments.sweep_recipe`): an
 unknown key (with the nearest valid name), a repeated key or a value of the wrong type is refused naming the key.

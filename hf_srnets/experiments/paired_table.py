@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics.bootstrap import PairedInterval, UndefinedStatisticError, bootstrap_count_interval
-from ..metrics.significance import holm, paired_t_test
+from ..metrics.significance import holm, paired_t_test, seed_signs, verdict_marker
 from .pairing import paired_runs, reference_of
 from .sweep_summary import BOOTSTRAP_SEED, RESAMPLES, predictions_file
 
@@ -202,15 +202,23 @@ def _mean_cell(value: tuple[float, float | None] | None, scale: float, digits: i
     return f"{scale * mean:.{digits}f}" + (f" ± {scale * std:.{digits}f}" if std is not None else "")
 
 
-def _p_cell(p: float | None, adjusted: float | None) -> str:
+def _seed_cell(found: Comparison, adjusted: float | None) -> str:
+    signs, p = seed_signs(found.seed_differences), found.seed_p
     if p is None:
-        return "–"
-    return f"{p:.2g} ({adjusted:.2g})" if adjusted is not None else f"{p:.2g}"
+        return f"{signs} –"
+    return f"{signs} {p:.2g} ({adjusted:.2g})" if adjusted is not None else f"{signs} {p:.2g}"
+
+
+def _interval_cell(found: Comparison, adjusted: float | None, scale: float, digits: int) -> str:
+    interval = found.interval
+    marker = verdict_marker(interval.low, interval.high, seed_signs(found.seed_differences), adjusted)
+    return interval.format(scale, digits, marker=marker)
 
 
 def comparison_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[Column], baseline: str) -> str:
     """The rows as two Markdown tables: the means ± std over the seeds, then the paired differences from
-    `baseline` with their intervals and seed-level p-values (accuracy in points, F_bias as a ratio)."""
+    `baseline` with their intervals marked by the verdict rule (`*` decided, `°` not decided) and the seeds' signs
+    and p-values (accuracy in points, F_bias as a ratio)."""
     scale = {c.title: (1.0, 3) if c.is_f_bias else (100.0, 1) for c in columns}
     head = ["method", "sparsity", "seeds", *(c.title for c in columns)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -222,7 +230,7 @@ def comparison_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[Column
         return "\n".join(lines) + "\n"
     head = ["method", "sparsity", "paired seeds"]
     for c in columns:
-        head += [f"Δ {c.title} vs {baseline}", "seed p (Holm)"]
+        head += [f"Δ {c.title} vs {baseline}", "seed signs, p (Holm)"]
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in paired:
         cells = []
@@ -231,7 +239,8 @@ def comparison_markdown(rows: Sequence[dict[str, Any]], columns: Sequence[Column
             if found is None:
                 cells += ["–", "–"]
                 continue
-            cells += [found.interval.format(*scale[c.title]), _p_cell(found.seed_p, row.get(f"Δ {c.title} Holm"))]
+            adjusted = row.get(f"Δ {c.title} Holm")
+            cells += [_interval_cell(found, adjusted, *scale[c.title]), _seed_cell(found, adjusted)]
         seeds = next(row[f"Δ {c.title}"].interval.n_seeds for c in columns if f"Δ {c.title}" in row)
         lines.append(f"| {row['method']} | {row['sparsity']:.0%} | {seeds} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

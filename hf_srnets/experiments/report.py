@@ -5,8 +5,9 @@ From `results/<experiment>/per_example/` (`hf_srnets.experiments.per_example`) i
     report.md    the metrics recomputed from the files (mean ± sample std over seeds), each method against the
                  reference (% of its ID metric, differences of means), F_bias against the reference when there is
                  one, and the paired table against the baseline: 10,000 seeded paired bootstrap resamples of the
-                 examples, the seed-level paired t-test beside each interval, raw and Holm-adjusted over the
-                 table's rows (`sweep_summary.paired_table` states the policy in the file)
+                 examples, the seeds' signs and the seed-level paired t-test beside each interval, raw and
+                 Holm-adjusted over the table's rows, each interval marked decided (`*`) or not decided (`°`) by
+                 the verdict rule (`hf_srnets.metrics.significance`; the file states both policies)
                  and, where the runs kept it (`per_example.run_cost`), the compute they took: the sweep's budget
                  line and the hours per method
     report.csv   the same rows, one per (method, sparsity)
@@ -28,6 +29,7 @@ from ..arguments.report_arguments import ReportArguments
 from ..errors import InputError
 from ..evaluation.eval_predictions import align, read_eval_predictions
 from ..metrics import METRICS
+from ..metrics.significance import VERDICT_POLICY
 from ..run_files import replaced_file
 from .paired_table import Column, column_spec, comparison_markdown, comparison_rows, parse_column
 from .per_example import MANIFEST, PER_EXAMPLE_DIR, collect_per_example, load_records, read_manifest
@@ -168,9 +170,9 @@ def column_section(
         f"\n## Paired by column against {baseline}\n\nMean ± sample std over the seeds, then each method minus "
         f"{baseline} on the same examples over the seeds both ran{where}: the 95% interval of {RESAMPLES:,} paired "
         "bootstrap resamples of the examples (F_bias: both sets resampled, the reference's Δ recomputed on each), "
-        "* when it excludes 0; beside it the seed-level paired t-test, raw (Holm over the rows of the column). "
-        "Accuracy in points, F_bias as a ratio (`hf_srnets.experiments.paired_table`).\n\n"
-        + comparison_markdown(rows, columns, baseline)
+        "seeds held fixed; beside it the per-seed differences' signs and the seed-level paired t-test, raw (Holm "
+        f"over the rows of the column). {VERDICT_POLICY} Accuracy in points, F_bias as a ratio "
+        "(`hf_srnets.experiments.paired_table`).\n\n" + comparison_markdown(rows, columns, baseline)
     )
 
 

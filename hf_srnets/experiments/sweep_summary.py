@@ -42,7 +42,14 @@ from ..evaluation.eval_predictions import (
 from ..evaluation.f_bias import f_bias_results
 from ..metrics import METRICS
 from ..metrics.bootstrap import PairedInterval, format_interval, paired_bootstrap_predictions
-from ..metrics.significance import holm, paired_t_test
+from ..metrics.significance import (
+    VERDICT_POLICY,
+    holm,
+    is_decided,
+    paired_t_test,
+    seed_signs,
+    verdict_marker,
+)
 from ..run_files import RESULTS_NAME, read_json_object, replaced_file
 from .pairing import baseline_runs, paired_runs, reference_of
 from .sweep_runs import META_KEYS, RUN_META, read_meta
@@ -257,13 +264,13 @@ def paired_interval(
     return paired_bootstrap_predictions(method, base, labels, kind, n_resamples=n_resamples, seed=BOOTSTRAP_SEED)
 
 
-def seed_test(
+def seed_differences(
     method_runs: Sequence[dict[str, Any]], base_runs: Sequence[dict[str, Any]], metric: str, set_name: str, kind: str
-) -> float | None:
-    """The seed-level p-value of `metric`: the paired t-test over the per-seed differences method − baseline
-    (`hf_srnets.metrics.significance`), each seed's metric recomputed from its prediction file."""
+) -> list[float]:
+    """The per-seed differences of `metric`, method − baseline, each seed's metric recomputed from its prediction
+    file: what the seed-level t-test (`hf_srnets.metrics.significance`) and the verdict rule read."""
     labels, method, base = paired_predictions(method_runs, base_runs, metric, set_name, kind)
-    return paired_t_test([METRICS[kind](m, labels) - METRICS[kind](b, labels) for m, b in zip(method, base)])
+    return [METRICS[kind](m, labels) - METRICS[kind](b, labels) for m, b in zip(method, base)]
 
 
 def add_paired_intervals(
@@ -275,7 +282,8 @@ def add_paired_intervals(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Each row (method, sparsity) but the baseline's, with `<metric>_paired_diff`, `_paired_low`, `_paired_high`,
     `_paired_seeds`, `_paired_outside_noise`, the seed-level `_seed_p` and its Holm adjustment over the rows
-    `_seed_p_holm` for every accuracy/F1 metric whose runs hold prediction files (module docstring); and notes
+    `_seed_p_holm`, the per-seed signs `_seed_signs` and the verdict `_decided` (`significance.is_decided`) for every
+    accuracy/F1 metric whose runs hold prediction files (module docstring); and notes
     saying what could not be paired and why."""
     out, notes = [], []
     for row in rows:
@@ -308,11 +316,14 @@ def add_paired_intervals(
             row[f"{metric}_paired_diff"], row[f"{metric}_paired_seeds"] = interval.difference, interval.n_seeds
             row[f"{metric}_paired_low"], row[f"{metric}_paired_high"] = interval.low, interval.high
             row[f"{metric}_paired_outside_noise"] = interval.excludes_zero
-            row[f"{metric}_seed_p"] = seed_test(runs, paired, metric, *parsed)
+            differences = seed_differences(runs, paired, metric, *parsed)
+            row[f"{metric}_seed_p"], row[f"{metric}_seed_signs"] = paired_t_test(differences), seed_signs(differences)
     for metric in metrics:  # Holm over the table's rows, one family per metric column
         holding = [r for r in out if f"{metric}_paired_diff" in r]
         for r, adjusted in zip(holding, holm([r[f"{metric}_seed_p"] for r in holding])):
             r[f"{metric}_seed_p_holm"] = adjusted
+            low, high, signs = r[f"{metric}_paired_low"], r[f"{metric}_paired_high"], r[f"{metric}_seed_signs"]
+            r[f"{metric}_decided"] = is_decided(low, high, signs, adjusted)
     return out, notes
 
 
@@ -322,12 +333,20 @@ def format_p(p: float | None) -> str:
 
 
 def paired_cells(row: dict[str, Any], metric: str) -> list[str]:
-    """The interval cell and the seed-level cell `p (Holm p)` of one metric of a row, empty when not paired."""
+    """The interval cell, marked by the verdict rule, and the seed-level cell `signs p (Holm p)` of one metric of a
+    row, empty when not paired."""
     if f"{metric}_paired_diff" not in row:
         return ["", ""]
-    interval = format_interval(row[f"{metric}_paired_diff"], row[f"{metric}_paired_low"], row[f"{metric}_paired_high"])
+    low, high, signs = row[f"{metric}_paired_low"], row[f"{metric}_paired_high"], row[f"{metric}_seed_signs"]
     p, adjusted = row.get(f"{metric}_seed_p"), row.get(f"{metric}_seed_p_holm")
-    return [interval, f"{format_p(p)} ({format_p(adjusted)})" if p is not None else "–"]
+    marker = verdict_marker(low, high, signs, adjusted)
+    interval = format_interval(row[f"{metric}_paired_diff"], low, high, marker=marker)
+    return [interval, seed_cell(signs, p, adjusted)]
+
+
+def seed_cell(signs: str, p: float | None, adjusted: float | None) -> str:
+    """The seed-level evidence of one cell: the per-seed signs and the t-test's p (Holm-adjusted in brackets)."""
+    return f"{signs} " + (f"{format_p(p)} ({format_p(adjusted)})" if p is not None else "–")
 
 
 def paired_policy(baseline: str, n_resamples: int = RESAMPLES) -> str:
@@ -336,10 +355,10 @@ def paired_policy(baseline: str, n_resamples: int = RESAMPLES) -> str:
         f"Paired differences from {baseline}, in points: the mean over the seeds both ran (paired by seed value) "
         f"of method − {baseline} on the same evaluation examples; [low, high] the 95% percentile interval of "
         f"{n_resamples:,} paired bootstrap resamples of the examples (numpy default_rng({BOOTSTRAP_SEED}); Efron & "
-        "Tibshirani 1993; Koehn 2004), seeds held fixed; * the interval excludes 0 (outside the noise of the example "
-        "sample). Seed p: the two-sided paired t-test over the per-seed differences (seed level, S − 1 degrees of "
-        "freedom), raw and, in brackets, Holm-adjusted over this table's rows (one family per column). The "
-        "intervals are unadjusted: each is a 95% interval for its own comparison.\n\n"
+        "Tibshirani 1993; Koehn 2004), seeds held fixed. Seed cell: the per-seed differences' signs, then the "
+        "two-sided paired t-test over them (seed level, S − 1 degrees of freedom), raw and, in brackets, "
+        "Holm-adjusted over this table's rows (one family per column). "
+        f"{VERDICT_POLICY} The intervals are unadjusted: each is a 95% interval for its own comparison.\n\n"
     )
 
 
@@ -350,13 +369,13 @@ def paired_table(
     notes: Sequence[str] = (),
     n_resamples: int = RESAMPLES,
 ) -> str:
-    """The rows' paired differences from `baseline` as a Markdown table, `Δ [low, high]` in points with `*` when
-    the interval excludes 0, beside the seed-level p-value (raw and Holm-adjusted); "" when no row has one (and no
-    note says why)."""
+    """The rows' paired differences from `baseline` as a Markdown table, `Δ [low, high]` in points marked by the
+    verdict rule (`*` decided, `°` not decided), beside the seeds' signs and p-value (raw and Holm-adjusted); "" when
+    no row has one (and no note says why)."""
     shown = [m for m in metrics if any(f"{m}_paired_diff" in r for r in rows)]
     lines = []
     if shown:
-        heads = [h for m in shown for h in (f"Δ {m} [95% CI]", f"{m} seed p (Holm)")]
+        heads = [h for m in shown for h in (f"Δ {m} [95% CI]", f"{m} seed signs, p (Holm)")]
         lines = [
             "| method | sparsity | paired seeds | " + " | ".join(heads) + " |",
             "|---|---|---|" + "---|" * len(heads),

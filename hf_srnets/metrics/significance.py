@@ -14,6 +14,13 @@ Many rows of one table are many comparisons. The policy: the bootstrap intervals
 95%), and the seed-level p-values are given raw and Holm-adjusted over the rows of a table's column (Holm, "A Simple
 Sequentially Rejective Multiple Test Procedure", Scand. J. Statist. 1979): with the m p-values sorted,
 p_(1) ≤ ... ≤ p_(m), the adjusted p_(i) is max_{j ≤ i} min(1, (m − j + 1)·p_(j)).
+
+The verdict rule (issue 72) every paired table applies to a cell: a difference is **decided** (`*`) only when the
+pooled example-level interval excludes 0 *and* the seeds agree: every per-seed difference d_s has the interval's sign
+(a seed with d_s = 0 does not agree), or the seed-level test rejects at Holm-adjusted p < `ALPHA`. An interval that
+excludes 0 while the seeds disagree is **not decided** (`°`): the difference is outside the noise of the example
+sample for these seeds, but another seed could reverse it. With one seed the seeds agree by definition; the table's
+"paired seeds" column says how many there were.
 """
 
 from __future__ import annotations
@@ -66,3 +73,33 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (m - j) * p))
         adjusted[i] = running
     return adjusted
+
+
+ALPHA = 0.05
+DECIDED, NOT_DECIDED = "*", "°"
+VERDICT_POLICY = (
+    "* decided: the interval excludes 0 and every seed's difference has its sign (the signs, in seed order, lead the "
+    f"seed cell), or the seed-level Holm p < {ALPHA:g}; ° not decided: the interval excludes 0 but the seeds do not "
+    "agree, so another seed could reverse it."
+)
+
+
+def seed_signs(differences: Sequence[float]) -> str:
+    """The per-seed differences' signs in seed order, e.g. `++−` (`0` for no difference)."""
+    return "".join("+" if d > 0 else "−" if d < 0 else "0" for d in differences)
+
+
+def is_decided(low: float, high: float, signs: str, holm_p: float | None) -> bool:
+    """The verdict rule (module docstring): the interval [low, high] excludes 0 and the seeds' `signs` (`seed_signs`)
+    all have its sign, or the seed-level Holm-adjusted p is below `ALPHA`."""
+    if not (low > 0 or high < 0):
+        return False
+    agree = bool(signs) and set(signs) == {"+" if low > 0 else "−"}
+    return agree or (holm_p is not None and holm_p < ALPHA)
+
+
+def verdict_marker(low: float, high: float, signs: str, holm_p: float | None) -> str:
+    """`*` decided, `°` an interval that excludes 0 with the seeds not agreeing (not decided), "" otherwise."""
+    if not (low > 0 or high < 0):
+        return ""
+    return DECIDED if is_decided(low, high, signs, holm_p) else NOT_DECIDED

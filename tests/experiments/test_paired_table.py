@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import numpy as np
@@ -170,7 +171,7 @@ def test_rows_pair_by_seed_and_holm_adjusts_each_column(tmp_path):
     # F_bias of a, seed 1: dev 3/4, OOD 2/4 against the teacher's Δ 0.5 -> (1/3)/0.5; dense seed 1 is the teacher: 1
     assert a["Δ F_bias"].seed_differences[0] == pytest.approx((1 / 3) / 0.5 - 1.0)
     text = comparison_markdown(rows, [MNLI, F_BIAS], "dense")
-    assert "| a | 50% | 2 | 62.5 ± 17.7 |" in text and "| Δ MNLI-m vs dense | seed p (Holm) |" in text
+    assert "| a | 50% | 2 | 62.5 ± 17.7 |" in text and "| Δ MNLI-m vs dense | seed signs, p (Holm) |" in text
 
 
 @pytest.mark.parametrize("spec", ["HANS", "=hans", "F=mnli>", "T= "])
@@ -308,3 +309,38 @@ def test_the_sweep_summary_and_the_report_pair_runs_and_pick_the_reference_by_on
     a2 = next(r for r in records if r["method"] == "a" and r["seed"] == 2)  # dev 2/4, OOD 1/4: Δ 0.5 over 0.5
     assert a2["f_bias"] == pytest.approx(1.0)
     assert report_a["F_bias"][0] == pytest.approx((a1["f_bias"] + a2["f_bias"]) / 2)  # one value in both tables
+
+
+def test_an_interval_that_excludes_zero_with_a_seed_against_it_is_not_decided_in_both_tables(tmp_path):
+    """Issue 72's rule in the report's per-column table and the sweep summary's: method − base per seed is +1, +1 and
+    −0.25 (seed 3 loses example 0), so every resample's pooled difference is positive and the interval excludes 0,
+    but one seed of three goes the other way and the t-test (t = 1.40 on 2 df, p = 0.30) does not reject: both print
+    `°` (not decided) and the signs `++−`; with seed 3 removed the two agreeing seeds are decided (`*`)."""
+    from hf_srnets.experiments.sweep_summary import add_paired_intervals, aggregate, paired_cells
+
+    records = [
+        run(tmp_path, "base", 0.5, 1, [0, 0, 0, 0], [1, 1, 1, 1]),
+        run(tmp_path, "base", 0.5, 2, [0, 0, 0, 0], [1, 1, 1, 1]),
+        run(tmp_path, "base", 0.5, 3, [1, 1, 1, 1], [1, 1, 1, 1]),
+        run(tmp_path, "m", 0.5, 1, [1, 1, 1, 1], [1, 1, 1, 1]),
+        run(tmp_path, "m", 0.5, 2, [1, 1, 1, 1], [1, 1, 1, 1]),
+        run(tmp_path, "m", 0.5, 3, [0, 1, 1, 1], [1, 1, 1, 1]),
+    ]
+    d = [1.0, 1.0, -0.25]
+    t = statistics.fmean(d) / (statistics.stdev(d) / math.sqrt(3))
+    p = 1 - t / math.sqrt(2 + t * t)  # Student's t on 2 df, two-sided
+    row = next(r for r in comparison_rows(records, [MNLI], "base", n_resamples=500) if r["method"] == "m")
+    assert row["Δ MNLI-m"].interval.low > 0 and row["Δ MNLI-m"].seed_p == pytest.approx(p)
+    lines = comparison_markdown([row], [MNLI], "base").splitlines()
+    line = [s for s in lines if s.startswith("| m | 50% | 3 |")][-1]  # the paired table's row, below the means
+    assert line == f"| m | 50% | 3 | {row['Δ MNLI-m'].interval.format(100.0, 1, marker='°')} | ++− {p:.2g} ({p:.2g}) |"
+    summary, _ = add_paired_intervals(aggregate(records, ["eval_mnli_accuracy"]), records,
+                                      ["eval_mnli_accuracy"], "base", n_resamples=500)  # fmt: skip
+    m = next(r for r in summary if r["method"] == "m")
+    assert m["eval_mnli_accuracy_seed_signs"] == "++−" and m["eval_mnli_accuracy_decided"] is False
+    assert paired_cells(m, "eval_mnli_accuracy")[0].endswith("]°")
+    agreeing = [r for r in records if r["seed"] != 3]
+    summary, _ = add_paired_intervals(aggregate(agreeing, ["eval_mnli_accuracy"]), agreeing,
+                                      ["eval_mnli_accuracy"], "base", n_resamples=500)  # fmt: skip
+    m = next(r for r in summary if r["method"] == "m")
+    assert m["eval_mnli_accuracy_decided"] is True and paired_cells(m, "eval_mnli_accuracy")[0].endswith("]*")

@@ -133,13 +133,16 @@ def test_the_committed_cells_match_hand_computations() -> None:
     # Holm over the 2 rows: 2 · 0.039 = 0.078, and max(0.078, 1 · 0.53) = 0.53
     assert cell(text, "imp", 3).startswith("+10.83 [")
     t = (13 / 3) / (math.sqrt(7 / 3) / math.sqrt(3))
-    assert cell(text, "imp", 4) == f"{1 - t / math.sqrt(2 + t * t):.2g} ({2 * (1 - t / math.sqrt(2 + t * t)):.2g})"
-    assert cell(text, "imp", 4) == "0.039 (0.078)"
+    p = 1 - t / math.sqrt(2 + t * t)
+    # the seed cell leads with the per-seed signs in seed order (4, 3, 6: +++; heads 2, −1, 1: +−+)
+    assert cell(text, "imp", 4) == f"+++ {p:.2g} ({2 * p:.2g})" == "+++ 0.039 (0.078)"
     assert cell(text, "heads", 3).startswith("+1.67 [")
-    assert cell(text, "heads", 4) == "0.53 (0.53)"
+    assert cell(text, "heads", 4) == "+−+ 0.53 (0.53)"
+    # the verdict: imp's interval excludes 0 and its seeds agree: decided (*), though Holm's 0.078 is above 0.05
+    assert cell(text, "imp", 3).endswith("]*")
     # HANS: imp 3, 2, 2 of 20: +11.67 points; heads 0, 1, −1: +0.00, t = 0, p = 1
     assert cell(text, "imp", 5).startswith("+11.67 [") and cell(text, "heads", 5).startswith("+0.00 [")
-    assert cell(text, "heads", 6) == "1 (1)"
+    assert cell(text, "heads", 6) == "0+− 1 (1)"
     # F_bias per seed, Δ = (F_dev − F_OOD) / F_dev: seed 1 vanilla (0.5 − 0.45) / 0.5 = 0.1, imp (0.6 − 0.6) / 0.6
     # = 0 -> 0; seed 2 (0.625 − 0.6) / 0.625 = 0.04 over (0.55 − 0.5) / 0.55 = 0.0909 -> 0.44; seed 3 (0.75 − 0.65)
     # / 0.75 = 0.1333 over (0.6 − 0.55) / 0.6 = 0.0833 -> 1.6: mean 0.680, sample std √(0.6832) = 0.827

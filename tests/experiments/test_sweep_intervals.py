@@ -119,15 +119,17 @@ def test_run_sweep_writes_the_intervals_to_summary_csv_and_md(tmp_path) -> None:
     assert mask["eval_mnli_accuracy_paired_outside_noise"] == "True" and mask["paired_baseline"] == "full_ce"
     summary = (tmp_path / "summary.md").read_text()
     assert (
-        "| method | sparsity | paired seeds | Δ eval_mnli_accuracy [95% CI] | eval_mnli_accuracy seed p (Holm) "
-        "| Δ eval_hans_accuracy [95% CI] | eval_hans_accuracy seed p (Holm) |" in summary
+        "| method | sparsity | paired seeds | Δ eval_mnli_accuracy [95% CI] | eval_mnli_accuracy seed signs, p (Holm) "
+        "| Δ eval_hans_accuracy [95% CI] | eval_hans_accuracy seed signs, p (Holm) |" in summary
     )
     assert "10,000 paired bootstrap resamples" in summary and "Holm-adjusted over this table's rows" in summary
     line = next(s for s in summary.splitlines() if s.startswith("| mask_poe | 50% | 2 |"))
     # seed-level: differences +0.25 and 0 over 2 seeds, t = 0.125 / (0.177 / √2) = 1.0 on 1 degree of freedom
-    # (Cauchy): p = 0.5, alone in its column so Holm leaves it; HANS's differences are both 0: no test
+    # (Cauchy): p = 0.5, alone in its column so Holm leaves it; HANS's differences are both 0: no test. The interval
+    # excludes 0 but seed 2's difference is 0, not +, and p = 0.5: not decided (°) under the seed-level rule
     assert line.startswith("| mask_poe | 50% | 2 | +12.50 [+")
-    assert line.endswith("]* | 0.5 (0.5) | +0.00 [+0.00, +0.00] | – |")
+    assert line.endswith("]° | +0 0.5 (0.5) | +0.00 [+0.00, +0.00] | 00 – |")
+    assert mask["eval_mnli_accuracy_decided"] == "False" and mask["eval_mnli_accuracy_seed_signs"] == "+0"
     assert (tmp_path / "paired.png").stat().st_size > 1000  # a method per line with its interval
 
 

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from hf_srnets.metrics.significance import holm, paired_t_test, student_t_two_sided
+from hf_srnets.metrics.significance import (
+    holm,
+    is_decided,
+    paired_t_test,
+    seed_signs,
+    student_t_two_sided,
+    verdict_marker,
+)
 
 # two-sided 5% critical values of Student's t (any printed t-table, e.g. Abramowitz & Stegun Table 26.10)
 CRITICAL_5 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 10: 2.228, 30: 2.042}
@@ -47,3 +54,29 @@ def test_holm_by_hand_keeps_the_input_order_and_skips_missing_values() -> None:
     assert holm([0.01, 0.04, 0.03, None, 0.005]) == pytest.approx([0.03, 0.06, 0.06, None, 0.02])
     assert holm([0.6, 0.9]) == [1.0, 1.0]  # capped at 1
     assert holm([]) == []
+
+
+# the verdict rule (issue 72): decided only when the interval excludes 0 and the seeds agree in sign, or Holm p < 0.05
+@pytest.mark.parametrize(
+    ("low", "high", "signs", "holm_p", "marker"),
+    [
+        (0.01, 0.05, "+++", 0.4, "*"),  # seeds agree: decided whatever the t-test says with 2 df
+        (0.01, 0.05, "++−", 0.3, "°"),  # one seed reverses it: not decided
+        (0.01, 0.05, "++−", 0.01, "*"),  # ... unless the seed-level test rejects after Holm
+        (0.01, 0.05, "++−", 0.05, "°"),  # p must be below 0.05, not at it
+        (0.01, 0.05, "++−", None, "°"),  # no seed-level test (equal differences): the signs decide
+        (0.01, 0.05, "+0", 0.5, "°"),  # a seed with no difference does not agree
+        (-0.05, -0.01, "−−−", 0.2, "*"),  # a negative difference: every seed negative
+        (-0.05, -0.01, "+++", 0.2, "°"),
+        (-0.01, 0.05, "+++", 0.001, ""),  # the interval holds 0: no verdict, whatever the seeds
+        (0.01, 0.05, "+", None, "*"),  # one seed: the interval alone
+    ],
+)
+def test_the_verdict_rule_by_hand(low, high, signs, holm_p, marker) -> None:
+    assert verdict_marker(low, high, signs, holm_p) == marker
+    assert is_decided(low, high, signs, holm_p) == (marker == "*")
+
+
+def test_seed_signs_read_in_seed_order() -> None:
+    assert seed_signs([0.25, -0.5, 0.0]) == "+−0"
+    assert seed_signs([]) == ""
