@@ -46,6 +46,14 @@ class BiasModelArguments(TaskDataArguments):
             "with the lowest log-loss on 20%% of the training rows held out (stratified, by --seed)."
         },
     )
+    cross_fit: int | None = field(
+        default=None,
+        metadata={
+            "help": "K: the training rows' p_b out of fold, each row predicted by a model fitted on the other K - 1 "
+            "folds (the C of the model fitted on all rows), so PoE reads what the bias model knows of unseen "
+            "rows; the evaluation sets' p_b from the model fitted on all rows. Default: in sample."
+        },
+    )
     cache_dir: str | None = field(
         default=None, metadata={"help": "Cache for trained vectors (and Hub data). Default: <output_dir>/cache."}
     )
@@ -53,6 +61,11 @@ class BiasModelArguments(TaskDataArguments):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.cross_fit is not None and self.cross_fit < 2:
+            raise InputError(
+                f"--cross_fit must be 2 folds or more, got {self.cross_fit}: e.g. --cross_fit 5, or leave it out for "
+                "in-sample p_b"
+            )
         if self.C is not None and not (math.isfinite(self.C) and self.C > 0):
             raise InputError(
                 f"--C must be a positive number (the inverse L2 strength), got {self.C:g}: e.g. --C 1, or leave it "

@@ -151,6 +151,25 @@ def _fit(
     return model, selection
 
 
+def out_of_fold(
+    task: TaskSpec, features: np.ndarray, labels: np.ndarray, C: float, folds: int, seed: int
+) -> np.ndarray:
+    """p_b of each training row from a model that did not see it: the rows dealt into `folds` folds in the order of
+    `numpy.random.default_rng(seed).permutation`, each fold predicted by the logistic regression (the given `C`)
+    fitted on the other folds. A bias model scored on the rows it was fitted on looks more confident and more right
+    there than on new data (the hard testbed's hypothesis-only model: 55.8% in sample, 42.0% held out), and PoE
+    then discounts more of each training example than a bias model knows."""
+    if not 2 <= folds <= len(labels):
+        raise InputError(f"--cross_fit {folds}: give 2 folds or more, at most the {len(labels)} training rows")
+    order = np.random.default_rng(seed).permutation(len(labels))
+    predicted = np.empty((len(labels), task.num_labels))
+    for held_out in np.array_split(order, folds):
+        fitted = np.setdiff1d(order, held_out)
+        model = BiasModel(task.num_labels, C=C, seed=seed, label_names=tuple(task.label_names))
+        predicted[held_out] = model.fit(features[fitted], labels[fitted]).predict_proba(features[held_out])
+    return predicted
+
+
 def _predict(
     probabilities: Callable[[str, Dataset], np.ndarray],
     named: dict[str, Dataset],
@@ -180,8 +199,13 @@ def compute_bias_predictions(
     cache_dir: str,
     seed: int = 42,
     C: float | None = None,
+    cross_fit: int | None = None,
 ) -> tuple[dict[str, dict[str, list[float]]], dict]:
     """Train the task's bias model on `train` and predict p_b for `train` and every split in `splits`.
+
+    With `cross_fit` K, the training rows' p_b are out of fold (`out_of_fold`: each row predicted by a model
+    fitted on the other K − 1 folds, with the C of the model fitted on all rows), the other splits' by the model
+    fitted on all rows; the report says so (`model.train_predictions`).
 
     Features: `task.bias_model == "overlap"` gives the five word-overlap features of each
     (`sentence1`, `sentence2`) pair, `"claim"` the max-pooled word vectors of `sentence1`
@@ -206,6 +230,8 @@ def compute_bias_predictions(
     named, ids, train_labels, label_names = _checked_splits(task, train, splits)
     kind = get_bias_model(task.bias_model)
     if isinstance(kind, ExactBiasModel):
+        if cross_fit is not None:
+            raise InputError(f"--cross_fit: the {kind.name} bias model is exact, not fitted: leave --cross_fit out")
         report: dict[str, Any] = {"task": task.name, "model": {"type": f"exact: {kind.description}"}}
         probabilities = lambda name, ds: kind.probabilities(task, train, ds)  # noqa: E731
     else:
@@ -226,7 +252,13 @@ def compute_bias_predictions(
                 "seed": seed,
             },
         }
-        probabilities = lambda name, ds: model.predict_proba(features[name])  # noqa: E731
+        by_split = {name: model.predict_proba(matrix) for name, matrix in features.items()}
+        if cross_fit is not None:
+            by_split["train"] = out_of_fold(task, features["train"], train_labels, model.C, cross_fit, seed)
+        report["model"]["train_predictions"] = (
+            f"out of fold ({cross_fit} folds, numpy default_rng({seed}))" if cross_fit else "in sample"
+        )
+        probabilities = lambda name, ds: by_split[name]  # noqa: E731
     report.update(label_names=list(task.label_names), splits={})
     predictions = _predict(probabilities, named, ids, task, label_names, report["splits"])
     logger.info("Bias model report:\n%s", format_report(report))

@@ -154,8 +154,9 @@ def write_bias_predictions(args: BiasModelArguments) -> dict[str, Any]:
         ", ".join(f"{n} ({len(d)})" for n, d in splits.items()) or "train only",
     )
     predictions, report = compute_bias_predictions(
-        task, train, splits, vectors=args.vectors, cache_dir=cache_dir, seed=args.seed, C=args.C
-    )
+        task, train, splits, vectors=args.vectors, cache_dir=cache_dir, seed=args.seed, C=args.C,
+        cross_fit=args.cross_fit,
+    )  # fmt: skip
     paths = save_bias_predictions(args.output_dir, predictions, report, datasets={"train": train, **splits})
     for split, path in paths.items():
         logger.info("Wrote p_b for %s (%d examples) to %s", split, len(predictions[split]), path)
