@@ -156,8 +156,11 @@ def _forked(
 
     with tempfile.TemporaryDirectory() as folder, _lock:
         outputs = [(Path(folder, f"stdout{i}"), Path(folder, f"stderr{i}")) for i in range(len(argvs))]
+        from prewarmed_path import client_python
+
+        executable = client_python()  # the Python processes a run starts are forks too (tests/prewarmed_path.py)
         runs = [
-            {"argv": argv, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err)}
+            {"argv": argv, "cwd": cwd, "env": env, "stdout": str(out), "stderr": str(err), "executable": executable}
             for argv, env, (out, err) in zip(argvs, envs, outputs)
         ]
         server.stdin.write(json.dumps(runs) + "\n")
@@ -208,9 +211,6 @@ def _run_together(runs: list[dict]) -> list[int]:
 
 
 def _child(request: dict) -> None:
-    import runpy
-    import traceback
-
     code = 1
     try:
         os.chdir(request["cwd"])
@@ -219,26 +219,53 @@ def _child(request: dict) -> None:
         for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
             os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        sys.stdin = open(0, closefd=False)
+        sys.executable = request["executable"] or sys.executable
+        code = execute(request["argv"])
+    finally:
+        os._exit(code)
+
+
+def execute(argv: list[str]) -> int:
+    """Runs `argv` as `python argv` would in this process (`script args`, `-m module args`, `-c code args` or `- args`
+    with the code on standard input), on the standard streams 0, 1 and 2; its exit status (`SystemExit`'s code, 1 with
+    the traceback on an uncaught exception). The caller ends the process after it."""
+    import io
+    import runpy
+    import traceback
+
+    sys.stdin = open(0, closefd=False)
+    if os.environ.get("PYTHONUNBUFFERED"):  # as `python -u`: every write reaches the descriptor at once
+        streams = (io.TextIOWrapper(open(fd, "wb", 0, closefd=False), write_through=True) for fd in (1, 2))
+        sys.stdout, sys.stderr = streams
+    else:
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", closefd=False)
-        script = os.path.abspath(request["argv"][0])
-        sys.argv = [script, *request["argv"][1:]]
-        sys.path[0] = os.path.dirname(script)
-        if "OMP_NUM_THREADS" in os.environ:
-            import torch
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
+    if "OMP_NUM_THREADS" in os.environ:
+        import torch
 
-            torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-        try:
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    code = 1
+    try:
+        if argv[0] in ("-c", "-"):
+            sys.argv, sys.path[0] = argv[:1] + argv[2 if argv[0] == "-c" else 1 :], ""
+            source = argv[1] if argv[0] == "-c" else sys.stdin.read()
+            exec(compile(source, "<string>" if argv[0] == "-c" else "<stdin>", "exec"), {"__name__": "__main__"})
+        elif argv[0] == "-m":
+            sys.argv, sys.path[0] = argv[1:], os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            script = os.path.abspath(argv[0])
+            sys.argv, sys.path[0] = [script, *argv[1:]], os.path.dirname(script)
             runpy.run_path(script, run_name="__main__")
-            code = 0
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-            if exit_.code is not None and not isinstance(exit_.code, int):
-                print(exit_.code, file=sys.stderr)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        if exit_.code is not None and not isinstance(exit_.code, int):
+            print(exit_.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    try:
         atexit._run_exitfuncs()
     finally:
         for stream in (sys.stdout, sys.stderr):
@@ -246,7 +273,7 @@ def _child(request: dict) -> None:
                 stream.flush()
             except Exception:
                 pass
-        os._exit(code)
+    return code
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--serve"]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import DATA_DIR, make_cuda_deterministic
+from prewarmed_path import python_on_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,6 +63,7 @@ def test_the_gpu_check_dry_run_does_every_step_on_the_cpu(tmp_path):
     if not (DATA_DIR / "mnli" / "dev_mismatched.tsv").is_file():
         pytest.skip(f"real data not found at {DATA_DIR}")
     env = dict(os.environ, SUITE_ARGS="tests/test_accelerate_configs.py", SRNETS_DATA_DIR=str(DATA_DIR))
+    env = python_on_path(env) | {"PYTHON_CPU": "python"}  # each step's Python a fork of a warm server
     env["TOKENIZER"] = str(tmp_path / "tokenizer")
     from training.helpers import tiny_tokenizer
 

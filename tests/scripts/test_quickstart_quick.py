@@ -18,11 +18,11 @@ regenerates every fixture with the command below (on each CPU kind) and says why
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from prewarmed_path import python_on_path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "quickstart_quick"
@@ -36,7 +36,7 @@ REGENERATE = (
 
 def run_quick(data_dir: Path, out: Path) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", DATA_DIR=str(data_dir), OUT=str(out))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # the scripts' `python`
+    env = python_on_path(env)  # the script's `python`: this interpreter's, its runs forks of a warm server
     done = subprocess.run(
         ["bash", str(ROOT / "examples" / "quickstart.sh"), "--quick"], env=env, capture_output=True, text=True
     )
