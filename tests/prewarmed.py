@@ -6,7 +6,9 @@ script does anything, so a `--help` or a refused option costs 4-5 s a process. E
 process (`python tests/prewarmed.py --serve`) that imports those once; a run is a fork of it: a new process whose
 working folder, environment, `sys.argv` and standard streams are the run's, that executes the script as `__main__`
 (`runpy`) and ends with its exit status (`SystemExit`'s code, 1 with the traceback on an uncaught exception). The
-server never runs a script itself, so every run starts from the same freshly imported state.
+server never runs a script itself, so every run starts from the same freshly imported state. A run's
+`sys.executable` is the client `python` of tests/prewarmed_path.py, so the Python processes it starts (a sweep's
+runs, a bench's workers) are forks too.
 
 `run_distributed(script, *args, nproc=N)` is `torchrun --standalone --nproc_per_node N script args` the same way: N
 forks started together, each with the variables torchrun gives its workers (`RANK`, `WORLD_SIZE`, `MASTER_PORT`,
