@@ -111,7 +111,8 @@ def test_the_budget_is_the_cpu_kinds_unless_the_environment_says_otherwise(
 
 
 @pytest.mark.parametrize("entry", ["ten minutes", "AVX2=ten"])
-def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path, entry):
+def test_a_budget_that_is_not_a_number_is_a_usage_error(tmp_path, monkeypatch, entry):
+    monkeypatch.delenv("SRNETS_SUITE_BUDGET", raising=False)  # a run with the budget off checks it too
     with pytest.raises(pytest.UsageError, match=rf"suite_budget_seconds must be SECONDS or KIND=SECONDS.*'{entry}'"):
         budget_seconds(stand_in_config(tmp_path, ["tests"], budget=[entry]), "AVX2")
 
