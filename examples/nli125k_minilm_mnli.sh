@@ -4,6 +4,8 @@
 # curve, evaluated on all of MNLI dev-matched, HANS and the hard subset; then the per-example files and report.md in
 # results/nli125k_minilm_mnli/ and each teacher's dev curve (dev_curve_<method>.csv: step, epoch, ID accuracy).
 # Resumable: a finished run is skipped, an unfinished one resumes from its last checkpoint (every 977 steps).
+# Deliverable 4's rows (once the teachers are done): METHODS="mask_ce mask_poe wanda_oneshot hybrid_weights
+# hybrid_recovered" SEEDS="42 43 44" SUMMARY=0 (the recipe says what each is and its budget).
 # Variants: SEEDS="42 43", METHODS="dense_ce" (a subset), SUMMARY=0 (the runs only), OUT and RESULTS (where),
 # BF16=false (a CPU without native bf16). QUICK=1: the whole path at the smallest sizes (64 + 64 training pairs, 2
 # steps, a dev-curve point every step, 32 evaluation pairs) into outputs/nli125k_quick, to check that it works.

@@ -153,6 +153,38 @@ def test_structured_students_recipe_gives_every_row_the_same_steps_and_its_stude
     assert {seed for *_, seed in parsed} == {42, 43, 44} and recipe["sparsities"] == [0.5, 0.7]
 
 
+def test_the_125k_recipe_searches_every_row_from_dense_ce_with_the_same_steps(monkeypatch):
+    """Issue 72, deliverable 4: the mask searches (ce, PoE with the overlap bias model), one-shot Wanda and issue 48's
+    structured chain all start from dense_ce's saved model (seed 42) at every seed; each trained row takes 1,954
+    steps (the structured search and its recovery together), one-shot one; the structured chain at 50% only."""
+    recipe, _ = planned("nli125k_minilm_mnli.yaml", monkeypatch)
+    runs = sweep_runs.planned_runs({**recipe, "seeds": [42, 43, 44]})  # SEEDS="42 43 44" in its shell script
+    teacher = f"{recipe['output_dir']}/dense_ce/s0/seed42"
+    steps: dict[tuple[str, float, int], int] = {}
+    for method, sparsity, seed, argv in fields(runs):
+        if method.startswith("dense"):
+            continue
+        flags = dict(zip(argv[::2], argv[1::2]))
+        start = flags["--model_name_or_path"]
+        if method == "hybrid_recovered":
+            assert start == f"{recipe['output_dir']}/hybrid_weights/s{sparsity:g}/seed{seed}/merged"
+        else:
+            assert start == teacher, method
+        assert flags["--loss"] == ("poe" if "poe" in method or "hybrid" in method else "ce"), method
+        assert flags.get("--bias_model") == ("overlap" if flags["--loss"] == "poe" else None), method
+        if method.startswith("hybrid"):
+            assert flags["--teacher_model"] == teacher and sparsity == 0.5
+        row = ("hybrid" if method.startswith("hybrid") else method, sparsity, seed)  # a chain is one row
+        steps[row] = steps.get(row, 0) + int(flags["--max_steps"])
+    assert {key: value for key, value in steps.items() if key[0] != "wanda_oneshot"} == {
+        (method, sparsity, seed): 1954
+        for method, sparsities in (("mask_ce", (0.3, 0.5, 0.7)), ("mask_poe", (0.3, 0.5, 0.7)), ("hybrid", (0.5,)))
+        for sparsity in sparsities
+        for seed in (42, 43, 44)
+    }
+    assert {value for key, value in steps.items() if key[0] == "wanda_oneshot"} == {1}
+
+
 @pytest.mark.parametrize("name", ["cue_minilm_mnli.yaml", "hard_minilm_mnli.yaml"])
 def test_issue_52_recipes_search_on_each_dense_model_and_prune_it_one_shot(name, monkeypatch):
     """Issue 52: the masks are searched on dense_ce's frozen weights (Win-win's claim that the biased model holds
