@@ -42,8 +42,10 @@ from prewarmed import LAUNCH_VARIABLES, PRELOAD, ROOT, RUNTIME_VARIABLES, SERVER
 # (not KMP_: Intel's OpenMP, which accelerate launch configures and torch's CPU build does not use)
 C_PREFIXES = ("TORCH", "PYTORCH", "OMP_", "MKL_", "GOMP_", "OPENBLAS", "LD_", "CUDA", "NCCL", "PYTHON")
 NOT_THE_INTERPRETERS = "PYTHON_"  # a script's own (bench/gpu_check.sh's PYTHON_CPU); CPython 3.11 reads PYTHONxxx
-# read by a launched script when it starts its process group or Accelerator, not at import
-LAUNCHED = ("ACCELERATE_", "FSDP_")
+# read by a launched script when it starts its process group or Accelerator, or by torch's elastic agent and its
+# error handler (what torchrun and accelerate launch give their workers beyond prewarmed.LAUNCH_VARIABLES), not at
+# import
+LAUNCHED = ("ACCELERATE_", "FSDP_", "TORCHELASTIC_")
 SHELL_BOOKKEEPING = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "COLUMNS", "LINES", "PS1"})  # a script's bash sets
 # read by the interpreter as it starts, which a run honours itself (`prewarmed.execute`); `-u` and `-B` set them
 HONOURED = frozenset({"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"})

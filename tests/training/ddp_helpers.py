@@ -84,9 +84,12 @@ def launch_nodes(worker: Path, nodes: int, port: int, out: Path, *args: object, 
     """Run `worker OUT ARGS...` as `nodes` torchrun "nodes" of one process each on this machine, started side by side:
     a static rendezvous at 127.0.0.1:`port`, node ranks 0..nodes-1 (what several machines run, one command each);
     each node's output goes to OUT/node<R>.log."""
+    from prewarmed_path import client_python
+
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    python = client_python() or sys.executable  # each node's agent and its worker forks of a warm server
     commands = [
-        [sys.executable, "-m", "torch.distributed.run", f"--nnodes={nodes}", "--nproc_per_node=1",
+        [python, "-m", "torch.distributed.run", f"--nnodes={nodes}", "--nproc_per_node=1",
          f"--node_rank={rank}", "--master_addr=127.0.0.1", f"--master_port={port}",
          str(worker), str(out), *map(str, args)]
         for rank in range(nodes)

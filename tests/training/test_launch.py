@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import mnli_run_args
+from prewarmed_path import client_python
 
 from hf_srnets.training.arguments import SRNetTrainingArguments
 from hf_srnets.training.launch import engine_warning, launch_facts, single_process_launch_warning
@@ -77,8 +77,11 @@ def test_an_engine_that_the_run_does_not_get_is_named(asked, distributed_type, w
 
 def _accelerate_launch(launch_args: list[str], run_args: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "", "HF_HUB_OFFLINE": "1"}
-    accelerate = shutil.which("accelerate") or str(Path(sys.executable).parent / "accelerate")
-    command = [accelerate, "launch", *launch_args, str(ROOT / "run_glue_sparse.py"), *run_args]
+    # `accelerate launch` is accelerate_cli's main; run through tests/prewarmed_path.py's client, the launcher and
+    # the processes it starts are forks of a warm server (a plain interpreter where that cannot be)
+    python = client_python() or sys.executable
+    command = [python, "-m", "accelerate.commands.accelerate_cli", "launch", *launch_args]
+    command += [str(ROOT / "run_glue_sparse.py"), *run_args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)
 
 
