@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 import suite_budget
+from prewarmed_path import client_python
 from suite_budget import budget_seconds, speed_probe, speed_scale, whole_suite
 
 TESTS = Path(__file__).resolve().parent
@@ -49,7 +50,8 @@ def small_suite(root: Path, budget: str) -> Path:
 )
 def test_a_whole_parallel_run_is_held_to_its_budget(tmp_path, budget, code, line):
     environ = {k: v for k, v in os.environ.items() if k != "SRNETS_SUITE_BUDGET"}
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"]
+    python = client_python() or sys.executable  # pytest and its xdist workers forks of a warm server
+    command = [python, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"]
     done = subprocess.run(command, cwd=small_suite(tmp_path, budget), env=environ, capture_output=True, text=True)
     assert done.returncode == code and "2 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     assert re.search(line, done.stdout), done.stdout[-2000:]
