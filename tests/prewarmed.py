@@ -127,9 +127,7 @@ def _differs(env: dict[str, str], server_env: dict[str, str] | None, also: froze
 
 def _warm_server() -> subprocess.Popen | None:
     global _server, _server_env
-    import torch
-
-    if not hasattr(os, "fork") or torch.cuda.is_available():
+    if not forks_possible():
         return None
     with _lock:
         # a variable this process set since the server started (a module a test imported) would make every run a
@@ -146,6 +144,13 @@ def _warm_server() -> subprocess.Popen | None:
             )  # fmt: skip
             atexit.register(_server.kill)
         return _server
+
+
+def forks_possible() -> bool:
+    """Whether a run may be a fork of a warm server here: a platform with `fork` and no CUDA GPU (module docstring)."""
+    import torch
+
+    return hasattr(os, "fork") and not torch.cuda.is_available()
 
 
 def _forked(

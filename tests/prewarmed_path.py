@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 
-from prewarmed import LAUNCH_VARIABLES, PRELOAD, ROOT, RUNTIME_VARIABLES, SERVER_ENV, execute
+from prewarmed import LAUNCH_VARIABLES, PRELOAD, ROOT, RUNTIME_VARIABLES, SERVER_ENV, execute, forks_possible
 
 # read by the interpreter and by torch's and its libraries' C code, which the audit of os.environ does not see
 # (not KMP_: Intel's OpenMP, which accelerate launch configures and torch's CPU build does not use)
@@ -123,12 +123,6 @@ def client_python() -> str | None:
     """The path of this worker's client `python` (its server started on first use), None where runs cannot be
     forks."""
     return str(_client_folder() / "python") if forks_possible() else None
-
-
-def forks_possible() -> bool:
-    import torch
-
-    return hasattr(os, "fork") and not torch.cuda.is_available()
 
 
 def _client_folder() -> Path:
@@ -233,7 +227,9 @@ def _serve(socket_path: str) -> None:
     import importlib
     import signal
 
-    server_env = dict(os.environ)  # as the server started: a plain process starts so (its imports set some)
+    folder = os.path.dirname(socket_path)
+    # as the server started (a plain process starts so: the imports set some), the client's folder left out
+    server_env = without_folder(dict(os.environ), folder)
     audited = _AuditedEnviron(os.environ)
     environ, os.environ = os.environ, audited  # the object is swapped back below; the environment stays
     try:
@@ -253,8 +249,7 @@ def _serve(socket_path: str) -> None:
         message, fds, _, _ = socket.recv_fds(conn, 8, MAX_DESCRIPTORS)
         request = json.loads(_receive(conn, int.from_bytes(message, "big")))
         whole = len(fds) == len(request["fds"]) and request["fds"][:3] == [0, 1, 2]  # else more than MAX_DESCRIPTORS
-        env = without_folder(request["env"], os.path.dirname(socket_path))
-        if not whole or not forkable(env, without_folder(server_env, os.path.dirname(socket_path)), audited.read):
+        if not whole or not forkable(without_folder(request["env"], folder), server_env, audited.read):
             conn.sendall(b"plain\n")
         elif os.fork() == 0:
             listener.close()

@@ -13,7 +13,8 @@ import sys
 import time
 
 import pytest
-from prewarmed_path import client_python, forks_possible, python_on_path
+from prewarmed import forks_possible
+from prewarmed_path import client_python, python_on_path
 
 SCRIPT = """
 import os, sys
